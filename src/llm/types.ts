@@ -1,0 +1,90 @@
+// The contract between the agent and a language-model backend. Backends know
+// nothing of sessions or tools' code: they turn a request into a stream of events.
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Raw argument text the model sent when it was not a JSON object. */
+  invalid_arguments?: string;
+}
+
+/** One message as the model sees it; field names follow the wire protocol (DESIGN §5). */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  thinking?: string;
+  /** Base64 image data without a data: prefix. */
+  images?: string[];
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  /** Tool name, on tool results. */
+  name?: string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  temperature?: number;
+  think?: boolean;
+  /** Context window to request (Ollama's num_ctx). */
+  contextWindow?: number;
+  /** Ask for JSON output that matches this schema. */
+  responseSchema?: JsonSchema;
+  signal: AbortSignal;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type LlmErrorCode =
+  /** The HTTP request could not be made or the connection broke. */
+  | 'llm_unreachable'
+  /** The backend answered with an error (bad model, bad request, server error). */
+  | 'llm_error'
+  /** The request was cancelled through its AbortSignal. */
+  | 'aborted';
+
+export interface LlmError {
+  code: LlmErrorCode;
+  message: string;
+}
+
+/** One event of a streamed completion. A stream ends with exactly one `done` or `error`. */
+export type LlmStreamEvent =
+  | { type: 'thinking_delta'; delta: string }
+  | { type: 'text_delta'; delta: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'done'; usage?: Usage }
+  | { type: 'error'; error: LlmError };
+
+export interface Completion {
+  content: string;
+  thinking: string;
+  toolCalls: ToolCall[];
+  usage?: Usage;
+}
+
+export type CompletionResult = { ok: true; completion: Completion } | { ok: false; error: LlmError };
+
+export type BackendId = 'ollama' | 'openai';
+
+export interface LlmBackend {
+  readonly id: BackendId;
+  /** The model used when a profile names none. */
+  readonly defaultModel: string;
+  stream(request: ChatRequest): AsyncIterable<LlmStreamEvent>;
+  /** A whole, non-streamed completion (planning, summaries, titles, extraction). */
+  complete(request: ChatRequest): Promise<CompletionResult>;
+}
