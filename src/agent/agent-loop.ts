@@ -1,0 +1,117 @@
+import type { ChatMessage, LlmBackend, LlmError, ToolCall, ToolDefinition, Usage } from '../llm/types.ts';
+import type { NewMessage } from '../store/message.ts';
+import { executeToolCall } from '../tools/execute-tool-call.ts';
+import type { ToolContext } from '../tools/tool.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { streamRound, type RoundResult } from './stream-round.ts';
+
+/** Where the loop reads the model's view of the conversation and appends to it. */
+export interface Conversation {
+  load(): Promise<ChatMessage[]>;
+  append(messages: NewMessage[]): Promise<void>;
+}
+
+/** Everything one LLM call needs; resolved again before every round, so a profile switch applies at once. */
+export interface RoundSetup {
+  backend: LlmBackend;
+  model: string;
+  systemPrompt: string;
+  toolNames: readonly string[];
+  temperature: number;
+  think: boolean;
+  contextWindow: number;
+  maxIterations: number;
+}
+
+export interface LoopInput {
+  conversation: Conversation;
+  setup: () => Promise<{ ok: true; setup: RoundSetup } | { ok: false; error: LlmError }>;
+  registry: ToolRegistry;
+  toolTimeoutMs: number;
+  context: ToolContext;
+}
+
+export type LoopOutcome =
+  | { status: 'completed'; content: string; usage?: Usage }
+  | { status: 'stopped'; content: string }
+  | { status: 'failed'; content: string; error: LlmError };
+
+const budgetExhaustedNote: ChatMessage = {
+  role: 'system',
+  content: 'The tool budget for this turn is used up. Do not call tools: answer now with what you have, and say what is left undone.',
+};
+
+/** The tool-calling loop of DESIGN §6 step 4: stream, run the requested tools, repeat until the model answers. */
+export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
+  const { conversation, registry, context } = input;
+  for (let round = 0; ; round++) {
+    const resolved = await input.setup();
+    if (!resolved.ok) return { status: 'failed', content: '', error: resolved.error };
+    const { setup } = resolved;
+    const finalRound = round >= setup.maxIterations;
+    const tools: ToolDefinition[] = finalRound
+      ? []
+      : registry.forNames(setup.toolNames).map(({ name, description, parameters }) => ({ name, description, parameters }));
+    const history = await conversation.load();
+    const result = await streamRound(
+      setup.backend,
+      {
+        model: setup.model,
+        messages: [{ role: 'system', content: setup.systemPrompt }, ...history, ...(finalRound ? [budgetExhaustedNote] : [])],
+        ...(tools.length > 0 && { tools }),
+        temperature: setup.temperature,
+        think: setup.think,
+        contextWindow: setup.contextWindow,
+        signal: context.signal,
+      },
+      context,
+    );
+
+    if (result.error?.code === 'aborted' || (context.signal.aborted && !result.error)) {
+      await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result), stopped: true }]);
+      return { status: 'stopped', content: result.text };
+    }
+    if (result.error) {
+      if (result.text !== '') await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result) }]);
+      return { status: 'failed', content: result.text, error: result.error };
+    }
+    if (finalRound || result.toolCalls.length === 0) {
+      await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result) }]);
+      return { status: 'completed', content: result.text, ...(result.usage && { usage: result.usage }) };
+    }
+
+    if (result.thinking !== '') context.emit({ type: 'turn_thinking', thinking: result.thinking, is_subagent: context.isSubagent });
+    const toolMessages = await runToolCalls(result.toolCalls, setup.toolNames, input);
+    await conversation.append([
+      { role: 'assistant', content: result.text, ...thinkingOf(result), tool_calls: result.toolCalls },
+      ...toolMessages,
+    ]);
+    if (context.signal.aborted) {
+      await conversation.append([{ role: 'assistant', content: '', stopped: true }]);
+      return { status: 'stopped', content: '' };
+    }
+  }
+}
+
+/** Runs the calls one after another, in the order the model asked for them; each gets a result, even after a stop. */
+async function runToolCalls(calls: ToolCall[], allowedNames: readonly string[], input: LoopInput): Promise<NewMessage[]> {
+  const { context } = input;
+  const messages: NewMessage[] = [];
+  for (const call of calls) {
+    const announced = { call_id: call.id, tool: call.name, args: call.arguments, is_subagent: context.isSubagent };
+    context.emit({ type: 'tool_started', ...announced });
+    const result = await executeToolCall(call, {
+      registry: input.registry,
+      allowedNames,
+      context,
+      defaultTimeoutMs: input.toolTimeoutMs,
+    });
+    context.emit({ type: 'tool_call', ...announced, result: result.output, success: result.success });
+    messages.push({ role: 'tool', content: result.output, tool_call_id: call.id, name: call.name, success: result.success });
+  }
+  return messages;
+}
+
+function thinkingOf(result: RoundResult): { thinking?: string } {
+  return result.thinking === '' ? {} : { thinking: result.thinking };
+}

@@ -1,0 +1,72 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { deleteSession } from '../store/sessions-repository.ts';
+import { runWithContext } from '../context.ts';
+import type { ToolContext } from '../tools/tool.ts';
+import type { EventListener } from './run-hub.ts';
+import { RunHub } from './run-hub.ts';
+import { runTurn, type AgentDependencies, type TurnOutcome, type UserInput } from './turn.ts';
+
+export type SendResult = { ok: true; outcome: Promise<TurnOutcome> } | { ok: false; code: 'session_busy' };
+
+/** The agent as the server sees it: start a turn, stop it, watch a session's events. */
+export class Agent {
+  private readonly hub = new RunHub();
+  private readonly turns = new Map<string, Promise<TurnOutcome>>();
+
+  constructor(
+    readonly deps: AgentDependencies,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts a turn in the background; refused while the session already has one. */
+  send(sessionId: string, input: UserInput): SendResult {
+    const started = this.hub.start(sessionId);
+    if (!started.ok) return { ok: false, code: 'session_busy' };
+    const context: ToolContext = { sessionId, signal: started.signal, emit: started.emit, isSubagent: false };
+    const outcome = runWithContext(context, () => runTurn(sessionId, input, this.deps, context)).catch((error: unknown) => {
+      this.logger.error({ err: error, sessionId }, 'turn failed');
+      const message = `Internal error: ${error instanceof Error ? error.message : String(error)}`;
+      started.emit({ type: 'error', code: 'internal_error', message });
+      started.emit({ type: 'session_sync', running: false });
+      return { status: 'failed', content: '', error: { code: 'llm_error', message } } satisfies TurnOutcome;
+    });
+    this.turns.set(sessionId, outcome);
+    void outcome.finally(() => {
+      if (this.turns.get(sessionId) === outcome) this.turns.delete(sessionId);
+    });
+    return { ok: true, outcome };
+  }
+
+  /** Stops the session's run, waits for it to settle, then removes everything that belongs to the session. */
+  async deleteSession(sessionId: string): Promise<boolean> {
+    this.hub.stop(sessionId);
+    await this.turns.get(sessionId);
+    const existed = await deleteSession(this.deps.db, sessionId);
+    await rm(path.join(this.deps.config.SESSION_FILES_DIR, sessionId), { recursive: true, force: true });
+    return existed;
+  }
+
+  /** Stops every run and waits for them to settle (shutdown). */
+  async stopAll(): Promise<void> {
+    for (const sessionId of this.turns.keys()) this.hub.stop(sessionId);
+    await Promise.all(this.turns.values());
+  }
+
+  stop(sessionId: string): boolean {
+    return this.hub.stop(sessionId);
+  }
+
+  isRunning(sessionId: string): boolean {
+    return this.hub.isRunning(sessionId);
+  }
+
+  subscribe(sessionId: string, listener: EventListener): () => void {
+    return this.hub.subscribe(sessionId, listener);
+  }
+
+  broadcast(...args: Parameters<RunHub['broadcast']>): void {
+    this.hub.broadcast(...args);
+  }
+}

@@ -1,0 +1,52 @@
+// Every frame the server sends over a session's WebSocket (DESIGN §4). The web
+// client and the tests rely on this union and nothing else.
+
+export interface ToolSummary {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  source: 'builtin' | 'user';
+}
+
+export type AgentEvent =
+  /** Sent on connect when no run is active, and when a run ends without stream_end/stream_stopped (after an error). */
+  | { type: 'session_sync'; running: boolean }
+  | { type: 'stream_start' }
+  | { type: 'plan_ready'; plan: string }
+  | { type: 'thinking_delta'; delta: string }
+  | { type: 'thinking_end' }
+  /** The whole reasoning block of a round that called tools (sub-agents send only this, no deltas). */
+  | { type: 'turn_thinking'; thinking: string; is_subagent: boolean }
+  | { type: 'tool_started'; call_id: string; tool: string; args: Record<string, unknown>; is_subagent: boolean }
+  | {
+      type: 'tool_call';
+      call_id: string;
+      tool: string;
+      args: Record<string, unknown>;
+      result: string;
+      success: boolean;
+      is_subagent: boolean;
+    }
+  | { type: 'stream_delta'; delta: string }
+  | { type: 'stream_end'; content: string; context_tokens: number; max_context_tokens: number }
+  | { type: 'stream_stopped'; content: string }
+  | { type: 'context_compressed'; messages_before: number; messages_after: number }
+  | { type: 'profile_switched'; profile_id: string; profile_name: string }
+  | { type: 'tools_changed'; tools: ToolSummary[] }
+  | { type: 'error'; code: AgentErrorCode; message: string };
+
+export type AgentErrorCode =
+  | 'invalid_frame'
+  | 'session_busy'
+  | 'llm_unreachable'
+  | 'llm_error'
+  | 'internal_error';
+
+export type AgentEventType = AgentEvent['type'];
+
+export type EventOf<Type extends AgentEventType> = Extract<AgentEvent, { type: Type }>;
+
+/** Events that end a run; exactly one of them is the last event of every run. */
+export function isRunEnd(event: AgentEvent): boolean {
+  return event.type === 'stream_end' || event.type === 'stream_stopped' || (event.type === 'session_sync' && !event.running);
+}

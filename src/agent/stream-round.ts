@@ -1,0 +1,51 @@
+import type { ChatRequest, LlmBackend, LlmError, ToolCall, Usage } from '../llm/types.ts';
+import type { ToolContext } from '../tools/tool.ts';
+
+export interface RoundResult {
+  text: string;
+  thinking: string;
+  toolCalls: ToolCall[];
+  usage?: Usage;
+  error?: LlmError;
+}
+
+/**
+ * Streams one LLM call, forwarding reasoning and answer text as they arrive.
+ * Sub-agents stream nothing: their reasoning reaches the parent as turn_thinking.
+ */
+export async function streamRound(backend: LlmBackend, request: ChatRequest, context: ToolContext): Promise<RoundResult> {
+  const result: RoundResult = { text: '', thinking: '', toolCalls: [] };
+  const live = !context.isSubagent;
+  let thinkingOpen = false;
+  const closeThinking = () => {
+    if (thinkingOpen && live) context.emit({ type: 'thinking_end' });
+    thinkingOpen = false;
+  };
+
+  for await (const event of backend.stream(request)) {
+    switch (event.type) {
+      case 'thinking_delta':
+        thinkingOpen = true;
+        result.thinking += event.delta;
+        if (live) context.emit({ type: 'thinking_delta', delta: event.delta });
+        break;
+      case 'text_delta':
+        closeThinking();
+        result.text += event.delta;
+        if (live) context.emit({ type: 'stream_delta', delta: event.delta });
+        break;
+      case 'tool_call':
+        closeThinking();
+        result.toolCalls.push(event.call);
+        break;
+      case 'done':
+        if (event.usage) result.usage = event.usage;
+        break;
+      case 'error':
+        result.error = event.error;
+        break;
+    }
+  }
+  closeThinking();
+  return result;
+}

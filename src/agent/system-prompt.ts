@@ -1,0 +1,10 @@
+import type { Profile } from '../profiles/profile.ts';
+
+/** Rebuilt for every LLM call, never stored (DESIGN §5). */
+export function buildSystemPrompt(persona: string, profile: Profile): string {
+  const sections = [persona, profile.prompt.trim()];
+  if (profile.scratchpad_sections.length > 0) {
+    sections.push(`Scratchpad sections for your working notes: ${profile.scratchpad_sections.join(', ')}.`);
+  }
+  return sections.join('\n\n');
+}

@@ -1,0 +1,72 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import fastifyWebsocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Agent } from './agent/agent.ts';
+import { loadPersona } from './agent/persona.ts';
+import type { AgentDependencies } from './agent/turn.ts';
+import type { Config } from './config.ts';
+import { BackendRegistry } from './llm/backend-registry.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { ProfileRegistry } from './profiles/profile-registry.ts';
+import { agentRoutes } from './server/agent-routes.ts';
+import { requireToken } from './server/auth.ts';
+import { handleError, handleNotFound } from './server/error-handler.ts';
+import { sessionRoutes } from './server/session-routes.ts';
+import { websocketRoutes } from './server/websocket-routes.ts';
+import { openDatabase } from './store/database.ts';
+import { createBuiltinTools } from './tools/builtin/index.ts';
+import { ToolRegistry } from './tools/tool-registry.ts';
+
+export const version = '0.1.0';
+
+export interface AppDependencies extends AgentDependencies {
+  logger: Logger;
+}
+
+/** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
+export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
+  const db = overrides.db ?? (await openDatabase(config.DB_PATH));
+  mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
+  return {
+    db,
+    config,
+    logger: overrides.logger ?? createLogger(config.LOG_LEVEL),
+    profiles: overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR)),
+    tools: overrides.tools ?? new ToolRegistry(createBuiltinTools(db)),
+    backends: overrides.backends ?? BackendRegistry.fromConfig(config),
+    persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
+  };
+}
+
+/** Builds the whole server without listening; tests use it with port 0. */
+export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 64 * 1024 * 1024, disableRequestLogging: true });
+  const agent = new Agent(deps, deps.logger);
+  app.decorate('agent', agent);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+  await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 * 1024 } });
+
+  await app.register(async (api) => {
+    if (config.AUTH_TOKEN !== '') api.addHook('onRequest', requireToken(config.AUTH_TOKEN));
+    api.get('/health', async () => ({ status: 'ok', version }));
+    await api.register(agentRoutes, { agent });
+    await api.register(sessionRoutes, { agent });
+    await api.register(websocketRoutes, { agent });
+  });
+  await app.register(fastifyStatic, { root: path.resolve('public'), wildcard: false });
+
+  app.addHook('onClose', async () => {
+    await agent.stopAll();
+    await deps.db.destroy();
+  });
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    agent: Agent;
+  }
+}

@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseEnv } from 'node:util';
+import { Type, type Static } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+
+const Flag = (defaultValue: boolean) => Type.Boolean({ default: defaultValue });
+const Text = (defaultValue: string) => Type.String({ default: defaultValue });
+const Count = (defaultValue: number, minimum = 1) => Type.Integer({ default: defaultValue, minimum });
+const Fraction = (defaultValue: number) => Type.Number({ default: defaultValue, minimum: 0, maximum: 1 });
+
+const ConfigSchema = Type.Object({
+  HOST: Text('127.0.0.1'),
+  PORT: Type.Integer({ default: 8000, minimum: 0, maximum: 65535 }),
+  AUTH_TOKEN: Text(''),
+  DATA_DIR: Text('./data'),
+  DB_PATH: Text(''),
+  LLM_BACKEND: Type.Union([Type.Literal('ollama'), Type.Literal('openai')], { default: 'ollama' }),
+  OLLAMA_HOST: Type.String({ default: 'http://localhost:11434', format: 'uri' }),
+  OLLAMA_DEFAULT_MODEL: Text('qwen3:8b'),
+  OLLAMA_NUM_CTX: Count(32768, 512),
+  OLLAMA_THINK: Flag(true),
+  OPENAI_BASE_URL: Type.Union([Type.Literal(''), Type.String({ format: 'uri' })], { default: '' }),
+  OPENAI_API_KEY: Text(''),
+  OPENAI_MODEL: Text(''),
+  PERSONA_FILE: Text(''),
+  PROFILES_DIR: Text('./profiles'),
+  TOOLS_DIR: Text('./user-tools'),
+  MANUALS_DIR: Text('./manuals'),
+  SESSION_FILES_DIR: Text('./session-files'),
+  SESSION_FILES_MAX_SIZE_MB: Count(200),
+  SESSION_FILES_TTL_HOURS: Count(24),
+  CONTEXT_COMPRESSION_ENABLED: Flag(true),
+  CONTEXT_COMPRESSION_THRESHOLD: Fraction(0.8),
+  CONTEXT_KEEP_RECENT: Count(10),
+  CONTEXT_SUMMARY_TEMPERATURE: Type.Number({ default: 0.3, minimum: 0, maximum: 2 }),
+  FS_ALLOWED_PATHS: Text('*'),
+  TERMINAL_ALLOWED_COMMANDS: Text('*'),
+  SSH_HOSTS_FILE: Text('ssh_hosts.json'),
+  USER_TOOL_TIMEOUT_MS: Count(30000, 100),
+  WEB_SEARCH_URL: Text(''),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info' },
+  ),
+});
+
+export type Config = Readonly<Static<typeof ConfigSchema>>;
+export type ConfigKey = keyof Config;
+export const configKeys = Object.keys(ConfigSchema.properties) as ConfigKey[];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl } })
+  .compile(ConfigSchema);
+
+function isHttpUrl(value: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+function expectation(schema: Record<string, unknown>): string {
+  if (Array.isArray(schema.anyOf)) {
+    const literals = schema.anyOf.map((option: { const?: unknown }) => option.const).filter((value) => value !== undefined && value !== '');
+    const allowsUrl = schema.anyOf.some((option: { format?: string }) => option.format === 'uri');
+    return allowsUrl ? 'an http(s) URL or nothing' : `one of ${literals.join(', ')}`;
+  }
+  if (schema.format === 'uri') return 'an http(s) URL';
+  const range = [schema.minimum, schema.maximum].some((bound) => bound !== undefined)
+    ? ` from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
+    : '';
+  if (schema.type === 'integer') return `a whole number${range}`;
+  if (schema.type === 'number') return `a number${range}`;
+  if (schema.type === 'boolean') return 'true or false';
+  return 'text';
+}
+
+/**
+ * Builds the configuration from environment-style variables. Unknown keys are
+ * ignored; empty strings count as unset. Throws ConfigError naming the first bad key.
+ */
+export function parseConfig(environment: Record<string, string | undefined>): Config {
+  const candidate: Record<string, unknown> = {};
+  for (const key of configKeys) {
+    const value = environment[key]?.trim();
+    if (value !== undefined && value !== '') candidate[key] = value;
+  }
+  if (!validate(candidate)) {
+    const [failure] = validate.errors ?? [];
+    const key = (failure?.instancePath.slice(1) || String(failure?.params.missingProperty ?? '')) as ConfigKey;
+    const schema = ConfigSchema.properties[key] as unknown as Record<string, unknown>;
+    throw new ConfigError(`Invalid ${key}=${JSON.stringify(environment[key])}: expected ${expectation(schema)}.`);
+  }
+  const config = candidate as Static<typeof ConfigSchema>;
+  if (config.DB_PATH === '') config.DB_PATH = path.join(config.DATA_DIR, 'hearth.db');
+  if (!isLoopback(config.HOST) && config.AUTH_TOKEN === '') {
+    throw new ConfigError(
+      `Refusing to listen on HOST=${config.HOST} without AUTH_TOKEN: anyone on the network could use this assistant. Set AUTH_TOKEN, or HOST=127.0.0.1.`,
+    );
+  }
+  return Object.freeze(config);
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** Reads `.env` (when present) beneath the real environment, which wins. */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, envFile = '.env'): Config {
+  let fileValues: Record<string, string | undefined> = {};
+  try {
+    fileValues = parseEnv(readFileSync(envFile, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`Cannot read ${envFile}: ${(error as Error).message}`);
+  }
+  return parseConfig({ ...fileValues, ...environment });
+}

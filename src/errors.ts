@@ -1,0 +1,33 @@
+/** Every error code the REST API answers with, and its HTTP status. */
+export const errorStatus = {
+  invalid_request: 400,
+  unknown_profile: 400,
+  unauthorized: 401,
+  session_not_found: 404,
+  not_found: 404,
+  session_busy: 409,
+  payload_too_large: 413,
+  llm_unreachable: 502,
+  llm_error: 502,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+/** An expected failure that a route turns into `{error:{code,message}}` with the code's status. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return errorStatus[this.code];
+  }
+}

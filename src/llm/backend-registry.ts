@@ -1,0 +1,47 @@
+import type { Config } from '../config.ts';
+import { createOllamaBackend } from './ollama.ts';
+import { createOpenAIBackend } from './openai.ts';
+import type { BackendId, LlmBackend, LlmError } from './types.ts';
+
+export type BackendChoice = { ok: true; backend: LlmBackend; model: string } | { ok: false; error: LlmError };
+
+/** The configured backends, and which backend and model a profile's call goes to. */
+export class BackendRegistry {
+  constructor(
+    private readonly backends: Partial<Record<BackendId, LlmBackend>>,
+    private readonly defaultBackend: BackendId,
+  ) {}
+
+  static fromConfig(config: Config): BackendRegistry {
+    const backends: Partial<Record<BackendId, LlmBackend>> = {
+      ollama: createOllamaBackend({ host: config.OLLAMA_HOST, defaultModel: config.OLLAMA_DEFAULT_MODEL }),
+    };
+    if (config.OPENAI_BASE_URL !== '') {
+      backends.openai = createOpenAIBackend({
+        baseUrl: config.OPENAI_BASE_URL,
+        apiKey: config.OPENAI_API_KEY,
+        defaultModel: config.OPENAI_MODEL,
+      });
+    }
+    return new BackendRegistry(backends, config.LLM_BACKEND);
+  }
+
+  choose(preference: { backend?: BackendId; model?: string } = {}): BackendChoice {
+    const id = preference.backend ?? this.defaultBackend;
+    const backend = this.backends[id];
+    if (!backend) {
+      return {
+        ok: false,
+        error: {
+          code: 'llm_error',
+          message: `The ${id} backend is not configured: set OPENAI_BASE_URL (and OPENAI_MODEL) to an OpenAI-compatible endpoint such as http://localhost:8080/v1.`,
+        },
+      };
+    }
+    const model = preference.model ?? backend.defaultModel;
+    if (model === '') {
+      return { ok: false, error: { code: 'llm_error', message: `No model is set for the ${id} backend: set OPENAI_MODEL or the profile's model.` } };
+    }
+    return { ok: true, backend, model };
+  }
+}

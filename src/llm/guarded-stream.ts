@@ -1,0 +1,41 @@
+import { abortedError } from './errors.ts';
+import type { LlmError, LlmStreamEvent, Usage } from './types.ts';
+
+export type LlmDeltaEvent = Exclude<LlmStreamEvent, { type: 'done' } | { type: 'error' }>;
+
+/**
+ * Runs a backend's delta producer and ends the stream with exactly one `done` or `error`.
+ * Once the signal aborts, nothing more is passed on: the stream ends with `aborted`
+ * (some clients end their iteration quietly on abort instead of throwing).
+ */
+export async function* guardedStream(
+  signal: AbortSignal,
+  produce: () => AsyncGenerator<LlmDeltaEvent, Usage | undefined>,
+  describeFailure: (error: unknown) => LlmError,
+): AsyncGenerator<LlmStreamEvent, void, undefined> {
+  if (signal.aborted) {
+    yield { type: 'error', error: abortedError };
+    return;
+  }
+  const deltas = produce();
+  let ending: LlmStreamEvent;
+  try {
+    while (true) {
+      const step = await deltas.next();
+      if (signal.aborted) {
+        ending = { type: 'error', error: abortedError };
+        break;
+      }
+      if (step.done) {
+        ending = { type: 'done', ...(step.value ? { usage: step.value } : {}) };
+        break;
+      }
+      yield step.value;
+    }
+  } catch (error) {
+    ending = { type: 'error', error: signal.aborted ? abortedError : describeFailure(error) };
+  } finally {
+    await deltas.return(undefined).catch(() => undefined);
+  }
+  yield ending;
+}

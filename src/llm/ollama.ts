@@ -1,0 +1,154 @@
+// Ollama's native /api/chat through the `ollama` client. The browser entry is used on
+// purpose: the Node entry treats any image string naming an existing file as a path and
+// sends that file, which a chat message must never be able to do.
+import { Ollama } from 'ollama/browser';
+import type { ChatRequest as OllamaChatRequest, Message as OllamaMessage, Tool as OllamaTool } from 'ollama/browser';
+import { collectCompletion } from './collect.ts';
+import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
+import { guardedStream, type LlmDeltaEvent } from './guarded-stream.ts';
+import { parseToolArguments } from './tool-arguments.ts';
+import type { ChatMessage, ChatRequest, LlmBackend, LlmError, ToolDefinition, Usage } from './types.ts';
+
+export interface OllamaBackendOptions {
+  host: string;
+  defaultModel: string;
+  fetch?: typeof fetch;
+}
+
+interface StreamProgress {
+  connected: boolean;
+}
+
+export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
+  const baseFetch = options.fetch ?? globalThis.fetch;
+
+  async function* produce(request: ChatRequest, progress: StreamProgress): AsyncGenerator<LlmDeltaEvent, Usage | undefined> {
+    const cancel = new AbortController();
+    // One client per request: its fetch carries this request's signal, so an abort also
+    // cancels a request still waiting for response headers (e.g. while a model loads),
+    // which the client's own AbortableAsyncIterator cannot reach yet.
+    const client = new Ollama({
+      host: options.host,
+      fetch: fetchWithSignal(baseFetch, AbortSignal.any([request.signal, cancel.signal])),
+    });
+    try {
+      const response = await client.chat({ ...toOllamaRequest(request, options.defaultModel), stream: true });
+      progress.connected = true;
+      let callCount = 0;
+      let usage: Usage | undefined;
+      for await (const chunk of response) {
+        const message = chunk.message;
+        if (message?.thinking) yield { type: 'thinking_delta', delta: message.thinking };
+        if (message?.content) yield { type: 'text_delta', delta: message.content };
+        for (const call of message?.tool_calls ?? []) {
+          callCount += 1;
+          const toolCall = { id: `call_${callCount}`, name: call.function.name, ...parseToolArguments(call.function.arguments) };
+          yield { type: 'tool_call', call: toolCall };
+        }
+        if (chunk.done) usage = usageOf(chunk.prompt_eval_count, chunk.eval_count);
+      }
+      return usage;
+    } finally {
+      cancel.abort();
+    }
+  }
+
+  function describeFailure(error: unknown, progress: StreamProgress): LlmError {
+    const reason = networkFailureReason(error);
+    if (reason && !progress.connected) {
+      return {
+        code: 'llm_unreachable',
+        message: `Cannot reach Ollama at ${options.host} (${reason}). Is \`ollama serve\` running? Check OLLAMA_HOST.`,
+      };
+    }
+    if (reason) {
+      return {
+        code: 'llm_unreachable',
+        message: `The connection to Ollama at ${options.host} broke mid-reply (${reason}). Check that Ollama is still running.`,
+      };
+    }
+    if (isRecord(error) && typeof error['status_code'] === 'number') {
+      return { code: 'llm_error', message: describeHttpError(error['status_code'], errorMessage(error)) };
+    }
+    return { code: 'llm_error', message: `Ollama reported an error: ${errorMessage(error)}` };
+  }
+
+  return {
+    id: 'ollama',
+    defaultModel: options.defaultModel,
+    stream(request) {
+      const progress: StreamProgress = { connected: false };
+      return guardedStream(request.signal, () => produce(request, progress), (error) => describeFailure(error, progress));
+    },
+    complete(request) {
+      return collectCompletion(this.stream(request));
+    },
+  };
+}
+
+function describeHttpError(status: number, message: string): string {
+  const missingModel = /model ["']?([^"'\s,]+)["']? not found/.exec(message);
+  if (status === 404 && missingModel) {
+    const model = missingModel[1];
+    return `Ollama returned 404: model "${model}" not found — pull it with \`ollama pull ${model}\` or set OLLAMA_DEFAULT_MODEL.`;
+  }
+  return `Ollama returned ${status}: ${message}`;
+}
+
+/**
+ * Passes the request's signal to every fetch. Error bodies that are not JSON (a proxy's
+ * HTML page) are wrapped as JSON, because the client logs to the console otherwise.
+ */
+function fetchWithSignal(baseFetch: typeof fetch, signal: AbortSignal): typeof fetch {
+  return async (input, init) => {
+    const signals = init?.signal ? [init.signal, signal] : [signal];
+    const response = await baseFetch(input, { ...init, signal: AbortSignal.any(signals) });
+    if (response.ok || response.headers.get('content-type')?.includes('application/json')) return response;
+    const text = (await response.text()).trim();
+    return new Response(JSON.stringify({ error: text || response.statusText || 'no details' }), {
+      status: response.status,
+      headers: { 'content-type': 'application/json' },
+    });
+  };
+}
+
+function toOllamaRequest(request: ChatRequest, defaultModel: string): OllamaChatRequest {
+  return {
+    model: request.model || defaultModel,
+    messages: request.messages.map(toOllamaMessage),
+    ...(request.tools?.length ? { tools: request.tools.map(toOllamaTool) } : {}),
+    ...(request.think !== undefined ? { think: request.think } : {}),
+    ...(request.responseSchema ? { format: request.responseSchema } : {}),
+    options: {
+      ...(request.contextWindow !== undefined ? { num_ctx: request.contextWindow } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    },
+  };
+}
+
+function toOllamaMessage(message: ChatMessage): OllamaMessage {
+  if (message.role === 'tool') {
+    return { role: 'tool', content: message.content, ...(message.name ? { tool_name: message.name } : {}) };
+  }
+  return {
+    role: message.role,
+    content: message.content,
+    ...(message.images?.length ? { images: message.images } : {}),
+    ...(message.role === 'assistant' && message.thinking ? { thinking: message.thinking } : {}),
+    ...(message.role === 'assistant' && message.tool_calls?.length
+      ? { tool_calls: message.tool_calls.map((call) => ({ function: { name: call.name, arguments: call.arguments } })) }
+      : {}),
+  };
+}
+
+function toOllamaTool(tool: ToolDefinition): OllamaTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters as OllamaTool['function']['parameters'] },
+  };
+}
+
+function usageOf(promptTokens: number | undefined, completionTokens: number | undefined): Usage | undefined {
+  if (typeof promptTokens !== 'number' && typeof completionTokens !== 'number') return undefined;
+  return { promptTokens: promptTokens ?? 0, completionTokens: completionTokens ?? 0 };
+}

@@ -1,0 +1,182 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import matter from 'gray-matter';
+import { ProfileFrontMatterSchema, type Profile, type ProfileFrontMatter } from './profile.ts';
+
+export interface ProfileError {
+  file: string;
+  message: string;
+}
+
+export type ParseProfileResult = { ok: true; profile: Profile } | { ok: false; error: ProfileError };
+
+const ajv = new Ajv({ useDefaults: true, allErrors: true });
+const validateFrontMatter = ajv.compile<ProfileFrontMatter>(ProfileFrontMatterSchema);
+
+const matterOptions = {
+  engines: {
+    // gray-matter evaluates `---js` front matter with eval(); a profile file must never run code.
+    javascript: () => {
+      throw new Error('front matter must be YAML');
+    },
+  },
+};
+
+export async function loadProfiles(
+  directory: string,
+): Promise<{ profiles: Profile[]; errors: ProfileError[] }> {
+  const entries = await readdir(directory, { withFileTypes: true });
+  const names = entries
+    .filter((entry) => !entry.isDirectory() && entry.name.endsWith('.md') && !entry.name.startsWith('.'))
+    .map((entry) => entry.name)
+    .sort();
+
+  const profiles: Profile[] = [];
+  const errors: ProfileError[] = [];
+  for (const name of names) {
+    const file = path.join(directory, name);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      // Deleted between readdir and readFile (or a dangling editor lock link): not a profile any more.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      errors.push({ file, message: `cannot read the file: ${(error as Error).message}` });
+      continue;
+    }
+    const result = parseProfile(file, text);
+    if (result.ok) profiles.push(result.profile);
+    else errors.push(result.error);
+  }
+  return { profiles, errors };
+}
+
+export function parseProfile(file: string, text: string): ParseProfileResult {
+  const fail = (message: string): ParseProfileResult => ({ ok: false, error: { file, message } });
+  const source = text.replace(/^\uFEFF/, '');
+
+  if (!/^---\w*[^\S\r\n]*\r?\n/.test(source)) {
+    return fail('missing front matter: the file must start with a "---" line');
+  }
+  if (!/\r?\n---[^\S\r\n]*(\r?\n|$)/.test(source.slice(3))) {
+    return fail('the front matter is not closed by a "---" line');
+  }
+
+  let parsed: matter.GrayMatterFile<string>;
+  try {
+    parsed = matter(source, matterOptions);
+  } catch (error) {
+    return fail(`invalid front matter: ${describeParseError(error)}`);
+  }
+
+  const data: unknown = parsed.data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return fail('the front matter must be a YAML mapping of "key: value" lines');
+  }
+  // YAML `model:` with no value reads as null; treat it as "not set" so the default applies.
+  const frontMatter = Object.fromEntries(Object.entries(data).filter(([, value]) => value !== null));
+
+  if (!validateFrontMatter(frontMatter)) {
+    return fail(describeSchemaErrors(validateFrontMatter.errors ?? [], frontMatter));
+  }
+
+  const expectedId = path.basename(file).replace(/\.md$/, '');
+  if (frontMatter.id !== expectedId) {
+    return fail(`id "${frontMatter.id}" does not match the file name "${expectedId}"`);
+  }
+
+  const prompt = parsed.content.trim();
+  if (prompt === '') {
+    return fail('the prompt is empty: write the system prompt below the front matter');
+  }
+
+  return {
+    ok: true,
+    profile: {
+      id: frontMatter.id,
+      name: frontMatter.name,
+      description: frontMatter.description ?? '',
+      ...(frontMatter.model === undefined ? {} : { model: frontMatter.model }),
+      ...(frontMatter.backend === undefined ? {} : { backend: frontMatter.backend }),
+      temperature: frontMatter.temperature ?? 0.7,
+      max_iterations: frontMatter.max_iterations ?? 25,
+      planning_enabled: frontMatter.planning_enabled ?? false,
+      tools: frontMatter.tools ?? [],
+      scratchpad_sections: frontMatter.scratchpad_sections ?? [],
+      prompt,
+      file,
+    },
+  };
+}
+
+function describeSchemaErrors(errors: ErrorObject[], data: Record<string, unknown>): string {
+  const messages = errors.map((error) => describeSchemaError(error, data));
+  return [...new Set(messages)].join('; ');
+}
+
+function describeSchemaError(error: ErrorObject, data: Record<string, unknown>): string {
+  const field = fieldName(error.instancePath);
+  switch (error.keyword) {
+    case 'required':
+      return `missing required field "${String(error.params.missingProperty)}"`;
+    case 'additionalProperties':
+      return `unknown field "${String(error.params.additionalProperty)}"`;
+    case 'enum':
+      return `${field} must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'type':
+      return `${field} must be ${describeType(String(error.params.type))}, not ${describeValue(valueAt(data, error.instancePath))}`;
+    case 'pattern':
+      if (error.instancePath === '/id') {
+        return `id ${describeValue(data.id)} must be lowercase letters, digits and underscores, starting with a letter (at most 64 characters)`;
+      }
+      return `${field} ${describeValue(valueAt(data, error.instancePath))} must match ${String(error.params.pattern)}`;
+    case 'uniqueItems':
+      return `${field} lists an item twice`;
+    default:
+      return `${field} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+function pointerSegments(instancePath: string): string[] {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function fieldName(instancePath: string): string {
+  return pointerSegments(instancePath).reduce(
+    (name, segment) => (/^\d+$/.test(segment) ? `${name}[${segment}]` : name ? `${name}.${segment}` : segment),
+    '',
+  );
+}
+
+function valueAt(data: unknown, instancePath: string): unknown {
+  return pointerSegments(instancePath).reduce<unknown>(
+    (value, segment) => (value as Record<string, unknown> | undefined)?.[segment],
+    data,
+  );
+}
+
+function describeParseError(error: unknown): string {
+  // js-yaml errors carry a multi-line code excerpt in `message`; `reason` and `mark` say the same in one line.
+  const { reason, mark } = error as { reason?: string; mark?: { line: number; column: number } };
+  if (reason === undefined || mark === undefined) return (error as Error).message;
+  // The block handed to js-yaml starts right after the opening "---", so its 0-based line is the file's 1-based line.
+  return `${reason} at line ${mark.line + 1}, column ${mark.column + 1}`;
+}
+
+function describeType(type: string): string {
+  if (type === 'array') return 'a list';
+  if (type === 'object') return 'a mapping';
+  return type === 'integer' ? 'an integer' : `a ${type}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value instanceof Date) return 'a date';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return JSON.stringify(value) ?? String(value);
+}

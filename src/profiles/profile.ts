@@ -1,0 +1,49 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+export type ProfileBackend = 'ollama' | 'openai';
+
+export interface Profile {
+  id: string;
+  name: string;
+  description: string;
+  model?: string;
+  backend?: ProfileBackend;
+  temperature: number;
+  max_iterations: number;
+  planning_enabled: boolean;
+  tools: string[];
+  scratchpad_sections: string[];
+  /** The domain system prompt: the file's body after the front matter. */
+  prompt: string;
+  /** Path of the file the profile was read from. */
+  file: string;
+}
+
+export const PROFILE_ID_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
+
+// Function names as OpenAI-compatible and Ollama APIs accept them.
+const TOOL_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+
+export const ProfileFrontMatterSchema = Type.Object(
+  {
+    id: Type.String({ pattern: PROFILE_ID_PATTERN }),
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    description: Type.Optional(Type.String({ maxLength: 300, default: '' })),
+    model: Type.Optional(Type.String({ minLength: 1 })),
+    // An enum rather than a union of literals: Ajv then reports one readable error.
+    backend: Type.Optional(Type.Unsafe<ProfileBackend>({ type: 'string', enum: ['ollama', 'openai'] })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, default: 0.7 })),
+    max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 25 })),
+    planning_enabled: Type.Optional(Type.Boolean({ default: false })),
+    tools: Type.Optional(
+      Type.Array(Type.String({ pattern: TOOL_NAME_PATTERN }), { uniqueItems: true, default: [] }),
+    ),
+    scratchpad_sections: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { uniqueItems: true, default: [] }),
+    ),
+  },
+  // A misspelt key (say `planing_enabled`) would otherwise be ignored without a word.
+  { additionalProperties: false },
+);
+
+export type ProfileFrontMatter = Static<typeof ProfileFrontMatterSchema>;

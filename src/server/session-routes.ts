@@ -1,0 +1,125 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Agent } from '../agent/agent.ts';
+import { ApiError } from '../errors.ts';
+import { listMessages } from '../store/messages-repository.ts';
+import { createSession, findSession, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
+import { MessageBody } from './client-commands.ts';
+
+const SessionParams = Type.Object({ id: Type.String() });
+type SessionParams = Static<typeof SessionParams>;
+const CreateBody = Type.Union([Type.Object({ profile_id: Type.Optional(Type.String({ minLength: 1 })) }), Type.Null()]);
+const PatchBody = Type.Object(
+  {
+    title: Type.Optional(Type.String({ maxLength: 200 })),
+    profile_id: Type.Optional(Type.String({ minLength: 1 })),
+    pinned: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+type PatchBody = Static<typeof PatchBody>;
+const PinBody = Type.Object({ pinned: Type.Boolean() }, { additionalProperties: false });
+
+const defaultProfileId = 'secretary';
+
+export async function sessionRoutes(app: FastifyInstance, options: { agent: Agent }) {
+  const { agent } = options;
+  const { db, profiles, config } = agent.deps;
+
+  const summary = (session: Session) => ({
+    session_id: session.id,
+    title: session.title,
+    profile_id: session.profileId,
+    pinned: session.pinned,
+    created_at: session.createdAt,
+    last_active: session.lastActive,
+    running: agent.isRunning(session.id),
+  });
+  const existing = async (id: string) => {
+    const session = await findSession(db, id);
+    if (!session) throw new ApiError('session_not_found', `No session with id ${id}.`);
+    return session;
+  };
+  const knownProfile = (id: string) => {
+    if (!profiles.has(id)) {
+      const known = profiles.list().map((profile) => profile.id).join(', ');
+      throw new ApiError('unknown_profile', `Unknown profile "${id}". Known profiles: ${known}.`);
+    }
+    return id;
+  };
+
+  app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
+    const session = await createSession(db, knownProfile(request.body?.profile_id ?? defaultProfileId));
+    return reply.code(201).send({
+      session_id: session.id,
+      profile_id: session.profileId,
+      title: session.title,
+      created_at: session.createdAt,
+    });
+  });
+
+  app.get('/sessions', async () => (await listSessions(db)).map(summary));
+
+  app.get<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request) => {
+    const session = await existing(request.params.id);
+    return { ...summary(session), messages: await listMessages(db, session.id, 'display') };
+  });
+
+  app.get<{ Params: SessionParams }>('/sessions/:id/context', { schema: { params: SessionParams } }, async (request) => {
+    const session = await existing(request.params.id);
+    return {
+      messages: await listMessages(db, session.id, 'context'),
+      context_tokens: session.contextTokens,
+      max_context_tokens: config.OLLAMA_NUM_CTX,
+    };
+  });
+
+  const patch = async (id: string, body: PatchBody) => {
+    await existing(id);
+    const updated = await updateSession(db, id, {
+      ...(body.title !== undefined && { title: body.title.trim(), titleSetByUser: true }),
+      ...(body.profile_id !== undefined && { profileId: knownProfile(body.profile_id) }),
+      ...(body.pinned !== undefined && { pinned: body.pinned }),
+    });
+    return summary(updated ?? (await existing(id)));
+  };
+  app.patch<{ Params: SessionParams; Body: PatchBody }>(
+    '/sessions/:id',
+    { schema: { params: SessionParams, body: PatchBody } },
+    (request) => patch(request.params.id, request.body),
+  );
+  app.patch<{ Params: SessionParams; Body: Static<typeof PinBody> }>(
+    '/sessions/:id/pin',
+    { schema: { params: SessionParams, body: PinBody } },
+    (request) => patch(request.params.id, { pinned: request.body.pinned }),
+  );
+
+  app.delete<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request, reply) => {
+    await existing(request.params.id);
+    await agent.deleteSession(request.params.id);
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: SessionParams; Body: Static<typeof MessageBody> }>(
+    '/sessions/:id/messages',
+    { schema: { params: SessionParams, body: MessageBody } },
+    async (request) => {
+      const session = await existing(request.params.id);
+      const sent = agent.send(session.id, request.body);
+      if (!sent.ok) throw new ApiError('session_busy', 'This session is already answering a message; stop it or wait.');
+      const outcome = await sent.outcome;
+      if (outcome.status === 'failed') throw new ApiError(outcome.error.code === 'llm_unreachable' ? 'llm_unreachable' : 'llm_error', outcome.error.message);
+      return {
+        content: outcome.content,
+        stopped: outcome.status === 'stopped',
+        context_tokens: outcome.status === 'completed' ? outcome.contextTokens : (await existing(session.id)).contextTokens,
+        max_context_tokens: config.OLLAMA_NUM_CTX,
+      };
+    },
+  );
+
+  app.post<{ Params: SessionParams }>('/sessions/:id/stop', { schema: { params: SessionParams } }, async (request) => {
+    await existing(request.params.id);
+    return { stopped: agent.stop(request.params.id) };
+  });
+}

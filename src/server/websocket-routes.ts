@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { Agent } from '../agent/agent.ts';
+import type { AgentEvent } from '../agent/events.ts';
+import { findSession } from '../store/sessions-repository.ts';
+import { parseClientFrame } from './client-commands.ts';
+
+export const unknownSessionCloseCode = 4004;
+
+export async function websocketRoutes(app: FastifyInstance, options: { agent: Agent }) {
+  const { agent } = options;
+
+  app.get<{ Params: { id: string } }>('/ws/sessions/:id', { websocket: true }, async (socket: WebSocket, request) => {
+    const sessionId = request.params.id;
+    // Frames that arrive while the session is looked up are held, not lost.
+    const early: string[] = [];
+    const hold = (data: Buffer) => early.push(data.toString());
+    socket.on('message', hold);
+    const session = await findSession(agent.deps.db, sessionId);
+    if (!session) {
+      socket.close(unknownSessionCloseCode, 'session not found');
+      return;
+    }
+    if (socket.readyState !== socket.OPEN) return;
+
+    const send = (event: AgentEvent) => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
+    };
+    const unsubscribe = agent.subscribe(sessionId, send);
+    socket.on('close', unsubscribe);
+
+    const receive = (frame: string) => {
+      const parsed = parseClientFrame(frame);
+      if (!parsed.ok) return send({ type: 'error', code: 'invalid_frame', message: parsed.message });
+      const { command } = parsed;
+      switch (command.type) {
+        case 'message': {
+          const { type: _type, ...input } = command;
+          const sent = agent.send(sessionId, input);
+          if (!sent.ok) send({ type: 'error', code: 'session_busy', message: 'This session is already answering; stop it or wait for the answer.' });
+          return;
+        }
+        case 'stop':
+          agent.stop(sessionId);
+          return;
+      }
+    };
+    socket.off('message', hold);
+    socket.on('message', (data: Buffer) => receive(data.toString()));
+    for (const frame of early) receive(frame);
+  });
+}

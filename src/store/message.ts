@@ -1,0 +1,27 @@
+/** A tool call as stored and as sent to the model. */
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  invalid_arguments?: string;
+}
+
+/** The message shape shared by both buffers and the API (DESIGN §5). */
+export interface Message {
+  id: number;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  thinking?: string;
+  images?: string[];
+  tool_calls?: StoredToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  is_summary?: boolean;
+  is_plan?: boolean;
+  stopped?: boolean;
+  /** On tool results: whether the call succeeded. */
+  success?: boolean;
+  created_at: string;
+}
+
+export type NewMessage = Omit<Message, 'id' | 'created_at'>;

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from './database.ts';
+
+export interface Session {
+  id: string;
+  title: string;
+  titleSetByUser: boolean;
+  profileId: string;
+  pinned: boolean;
+  contextTokens: number;
+  createdAt: string;
+  lastActive: string;
+}
+
+export interface SessionChanges {
+  title?: string;
+  titleSetByUser?: boolean;
+  profileId?: string;
+  pinned?: boolean;
+  contextTokens?: number;
+}
+
+const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active'] as const;
+
+function fromRow(row: {
+  id: string;
+  title: string;
+  title_set_by_user: number;
+  profile_id: string;
+  pinned: number;
+  context_tokens: number;
+  created_at: string;
+  last_active: string;
+}): Session {
+  return {
+    id: row.id,
+    title: row.title,
+    titleSetByUser: row.title_set_by_user === 1,
+    profileId: row.profile_id,
+    pinned: row.pinned === 1,
+    contextTokens: row.context_tokens,
+    createdAt: row.created_at,
+    lastActive: row.last_active,
+  };
+}
+
+export async function createSession(db: Db, profileId: string): Promise<Session> {
+  const now = new Date().toISOString();
+  const row = {
+    id: randomUUID(),
+    title: '',
+    title_set_by_user: 0,
+    profile_id: profileId,
+    pinned: 0,
+    context_tokens: 0,
+    created_at: now,
+    last_active: now,
+  };
+  await db.insertInto('sessions').values(row).execute();
+  return fromRow(row);
+}
+
+export async function findSession(db: Db, id: string): Promise<Session | undefined> {
+  const row = await db.selectFrom('sessions').select(columns).where('id', '=', id).executeTakeFirst();
+  return row && fromRow(row);
+}
+
+/** Pinned first, then the most recently active. */
+export async function listSessions(db: Db): Promise<Session[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select(columns)
+    .orderBy('pinned', 'desc')
+    .orderBy('last_active', 'desc')
+    .execute();
+  return rows.map(fromRow);
+}
+
+export async function updateSession(db: Db, id: string, changes: SessionChanges): Promise<Session | undefined> {
+  const values = {
+    ...(changes.title !== undefined && { title: changes.title }),
+    ...(changes.titleSetByUser !== undefined && { title_set_by_user: changes.titleSetByUser ? 1 : 0 }),
+    ...(changes.profileId !== undefined && { profile_id: changes.profileId }),
+    ...(changes.pinned !== undefined && { pinned: changes.pinned ? 1 : 0 }),
+    ...(changes.contextTokens !== undefined && { context_tokens: changes.contextTokens }),
+  };
+  if (Object.keys(values).length > 0) await db.updateTable('sessions').set(values).where('id', '=', id).execute();
+  return findSession(db, id);
+}
+
+/** Deletes a session and everything stored for it; true when it existed. */
+export async function deleteSession(db: Db, id: string): Promise<boolean> {
+  return db.transaction().execute(async (transaction) => {
+    await transaction.deleteFrom('scratchpad_sections').where('session_id', '=', id).execute();
+    await transaction.deleteFrom('todo_lists').where('session_id', '=', id).execute();
+    await transaction.deleteFrom('messages').where('session_id', '=', id).execute();
+    const result = await transaction.deleteFrom('sessions').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  });
+}

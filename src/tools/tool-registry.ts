@@ -1,0 +1,53 @@
+import type { ToolSummary } from '../agent/events.ts';
+import type { Tool } from './tool.ts';
+import { compileArgumentsValidator, type ArgumentsValidator } from './validation.ts';
+
+export interface RegisteredTool {
+  tool: Tool;
+  validate: ArgumentsValidator;
+}
+
+/** The tools the agent can call, by name. Built-ins are fixed; user tools are swapped as a set on reload. */
+export class ToolRegistry {
+  private builtins = new Map<string, RegisteredTool>();
+  private userTools = new Map<string, RegisteredTool>();
+
+  constructor(builtins: Tool[] = []) {
+    for (const tool of builtins) this.builtins.set(tool.name, register(tool));
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.builtins.get(name) ?? this.userTools.get(name);
+  }
+
+  isBuiltin(name: string): boolean {
+    return this.builtins.has(name);
+  }
+
+  list(): Tool[] {
+    return [...this.builtins.values(), ...this.userTools.values()].map((entry) => entry.tool);
+  }
+
+  /** Replaces every user tool at once; a user tool cannot shadow a built-in. */
+  replaceUserTools(tools: Tool[]): void {
+    const next = new Map<string, RegisteredTool>();
+    for (const tool of tools) if (!this.builtins.has(tool.name)) next.set(tool.name, register(tool));
+    this.userTools = next;
+  }
+
+  /** The tools a profile exposes, in the profile's order; names that do not exist are skipped. */
+  forNames(names: readonly string[]): Tool[] {
+    return names.flatMap((name) => {
+      const entry = this.get(name);
+      return entry ? [entry.tool] : [];
+    });
+  }
+
+  summaries(): ToolSummary[] {
+    return this.list().map(({ name, description, parameters, source }) => ({ name, description, parameters, source }));
+  }
+}
+
+function register(tool: Tool): RegisteredTool {
+  return { tool, validate: compileArgumentsValidator(tool.parameters) };
+}

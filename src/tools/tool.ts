@@ -1,0 +1,37 @@
+import type { AgentEvent } from '../agent/events.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+/** What a tool receives besides its arguments (also available through src/context.ts). */
+export interface ToolContext {
+  sessionId: string;
+  /** Aborted when the user stops the run or the call times out. */
+  signal: AbortSignal;
+  emit: (event: AgentEvent) => void;
+  isSubagent: boolean;
+}
+
+export interface ToolResult {
+  output: string;
+  success: boolean;
+  metadata?: Record<string, unknown>;
+}
+
+/** A tool may answer with plain text (success) or a full result. */
+export type ToolOutput = string | { output: string; success?: boolean; metadata?: Record<string, unknown> };
+
+export interface Tool<Arguments = any> {
+  name: string;
+  /** One or two sentences: it is sent to the model on every call. */
+  description: string;
+  parameters: JsonSchema;
+  source: 'builtin' | 'user';
+  /** Wall-clock limit of one call; the registry's default applies when absent. */
+  timeoutMs?: number;
+  execute(args: Arguments, context: ToolContext): Promise<ToolOutput>;
+}
+
+export function toToolResult(output: ToolOutput): ToolResult {
+  if (typeof output === 'string') return { output, success: true };
+  return { output: output.output, success: output.success ?? true, ...(output.metadata && { metadata: output.metadata }) };
+}

@@ -1,0 +1,244 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOllamaBackend } from '../src/llm/ollama.ts';
+import type { ChatRequest, LlmBackend, LlmStreamEvent } from '../src/llm/types.ts';
+import { startScriptedOllama } from './support/scripted-ollama.ts';
+import type { ScriptedLlm } from './support/scripted-llm.ts';
+
+let server: ScriptedLlm;
+let backend: LlmBackend;
+
+beforeAll(async () => {
+  server = await startScriptedOllama();
+  backend = createOllamaBackend({ host: server.url, defaultModel: 'fake:latest' });
+});
+
+afterAll(() => server.close());
+
+function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
+  return {
+    model: 'fake:latest',
+    messages: [{ role: 'user', content: 'Hello' }],
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+async function readAll(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
+  const all: LlmStreamEvent[] = [];
+  for await (const event of events) all.push(event);
+  return all;
+}
+
+function joined(events: LlmStreamEvent[], type: 'text_delta' | 'thinking_delta'): string {
+  return events.map((event) => (event.type === type ? event.delta : '')).join('');
+}
+
+async function unusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('Ollama backend', () => {
+  it('streams text in several deltas and ends with done and usage', async () => {
+    server.script({ content: 'Hello there, friend.', chunkSize: 5, usage: { promptTokens: 12, completionTokens: 4 } });
+    const events = await readAll(backend.stream(chatRequest()));
+    expect(events.filter((event) => event.type === 'text_delta').length).toBe(4);
+    expect(joined(events, 'text_delta')).toBe('Hello there, friend.');
+    expect(events.at(-1)).toEqual({ type: 'done', usage: { promptTokens: 12, completionTokens: 4 } });
+    expect(events.filter((event) => event.type === 'done' || event.type === 'error')).toHaveLength(1);
+  });
+
+  it('streams thinking from message.thinking before the answer', async () => {
+    server.script({ thinking: 'Let me think.', content: 'Answer.' });
+    const events = await readAll(backend.stream(chatRequest({ think: true })));
+    expect(joined(events, 'thinking_delta')).toBe('Let me think.');
+    expect(joined(events, 'text_delta')).toBe('Answer.');
+    const firstText = events.findIndex((event) => event.type === 'text_delta');
+    const lastThinking = events.findLastIndex((event) => event.type === 'thinking_delta');
+    expect(lastThinking).toBeLessThan(firstText);
+  });
+
+  it('gives tool calls ids unique within the stream and keeps invalid argument text', async () => {
+    server.script({
+      toolCalls: [
+        { name: 'get_weather', arguments: { city: 'Oslo' } },
+        { name: 'get_weather', arguments: { city: 'Bergen' } },
+        { name: 'broken', arguments: '{"city": Oslo' },
+      ],
+    });
+    const events = await readAll(backend.stream(chatRequest()));
+    const calls = events.flatMap((event) => (event.type === 'tool_call' ? [event.call] : []));
+    expect(calls).toEqual([
+      { id: expect.any(String), name: 'get_weather', arguments: { city: 'Oslo' } },
+      { id: expect.any(String), name: 'get_weather', arguments: { city: 'Bergen' } },
+      { id: expect.any(String), name: 'broken', arguments: {}, invalid_arguments: '{"city": Oslo' },
+    ]);
+    expect(new Set(calls.map((call) => call.id)).size).toBe(3);
+    expect(events.at(-1)?.type).toBe('done');
+  });
+
+  it('sends messages, tools, think, options and format in Ollama shape', async () => {
+    server.script({ content: 'ok' });
+    const schema = { type: 'object', properties: { title: { type: 'string' } } };
+    await readAll(
+      backend.stream(
+        chatRequest({
+          model: 'qwen3:8b',
+          think: false,
+          temperature: 0.2,
+          contextWindow: 16384,
+          responseSchema: schema,
+          tools: [{ name: 'get_weather', description: 'Weather for a city.', parameters: { type: 'object', properties: {} } }],
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'What is this?', images: ['iVBORw0KGgo='] },
+            {
+              role: 'assistant',
+              content: '',
+              thinking: 'Check the weather.',
+              tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Oslo' } }],
+            },
+            { role: 'tool', content: 'Sunny', tool_call_id: 'call_1', name: 'get_weather' },
+          ],
+        }),
+      ),
+    );
+    const body = server.requests.at(-1)?.body;
+    expect(body).toMatchObject({
+      model: 'qwen3:8b',
+      stream: true,
+      think: false,
+      format: schema,
+      options: { num_ctx: 16384, temperature: 0.2 },
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city.', parameters: { type: 'object', properties: {} } } }],
+    });
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'What is this?', images: ['iVBORw0KGgo='] },
+      {
+        role: 'assistant',
+        content: '',
+        thinking: 'Check the weather.',
+        tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Oslo' } } }],
+      },
+      { role: 'tool', content: 'Sunny', tool_name: 'get_weather' },
+    ]);
+  });
+
+  it('leaves out think, tools and format when the request does not set them', async () => {
+    server.script({ content: 'ok' });
+    await readAll(backend.stream(chatRequest()));
+    const body = server.requests.at(-1)?.body;
+    expect(body).not.toHaveProperty('think');
+    expect(body).not.toHaveProperty('tools');
+    expect(body).not.toHaveProperty('format');
+  });
+
+  it('complete() gathers text, thinking, tool calls and usage', async () => {
+    server.script({
+      thinking: 'Hmm.',
+      content: 'Done.',
+      toolCalls: [{ name: 'note', arguments: { text: 'x' } }],
+      usage: { promptTokens: 3, completionTokens: 2 },
+    });
+    const result = await backend.complete(chatRequest());
+    expect(result).toEqual({
+      ok: true,
+      completion: {
+        content: 'Done.',
+        thinking: 'Hmm.',
+        toolCalls: [{ id: expect.any(String), name: 'note', arguments: { text: 'x' } }],
+        usage: { promptTokens: 3, completionTokens: 2 },
+      },
+    });
+  });
+
+  it('cancels the HTTP request mid-stream and ends with aborted', async () => {
+    server.script({ content: 'partial answer', hang: true });
+    const controller = new AbortController();
+    const events: LlmStreamEvent[] = [];
+    for await (const event of backend.stream(chatRequest({ signal: controller.signal }))) {
+      events.push(event);
+      if (event.type === 'text_delta') controller.abort();
+    }
+    expect(events.at(-1)).toEqual({ type: 'error', error: { code: 'aborted', message: expect.any(String) } });
+    expect(events.filter((event) => event.type === 'text_delta')).toHaveLength(1);
+    const disconnected = await server.waitForDisconnect();
+    expect(disconnected.disconnected).toBe(true);
+  });
+
+  it('cancels a request still waiting for response headers', async () => {
+    const silent = createServer();
+    const arrived = once(silent, 'request') as Promise<[IncomingMessage]>;
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const silentBackend = createOllamaBackend({ host: `http://127.0.0.1:${port}`, defaultModel: 'fake' });
+      const controller = new AbortController();
+      const result = silentBackend.complete(chatRequest({ signal: controller.signal }));
+      const [request] = await arrived;
+      const closed = once(request.socket, 'close');
+      controller.abort();
+      expect(await result).toEqual({ ok: false, error: { code: 'aborted', message: expect.any(String) } });
+      await closed;
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('ends with aborted at once when the signal is already aborted', async () => {
+    const before = server.requests.length;
+    const events = await readAll(backend.stream(chatRequest({ signal: AbortSignal.abort() })));
+    expect(events).toEqual([{ type: 'error', error: { code: 'aborted', message: expect.any(String) } }]);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('explains an unreachable server', async () => {
+    const host = `http://127.0.0.1:${await unusedPort()}`;
+    const unreachable = createOllamaBackend({ host, defaultModel: 'fake' });
+    const events = await readAll(unreachable.stream(chatRequest()));
+    expect(events).toEqual([
+      {
+        type: 'error',
+        error: {
+          code: 'llm_unreachable',
+          message: `Cannot reach Ollama at ${host} (ECONNREFUSED). Is \`ollama serve\` running? Check OLLAMA_HOST.`,
+        },
+      },
+    ]);
+  });
+
+  it('explains a missing model', async () => {
+    server.script({ status: 404, errorMessage: 'model "qwen9:1b" not found, try pulling it first' });
+    const result = await backend.complete(chatRequest({ model: 'qwen9:1b' }));
+    expect(result).toEqual({
+      ok: false,
+      error: {
+        code: 'llm_error',
+        message: 'Ollama returned 404: model "qwen9:1b" not found — pull it with `ollama pull qwen9:1b` or set OLLAMA_DEFAULT_MODEL.',
+      },
+    });
+  });
+
+  it('passes on other HTTP errors with their status and message', async () => {
+    server.script({ status: 500, errorMessage: 'model requires more system memory than is available' });
+    const events = await readAll(backend.stream(chatRequest()));
+    expect(events).toEqual([
+      { type: 'error', error: { code: 'llm_error', message: 'Ollama returned 500: model requires more system memory than is available' } },
+    ]);
+  });
+
+  it('reports a connection that breaks before a reply as unreachable', async () => {
+    server.script({ destroy: true });
+    const result = await backend.complete(chatRequest());
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.code).toBe('llm_unreachable');
+  });
+});

@@ -1,0 +1,148 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  chunkSizeOf,
+  contentSource,
+  fullContent,
+  sendJson,
+  splitText,
+  startScriptedServer,
+  usageOf,
+  type ChatExchange,
+  type RecordedRequest,
+  type ScriptedLlm,
+  type ScriptedToolCall,
+  type ServerOptions,
+} from './scripted-llm.ts';
+
+const defaultModel = 'fake:latest';
+
+const modelDetails = {
+  parent_model: '',
+  format: 'gguf',
+  family: 'llama',
+  families: ['llama'],
+  parameter_size: '1B',
+  quantization_level: 'Q4_0',
+};
+
+function ollamaArguments(call: ScriptedToolCall): unknown {
+  if (typeof call.arguments !== 'string') return call.arguments;
+  try {
+    return JSON.parse(call.arguments);
+  } catch {
+    return call.arguments;
+  }
+}
+
+function doneFields(exchange: ChatExchange, generatedLength: number, startedAt: bigint): Record<string, unknown> {
+  const usage = usageOf(exchange.step, exchange.request, generatedLength);
+  const totalDuration = Number(process.hrtime.bigint() - startedAt);
+  return {
+    done: true,
+    done_reason: 'stop',
+    total_duration: totalDuration,
+    load_duration: 1_000_000,
+    prompt_eval_count: usage.promptTokens,
+    prompt_eval_duration: Math.floor(totalDuration / 4),
+    eval_count: usage.completionTokens,
+    eval_duration: Math.floor(totalDuration / 2),
+  };
+}
+
+async function reply(exchange: ChatExchange): Promise<void> {
+  const { request, step, response, stream } = exchange;
+  const startedAt = process.hrtime.bigint();
+  const model = typeof request.body?.model === 'string' ? request.body.model : defaultModel;
+  const toolCalls = (step.toolCalls ?? []).map((call) => ({
+    function: { name: call.name, arguments: ollamaArguments(call) },
+  }));
+  const envelope = (message: Record<string, unknown>): Record<string, unknown> => ({
+    model,
+    created_at: new Date().toISOString(),
+    message: { role: 'assistant', content: '', ...message },
+  });
+
+  if (request.body?.stream === false) {
+    if (step.delayMs) await sleep(step.delayMs);
+    if (step.hang) return stream.hang();
+    const content = fullContent(step);
+    const thinking = step.thinking ?? '';
+    const message = {
+      content,
+      ...(thinking ? { thinking } : {}),
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    };
+    const generated = content.length + thinking.length;
+    return sendJson(response, 200, { ...envelope(message), ...doneFields(exchange, generated, startedAt) });
+  }
+
+  response.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+  response.flushHeaders();
+  const line = (message: Record<string, unknown>): string => JSON.stringify({ ...envelope(message), done: false }) + '\n';
+  let generated = 0;
+  for (const piece of splitText(step.thinking ?? '', chunkSizeOf(step))) {
+    generated += piece.length;
+    if (!(await stream.send(line({ thinking: piece })))) return;
+  }
+  const source = contentSource(step);
+  for (let index = 0; index < source.count; index++) {
+    const sent = await stream.send(() => {
+      const piece = source.at(index);
+      generated += piece.length;
+      return line({ content: piece });
+    });
+    if (!sent) return;
+  }
+  if (toolCalls.length > 0 && !(await stream.send(line({ tool_calls: toolCalls })))) return;
+  if (step.hang) return stream.hang();
+  stream.end(JSON.stringify({ ...envelope({}), ...doneFields(exchange, generated, startedAt) }) + '\n');
+}
+
+function serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[]): boolean {
+  if (method === 'GET' && path === '/') {
+    response.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    response.end('Ollama is running');
+    return true;
+  }
+  if (method === 'GET' && path === '/api/version') {
+    sendJson(response, 200, { version: '0.12.0' });
+    return true;
+  }
+  if (method === 'GET' && path === '/api/tags') {
+    const names = new Set([defaultModel]);
+    for (const request of requests) if (typeof request.body?.model === 'string') names.add(request.body.model);
+    const models = [...names].map((name) => ({
+      name,
+      model: name,
+      modified_at: new Date(0).toISOString(),
+      size: 1_000_000_000,
+      digest: '0'.repeat(64),
+      details: modelDetails,
+    }));
+    sendJson(response, 200, { models });
+    return true;
+  }
+  if (method === 'POST' && path === '/api/show') {
+    sendJson(response, 200, {
+      details: modelDetails,
+      model_info: { 'general.architecture': 'llama', 'llama.context_length': 8192 },
+      capabilities: ['completion', 'tools', 'thinking'],
+    });
+    return true;
+  }
+  return false;
+}
+
+export function startScriptedOllama(options?: ServerOptions): Promise<ScriptedLlm> {
+  return startScriptedServer(
+    {
+      urlPath: '',
+      chatPath: '/api/chat',
+      serveOther,
+      sendError: (response, status, message) => sendJson(response, status, { error: message }),
+      reply,
+    },
+    options,
+  );
+}
