@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Agent } from './agent/agent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/turn.ts';
@@ -42,7 +42,11 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
 
 /** Builds the whole server without listening; tests use it with port 0. */
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
-  const app: FastifyInstance = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 64 * 1024 * 1024, disableRequestLogging: true });
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 64 * 1024 * 1024,
+  });
   const agent = new Agent(deps, deps.logger);
   app.decorate('agent', agent);
   app.setErrorHandler(handleError);

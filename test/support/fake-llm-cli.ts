@@ -63,6 +63,7 @@ function sampleOf(schema: Schema | undefined, text: string, name = ''): unknown 
 
 function todoItems(tool: OfferedTool, text: string): unknown[] {
   const pieces = text
+    .replace(/^[^:\n]*\b(todo|note|tool)s?\b[^:\n]*:/i, '')
     .split(/[,;\n]| and /)
     .map((piece) => piece.trim())
     .filter(Boolean)

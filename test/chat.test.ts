@@ -1,0 +1,38 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHearth, type Hearth } from './support/hearth-server.ts';
+
+let hearth: Hearth;
+afterEach(async () => hearth?.close());
+
+describe('streamed chat', () => {
+  it('streams thinking and answer, then persists both buffers', async () => {
+    hearth = await startHearth();
+    hearth.llm.script({ thinking: 'Let me think about tea.', content: 'Green tea is lovely.', chunkSize: 4, usage: { promptTokens: 120, completionTokens: 8 } });
+    const sessionId = await hearth.createSession();
+    const socket = await hearth.connect(sessionId);
+    expect(await socket.next('session_sync')).toEqual({ type: 'session_sync', running: false });
+
+    socket.send({ type: 'message', content: 'Tell me about tea' });
+    await socket.next('stream_start');
+    const end = await socket.next('stream_end');
+    expect(end).toEqual({ type: 'stream_end', content: 'Green tea is lovely.', context_tokens: 128, max_context_tokens: 32768 });
+    const deltas = socket.ofType('stream_delta').map((event) => event.delta);
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join('')).toBe('Green tea is lovely.');
+    expect(socket.ofType('thinking_delta').map((event) => event.delta).join('')).toBe('Let me think about tea.');
+    expect(socket.types().indexOf('thinking_end')).toBeLessThan(socket.types().indexOf('stream_delta'));
+
+    const { body } = await hearth.request('GET', `/sessions/${sessionId}`);
+    expect(body.title).toBe('Tell me about tea');
+    expect(body.messages.map((message: any) => [message.role, message.content])).toEqual([
+      ['user', 'Tell me about tea'],
+      ['assistant', 'Green tea is lovely.'],
+    ]);
+    expect(body.messages[1].thinking).toBe('Let me think about tea.');
+    const request = hearth.llm.requests[0]!.body;
+    expect(request.messages[0].role).toBe('system');
+    expect(request.messages.at(-1)).toMatchObject({ role: 'user', content: 'Tell me about tea' });
+    expect(request.tools.map((tool: any) => tool.function.name)).toEqual(['scratchpad', 'todo']);
+    socket.close();
+  });
+});

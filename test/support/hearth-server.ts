@@ -1,0 +1,100 @@
+import { mkdtemp, rm, writeFile, cp, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, createDependencies } from '../../src/app.ts';
+import { parseConfig, type Config } from '../../src/config.ts';
+import { createBuiltinTools } from '../../src/tools/builtin/index.ts';
+import type { Tool } from '../../src/tools/tool.ts';
+import { ToolRegistry } from '../../src/tools/tool-registry.ts';
+import { EventSocket } from './event-socket.ts';
+import type { ScriptedLlm } from './scripted-llm.ts';
+import { startScriptedOllama } from './scripted-ollama.ts';
+import { startScriptedOpenAI } from './scripted-openai.ts';
+
+export interface HearthOptions {
+  backend?: 'ollama' | 'openai';
+  env?: Record<string, string>;
+  /** Extra tools registered beside the built-ins. */
+  tools?: Tool[];
+  /** Extra profile files: id → whole file text. */
+  profiles?: Record<string, string>;
+  /** Reuse a data folder (restart tests); it is then not removed on close. */
+  dataDir?: string;
+  /** Reuse a scripted LLM; it is then not closed on close. */
+  llm?: ScriptedLlm;
+}
+
+export interface Hearth {
+  app: FastifyInstance;
+  config: Config;
+  llm: ScriptedLlm;
+  baseUrl: string;
+  dataDir: string;
+  request(method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  createSession(profileId?: string): Promise<string>;
+  connect(sessionId: string, query?: string, headers?: Record<string, string>): Promise<EventSocket>;
+  close(): Promise<void>;
+}
+
+/** The real app on port 0 with its data in a temp folder, talking to a scripted LLM server. */
+export async function startHearth(options: HearthOptions = {}): Promise<Hearth> {
+  const backend = options.backend ?? 'ollama';
+  const llm = options.llm ?? (backend === 'ollama' ? await startScriptedOllama() : await startScriptedOpenAI());
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'hearth-test-')));
+  const profilesDir = path.join(dataDir, 'profiles');
+  await mkdir(profilesDir, { recursive: true });
+  await cp(path.resolve('profiles'), profilesDir, { recursive: true });
+  for (const [id, text] of Object.entries(options.profiles ?? {})) await writeFile(path.join(profilesDir, `${id}.md`), text);
+
+  const config = parseConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    PROFILES_DIR: profilesDir,
+    TOOLS_DIR: path.join(dataDir, 'user-tools'),
+    SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
+    LOG_LEVEL: 'silent',
+    LLM_BACKEND: backend,
+    OLLAMA_HOST: backend === 'ollama' ? llm.url : 'http://127.0.0.1:9',
+    ...(backend === 'openai' && { OPENAI_BASE_URL: llm.url, OPENAI_MODEL: 'scripted-model' }),
+    ...options.env,
+  });
+  const deps = await createDependencies(config);
+  if (options.tools) deps.tools = new ToolRegistry([...createBuiltinTools(deps.db), ...options.tools]);
+  const app = await buildApp(config, deps);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+
+  const request: Hearth['request'] = async (method, url, body, headers = {}) => {
+    const response = await fetch(baseUrl + url, {
+      method,
+      headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  };
+
+  return {
+    app,
+    config,
+    llm,
+    baseUrl,
+    dataDir,
+    request,
+    async createSession(profileId) {
+      const { status, body } = await request('POST', '/sessions', profileId ? { profile_id: profileId } : {});
+      if (status !== 201) throw new Error(`create session: ${status} ${JSON.stringify(body)}`);
+      return body.session_id as string;
+    },
+    connect: (sessionId, query = '', headers = {}) =>
+      EventSocket.connect(`${baseUrl.replace('http', 'ws')}/ws/sessions/${sessionId}${query}`, headers),
+    async close() {
+      await app.close();
+      if (!options.llm) await llm.close();
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
