@@ -192,7 +192,7 @@ function parseBody(text: string): any {
 }
 
 export async function startScriptedServer(flavour: Flavour, options: ServerOptions = {}): Promise<ScriptedLlm> {
-  const events = new EventEmitter();
+  const events = new EventEmitter().setMaxListeners(0);
   const requests: RecordedRequest[] = [];
   const queue: ScriptStep[] = [];
   let responder: Responder = () => ({ content: 'ok' });

@@ -1,0 +1,69 @@
+import type { Tool } from '../../src/tools/tool.ts';
+
+/** Tools that exercise every way a call can end; registered only in tests. */
+export function createTestTools(): Tool[] {
+  return [
+    {
+      name: 'add_numbers',
+      description: 'Adds two numbers.',
+      parameters: {
+        type: 'object',
+        properties: { a: { type: 'number' }, b: { type: 'number' } },
+        required: ['a', 'b'],
+        additionalProperties: false,
+      },
+      source: 'builtin',
+      execute: async (args: { a: number; b: number }) => String(args.a + args.b),
+    },
+    {
+      name: 'explode',
+      description: 'Always throws.',
+      parameters: { type: 'object', properties: {} },
+      source: 'builtin',
+      execute: async () => {
+        throw new Error('the fuse was lit');
+      },
+    },
+    {
+      name: 'wait_for_stop',
+      description: 'Runs until its signal aborts.',
+      parameters: { type: 'object', properties: {} },
+      source: 'builtin',
+      timeoutMs: 60_000,
+      execute: (_args, context) =>
+        new Promise((resolve) => context.signal.addEventListener('abort', () => resolve('aborted'), { once: true })),
+    },
+    {
+      name: 'too_slow',
+      description: 'Ignores its signal and never finishes in time.',
+      parameters: { type: 'object', properties: {} },
+      source: 'builtin',
+      timeoutMs: 50,
+      execute: () => new Promise(() => {}),
+    },
+    {
+      name: 'report_session',
+      description: 'Reports the session id it sees through the run context.',
+      parameters: { type: 'object', properties: {} },
+      source: 'builtin',
+      execute: async (_args, context) => {
+        const { currentContext } = await import('../../src/context.ts');
+        return `explicit=${context.sessionId} ambient=${currentContext()?.sessionId}`;
+      },
+    },
+  ];
+}
+
+/** A profile exposing the test tools (and scratchpad) with a small iteration budget. */
+export function testProfile(maxIterations = 4): string {
+  return `---
+id: tester
+name: Tester
+description: Exercises the tool loop.
+temperature: 0.1
+max_iterations: ${maxIterations}
+tools: [add_numbers, explode, wait_for_stop, too_slow, report_session, scratchpad]
+---
+You test things.
+`;
+}
