@@ -28,7 +28,7 @@ interface ReasoningDelta {
 
 export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
   const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0 });
-  const endpoint = `the OpenAI-compatible endpoint at ${options.baseUrl}`;
+  const endpoint = `OpenAI-compatible endpoint at ${options.baseUrl}`;
 
   async function* produce(request: ChatRequest, progress: StreamProgress): AsyncGenerator<LlmDeltaEvent, Usage | undefined> {
     const stream = await client.chat.completions.create(toOpenAIRequest(request, options.defaultModel), {
@@ -59,25 +59,25 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
 
   function describeFailure(error: unknown, progress: StreamProgress): LlmError {
     if (error instanceof APIConnectionTimeoutError) {
-      return { code: 'llm_unreachable', message: `${capitalized(endpoint)} did not answer in time. Check that the server is running and not overloaded.` };
+      return { code: 'llm_unreachable', message: `The ${endpoint} did not answer in time. Check that the server is running and not overloaded.` };
+    }
+    if (error instanceof APIError && error.status !== undefined) {
+      return { code: 'llm_error', message: `The ${endpoint} returned ${error.status}: ${apiErrorMessage(error)}${statusHint(error.status)}` };
     }
     const reason = networkFailureReason(error);
     if (error instanceof APIConnectionError || (reason && !progress.connected)) {
       return {
         code: 'llm_unreachable',
-        message: `Cannot reach ${endpoint} (${reason ?? errorMessage(error)}). Check OPENAI_BASE_URL and that the server is running.`,
+        message: `Cannot reach the ${endpoint} (${reason ?? errorMessage(error)}). Check OPENAI_BASE_URL and that the server is running.`,
       };
     }
     if (reason) {
-      return { code: 'llm_unreachable', message: `The connection to ${endpoint} broke mid-reply (${reason}). Check that the server is still running.` };
-    }
-    if (error instanceof APIError && error.status !== undefined) {
-      return { code: 'llm_error', message: `${capitalized(endpoint)} returned ${error.status}: ${apiErrorMessage(error)}${statusHint(error.status)}` };
+      return { code: 'llm_unreachable', message: `The connection to the ${endpoint} broke mid-reply (${reason}). Check that the server is still running.` };
     }
     if (error instanceof APIError) {
-      return { code: 'llm_error', message: `${capitalized(endpoint)} reported an error: ${apiErrorMessage(error)}` };
+      return { code: 'llm_error', message: `The ${endpoint} reported an error: ${apiErrorMessage(error)}` };
     }
-    return { code: 'llm_error', message: `${capitalized(endpoint)} sent a reply that could not be read: ${errorMessage(error)}` };
+    return { code: 'llm_error', message: `The ${endpoint} sent a reply that could not be read: ${errorMessage(error)}` };
   }
 
   return {
@@ -125,8 +125,4 @@ function statusHint(status: number): string {
   if (status === 401 || status === 403) return ' — check OPENAI_API_KEY.';
   if (status === 404) return ' — check OPENAI_MODEL, and OPENAI_BASE_URL (it usually ends in /v1).';
   return '';
-}
-
-function capitalized(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
