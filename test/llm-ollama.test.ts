@@ -140,6 +140,17 @@ describe('Ollama backend', () => {
     expect(body).not.toHaveProperty('format');
   });
 
+  it('retries without think for a model that cannot reason, and remembers it', async () => {
+    const plain = createOllamaBackend({ host: server.url, defaultModel: 'plain:latest' });
+    const before = server.requests.length;
+    server.script({ status: 400, errorMessage: '"plain:latest" does not support thinking' }, { content: 'Fine.' }, { content: 'Again.' });
+    const request = () => chatRequest({ model: 'plain:latest', think: true });
+    expect(joined(await readAll(plain.stream(request())), 'text_delta')).toBe('Fine.');
+    expect(joined(await readAll(plain.stream(request())), 'text_delta')).toBe('Again.');
+    const sent = server.requests.slice(before).map((recorded) => recorded.body.think);
+    expect(sent).toEqual([true, undefined, undefined]);
+  });
+
   it('complete() gathers text, thinking, tool calls and usage', async () => {
     server.script({
       thinking: 'Hmm.',

@@ -21,6 +21,8 @@ interface StreamProgress {
 
 export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
   const baseFetch = options.fetch ?? globalThis.fetch;
+  // OLLAMA_THINK is on by default, and Ollama refuses `think` for models that cannot reason.
+  const modelsWithoutThinking = new Set<string>();
 
   async function* produce(request: ChatRequest, progress: StreamProgress): AsyncGenerator<LlmDeltaEvent, Usage | undefined> {
     const cancel = new AbortController();
@@ -32,7 +34,14 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
       fetch: fetchWithSignal(baseFetch, AbortSignal.any([request.signal, cancel.signal])),
     });
     try {
-      const response = await client.chat({ ...toOllamaRequest(request, options.defaultModel), stream: true });
+      const body = toOllamaRequest(request, options.defaultModel);
+      if (modelsWithoutThinking.has(body.model)) delete body.think;
+      const response = await client.chat({ ...body, stream: true }).catch((error: unknown) => {
+        if (body.think === undefined || !isThinkingUnsupported(error)) throw error;
+        modelsWithoutThinking.add(body.model);
+        delete body.think;
+        return client.chat({ ...body, stream: true });
+      });
       progress.connected = true;
       let callCount = 0;
       let usage: Usage | undefined;
@@ -84,6 +93,10 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
       return collectCompletion(this.stream(request));
     },
   };
+}
+
+function isThinkingUnsupported(error: unknown): boolean {
+  return isRecord(error) && error['status_code'] === 400 && /does not support thinking/i.test(errorMessage(error));
 }
 
 function describeHttpError(status: number, message: string): string {
