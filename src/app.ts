@@ -46,6 +46,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 64 * 1024 * 1024,
+    // Bodies are validated as sent: a number is not quietly turned into a flag, nor an unknown field dropped.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
   const agent = new Agent(deps, deps.logger);
   app.decorate('agent', agent);

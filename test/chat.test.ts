@@ -36,3 +36,20 @@ describe('streamed chat', () => {
     socket.close();
   });
 });
+
+describe('thinking through the OpenAI-compatible backend', () => {
+  it('splits <think> tags out of the content into thinking events and the saved message', async () => {
+    hearth = await startHearth({ backend: 'openai' });
+    hearth.llm.script({ thinking: 'Weighing options.', thinkTags: true, content: 'Take the umbrella.', chunkSize: 3 });
+    const sessionId = await hearth.createSession();
+    const socket = await hearth.connect(sessionId);
+    socket.send({ type: 'message', content: 'Rain?' });
+    const end = await socket.next('stream_end');
+    expect(end.content).toBe('Take the umbrella.');
+    expect(socket.ofType('thinking_delta').map((event) => event.delta).join('')).toBe('Weighing options.');
+    expect(socket.ofType('stream_delta').map((event) => event.delta).join('')).not.toContain('<think>');
+    const { body } = await hearth.request('GET', `/sessions/${sessionId}`);
+    expect(body.messages[1]).toMatchObject({ content: 'Take the umbrella.', thinking: 'Weighing options.' });
+    expect(hearth.llm.requests[0]!.body.stream_options).toEqual({ include_usage: true });
+  });
+});

@@ -1,11 +1,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorBody } from '../errors.ts';
+import { describeErrors } from '../tools/validation.ts';
 
 /** Turns every failure into `{error:{code,message}}` with the right status (DESIGN §3). */
 export function handleError(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ApiError) return reply.code(error.status).send(errorBody(error.code, error.message));
   if (error.validation) {
-    return reply.code(400).send(errorBody('invalid_request', `Invalid request: ${error.message}.`));
+    const subject = error.validationContext ?? 'request';
+    return reply.code(400).send(errorBody('invalid_request', `Invalid ${subject}: ${describeErrors(error.validation, subject)}.`));
   }
   if (error.statusCode === 413) return reply.code(413).send(errorBody('payload_too_large', error.message));
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {

@@ -11,13 +11,15 @@ export function compileArgumentsValidator(schema: JsonSchema): ArgumentsValidato
   return (args) => (validate(args) ? { ok: true } : { ok: false, message: describeErrors(validate.errors ?? []) });
 }
 
-function describeErrors(errors: ErrorObject[]): string {
+/** Ajv's errors as one sentence that names each field, e.g. `"a" must be number; arguments is missing "b"`. */
+export function describeErrors(errors: readonly Partial<ErrorObject>[], subject = 'arguments'): string {
   return errors
     .map((error) => {
-      const where = error.instancePath ? `"${error.instancePath.slice(1).replaceAll('/', '.')}"` : 'arguments';
-      if (error.keyword === 'additionalProperties') return `${where} has an unknown property "${error.params.additionalProperty}"`;
-      if (error.keyword === 'required') return `${where} is missing "${error.params.missingProperty}"`;
-      if (error.keyword === 'enum') return `${where} must be one of ${(error.params.allowedValues as unknown[]).map(String).join(', ')}`;
+      const where = error.instancePath ? `"${error.instancePath.slice(1).replaceAll('/', '.')}"` : subject;
+      const params = error.params ?? {};
+      if (error.keyword === 'additionalProperties') return `${where} has an unknown property "${params.additionalProperty}"`;
+      if (error.keyword === 'required') return `${where} is missing "${params.missingProperty}"`;
+      if (error.keyword === 'enum') return `${where} must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
       return `${where} ${error.message}`;
     })
     .join('; ');

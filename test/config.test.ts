@@ -1,0 +1,249 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from '../src/config.ts';
+
+/** Calls `parse` and returns the ConfigError it throws. */
+function configErrorOf(parse: () => unknown): ConfigError {
+  try {
+    parse();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError, but the configuration was accepted');
+}
+
+describe('parseConfig defaults', () => {
+  it('gives every key of DESIGN §2 its default', () => {
+    const config = parseConfig({});
+    expect({ ...config, DB_PATH: path.resolve(config.DB_PATH) }).toEqual({
+      HOST: '127.0.0.1',
+      PORT: 8000,
+      AUTH_TOKEN: '',
+      DATA_DIR: './data',
+      DB_PATH: path.resolve('data', 'hearth.db'),
+      LLM_BACKEND: 'ollama',
+      OLLAMA_HOST: 'http://localhost:11434',
+      OLLAMA_DEFAULT_MODEL: 'qwen3:8b',
+      OLLAMA_NUM_CTX: 32768,
+      OLLAMA_THINK: true,
+      OPENAI_BASE_URL: '',
+      OPENAI_API_KEY: '',
+      OPENAI_MODEL: '',
+      PERSONA_FILE: '',
+      PROFILES_DIR: './profiles',
+      TOOLS_DIR: './user-tools',
+      MANUALS_DIR: './manuals',
+      SESSION_FILES_DIR: './session-files',
+      SESSION_FILES_MAX_SIZE_MB: 200,
+      SESSION_FILES_TTL_HOURS: 24,
+      CONTEXT_COMPRESSION_ENABLED: true,
+      CONTEXT_COMPRESSION_THRESHOLD: 0.8,
+      CONTEXT_KEEP_RECENT: 10,
+      CONTEXT_SUMMARY_TEMPERATURE: 0.3,
+      FS_ALLOWED_PATHS: '*',
+      TERMINAL_ALLOWED_COMMANDS: '*',
+      SSH_HOSTS_FILE: 'ssh_hosts.json',
+      USER_TOOL_TIMEOUT_MS: 30000,
+      // Empty means the built-in DuckDuckGo HTML endpoint.
+      WEB_SEARCH_URL: '',
+      LOG_LEVEL: 'info',
+    });
+  });
+
+  it('derives DB_PATH from DATA_DIR', () => {
+    expect(parseConfig({ DATA_DIR: '/var/lib/hearth' }).DB_PATH).toBe('/var/lib/hearth/hearth.db');
+  });
+
+  it('keeps an explicit DB_PATH', () => {
+    expect(parseConfig({ DATA_DIR: '/var/lib/hearth', DB_PATH: '/srv/other.db' }).DB_PATH).toBe('/srv/other.db');
+  });
+
+  it('treats empty values as unset', () => {
+    expect(parseConfig({ PORT: '', LOG_LEVEL: '  ' })).toMatchObject({ PORT: 8000, LOG_LEVEL: 'info' });
+  });
+
+  it('converts numbers, fractions and flags to their types', () => {
+    expect(
+      parseConfig({ PORT: '9000', CONTEXT_COMPRESSION_THRESHOLD: '0.5', OLLAMA_THINK: 'false', CONTEXT_COMPRESSION_ENABLED: 'true' }),
+    ).toMatchObject({ PORT: 9000, CONTEXT_COMPRESSION_THRESHOLD: 0.5, OLLAMA_THINK: false, CONTEXT_COMPRESSION_ENABLED: true });
+  });
+
+  it('returns a frozen object', () => {
+    const config = parseConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(() => {
+      (config as { PORT: number }).PORT = 1;
+    }).toThrow(TypeError);
+  });
+});
+
+describe('parseConfig refuses malformed values', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['CONTEXT_COMPRESSION_THRESHOLD', '1.5'],
+    ['LLM_BACKEND', 'claude'],
+    ['OLLAMA_THINK', 'maybe'],
+    ['OLLAMA_HOST', 'not-a-url'],
+    ['OLLAMA_NUM_CTX', '0'],
+    ['LOG_LEVEL', 'loud'],
+  ])('%s=%s with one line naming the variable', (key, value) => {
+    const error = configErrorOf(() => parseConfig({ [key]: value }));
+    expect(error.message).not.toContain('\n');
+    expect(error.message).toContain(key);
+    expect(error.message).toContain(value);
+    expect(error.message).toMatch(/expected .+/);
+  });
+});
+
+describe('parseConfig and the listen address', () => {
+  it('refuses a non-loopback HOST without AUTH_TOKEN, saying why', () => {
+    const error = configErrorOf(() => parseConfig({ HOST: '0.0.0.0' }));
+    expect(error.message).not.toContain('\n');
+    expect(error.message).toContain('HOST=0.0.0.0');
+    expect(error.message).toContain('AUTH_TOKEN');
+  });
+
+  it('accepts a non-loopback HOST with AUTH_TOKEN', () => {
+    expect(parseConfig({ HOST: '0.0.0.0', AUTH_TOKEN: 'secret' })).toMatchObject({ HOST: '0.0.0.0', AUTH_TOKEN: 'secret' });
+  });
+
+  it.each(['127.0.0.1', '127.0.0.2', 'localhost', '::1'])('counts %s as loopback', (host) => {
+    expect(parseConfig({ HOST: host }).HOST).toBe(host);
+  });
+});
+
+describe('loadConfig', () => {
+  let directory: string;
+  beforeEach(async () => {
+    directory = await mkdtemp(path.join(tmpdir(), 'hearth-config-'));
+  });
+  afterEach(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  async function envFile(text: string): Promise<string> {
+    const file = path.join(directory, '.env');
+    await writeFile(file, text);
+    return file;
+  }
+
+  it('reads values from the .env file', async () => {
+    const file = await envFile('# local settings\nOLLAMA_DEFAULT_MODEL=llama3.2:3b\nPORT=9001\nAUTH_TOKEN="quoted secret"\n');
+    expect(loadConfig({}, file)).toMatchObject({ OLLAMA_DEFAULT_MODEL: 'llama3.2:3b', PORT: 9001, AUTH_TOKEN: 'quoted secret' });
+  });
+
+  it('lets the real environment win over the .env file', async () => {
+    const file = await envFile('PORT=9001\nLOG_LEVEL=debug\n');
+    expect(loadConfig({ PORT: '9002' }, file)).toMatchObject({ PORT: 9002, LOG_LEVEL: 'debug' });
+  });
+
+  it('uses the defaults when there is no .env file', () => {
+    expect(loadConfig({}, path.join(directory, 'missing.env'))).toEqual(parseConfig({}));
+  });
+
+  it('names a malformed variable that came from the .env file', async () => {
+    const file = await envFile('OLLAMA_NUM_CTX=lots\n');
+    expect(configErrorOf(() => loadConfig({}, file)).message).toContain('OLLAMA_NUM_CTX');
+  });
+});
+
+describe('src/main.ts as a process', () => {
+  let child: ChildProcessWithoutNullStreams | undefined;
+  let dataDir: string | undefined;
+  afterEach(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = exitOf(child);
+      child.kill('SIGKILL');
+      await exited;
+    }
+    child = undefined;
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    dataDir = undefined;
+  });
+
+  function startMain(environment: Record<string, string>): ChildProcessWithoutNullStreams {
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, ...environment } });
+    return child;
+  }
+
+  function exitOf(main: ChildProcessWithoutNullStreams): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (main.exitCode !== null || main.signalCode !== null) {
+      return Promise.resolve({ code: main.exitCode, signal: main.signalCode });
+    }
+    return new Promise((resolve) => main.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  function collect(stream: NodeJS.ReadableStream): { text: () => string; waitFor: (pattern: RegExp) => Promise<string> } {
+    let text = '';
+    const waiters: (() => void)[] = [];
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      text += chunk;
+      for (const waiter of waiters.splice(0)) waiter();
+    });
+    return {
+      text: () => text,
+      waitFor: async (pattern) => {
+        for (;;) {
+          const match = pattern.exec(text);
+          if (match) return match[0];
+          await new Promise<void>((resolve) => waiters.push(resolve));
+        }
+      },
+    };
+  }
+
+  async function freePort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return address.port;
+  }
+
+  it('exits non-zero with one stderr line naming a malformed PORT', async () => {
+    const main = startMain({ PORT: 'abc' });
+    const stderr = collect(main.stderr);
+    const { code } = await exitOf(main);
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    const lines = stderr.text().split('\n').filter((line) => line.trim() !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('PORT');
+    expect(stderr.text()).not.toMatch(/^\s+at /m);
+  });
+
+  it('starts, answers /health, and exits 0 on SIGTERM', async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-main-'));
+    const port = await freePort();
+    const main = startMain({
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      TOOLS_DIR: path.join(dataDir, 'user-tools'),
+      SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
+      AUTH_TOKEN: '',
+      LOG_LEVEL: 'info',
+    });
+    const stdout = collect(main.stdout);
+    const exited = exitOf(main);
+    await Promise.race([
+      stdout.waitFor(new RegExp(`listening[^\\n]*127\\.0\\.0\\.1:${port}`, 'i')),
+      exited.then(({ code }) => Promise.reject(new Error(`main exited early with ${code}`))),
+    ]);
+
+    const response = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: 'ok' });
+
+    main.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+  });
+});
