@@ -6,6 +6,7 @@ import { createOllamaBackend } from '../src/llm/ollama.ts';
 import type { ChatRequest, LlmBackend, LlmStreamEvent } from '../src/llm/types.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
+import { chatRequest as baseChatRequest, joined, readAll, unusedPort } from './support/llm-helpers.ts';
 
 let server: ScriptedLlm;
 let backend: LlmBackend;
@@ -17,32 +18,7 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: 'fake:latest',
-    messages: [{ role: 'user', content: 'Hello' }],
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function readAll(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
-  const all: LlmStreamEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
-}
-
-function joined(events: LlmStreamEvent[], type: 'text_delta' | 'thinking_delta'): string {
-  return events.map((event) => (event.type === type ? event.delta : '')).join('');
-}
-
-async function unusedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
+const chatRequest = (overrides: Partial<ChatRequest> = {}) => baseChatRequest('fake:latest', overrides);
 
 describe('Ollama backend', () => {
   it('streams text in several deltas and ends with done and usage', async () => {

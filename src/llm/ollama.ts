@@ -3,9 +3,9 @@
 // sends that file, which a chat message must never be able to do.
 import { Ollama } from 'ollama/browser';
 import type { ChatRequest as OllamaChatRequest, Message as OllamaMessage, Tool as OllamaTool } from 'ollama/browser';
-import { collectCompletion } from './collect.ts';
+import { assembleBackend, type StreamProgress } from './assemble-backend.ts';
 import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
-import { guardedStream, type LlmDeltaEvent } from './guarded-stream.ts';
+import type { LlmDeltaEvent } from './guarded-stream.ts';
 import { parseToolArguments } from './tool-arguments.ts';
 import type { ChatMessage, ChatRequest, LlmBackend, LlmError, ToolDefinition, Usage } from './types.ts';
 
@@ -15,9 +15,6 @@ export interface OllamaBackendOptions {
   fetch?: typeof fetch;
 }
 
-interface StreamProgress {
-  connected: boolean;
-}
 
 export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
   const baseFetch = options.fetch ?? globalThis.fetch;
@@ -82,17 +79,7 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
     return { code: 'llm_error', message: `Ollama reported an error: ${errorMessage(error)}` };
   }
 
-  return {
-    id: 'ollama',
-    defaultModel: options.defaultModel,
-    stream(request) {
-      const progress: StreamProgress = { connected: false };
-      return guardedStream(request.signal, () => produce(request, progress), (error) => describeFailure(error, progress));
-    },
-    complete(request) {
-      return collectCompletion(this.stream(request));
-    },
-  };
+  return assembleBackend({ id: 'ollama', defaultModel: options.defaultModel, produce, describeFailure });
 }
 
 function isThinkingUnsupported(error: unknown): boolean {

@@ -2,9 +2,9 @@
 // OpenRouter) through the `openai` client.
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { collectCompletion } from './collect.ts';
+import { assembleBackend, type StreamProgress } from './assemble-backend.ts';
 import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
-import { guardedStream, type LlmDeltaEvent } from './guarded-stream.ts';
+import type { LlmDeltaEvent } from './guarded-stream.ts';
 import { toOpenAIMessage, toOpenAITool } from './openai-messages.ts';
 import { ThinkTagSplitter, type SplitPiece } from './think-tag-splitter.ts';
 import { ToolCallAssembler } from './tool-call-assembler.ts';
@@ -16,9 +16,6 @@ export interface OpenAIBackendOptions {
   defaultModel: string;
 }
 
-interface StreamProgress {
-  connected: boolean;
-}
 
 /** Reasoning fields some servers add to the delta: `reasoning_content` (DeepSeek, vLLM), `reasoning` (OpenRouter, Ollama). */
 interface ReasoningDelta {
@@ -80,17 +77,7 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
     return { code: 'llm_error', message: `The ${endpoint} sent a reply that could not be read: ${errorMessage(error)}` };
   }
 
-  return {
-    id: 'openai',
-    defaultModel: options.defaultModel,
-    stream(request) {
-      const progress: StreamProgress = { connected: false };
-      return guardedStream(request.signal, () => produce(request, progress), (error) => describeFailure(error, progress));
-    },
-    complete(request) {
-      return collectCompletion(this.stream(request));
-    },
-  };
+  return assembleBackend({ id: 'openai', defaultModel: options.defaultModel, produce, describeFailure });
 }
 
 function toOpenAIRequest(request: ChatRequest, defaultModel: string): ChatCompletionCreateParamsStreaming {

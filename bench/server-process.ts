@@ -1,0 +1,131 @@
+// The real Hearth server as a child process: `node --import tsx src/main.ts`, so the
+// child's pid is the server's own node process (no wrapper) and its RSS is the server's.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { epochNow, sleep } from './epoch-time.ts';
+import { projectRoot } from './project-root.ts';
+
+export interface ServerOptions {
+  dataDir: string;
+  llmUrl: string;
+  /** Extra node flags, e.g. --cpu-prof. */
+  nodeFlags?: string[];
+}
+
+export interface StartedServer {
+  server: ServerProcess;
+  /** From spawn to the first 200 from GET /health. */
+  startMs: number;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export class ServerProcess {
+  private output = '';
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly baseUrl: string,
+  ) {
+    const keep = (data: Buffer) => {
+      this.output = (this.output + data.toString()).slice(-20_000);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+  }
+
+  static async start(options: ServerOptions): Promise<StartedServer> {
+    const port = await freePort();
+    const environment: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: options.dataDir,
+      DB_PATH: '',
+      SESSION_FILES_DIR: path.join(options.dataDir, 'session-files'),
+      LOG_LEVEL: 'silent',
+      LLM_BACKEND: 'ollama',
+      OLLAMA_HOST: options.llmUrl,
+      // Empty counts as unset: the default applies even when a .env sets these.
+      OLLAMA_NUM_CTX: '',
+      AUTH_TOKEN: '',
+    };
+    const spawnedAt = epochNow();
+    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], {
+      cwd: projectRoot,
+      env: environment,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const server = new ServerProcess(child, `http://127.0.0.1:${port}`);
+    try {
+      await server.waitForHealth(30_000);
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    return { server, startMs: epochNow() - spawnedAt };
+  }
+
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error('server process has no pid');
+    return this.child.pid;
+  }
+
+  get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  /** The last lines the server printed (it runs with LOG_LEVEL=silent, so mostly crashes). */
+  recentOutput(): string {
+    return this.output;
+  }
+
+  /** The command line of the measured pid, to show it is the server itself. */
+  async commandLine(): Promise<string> {
+    return (await readFile(`/proc/${this.pid}/cmdline`, 'utf8')).split('\0').filter(Boolean).join(' ');
+  }
+
+  async residentKilobytes(): Promise<number> {
+    const status = await readFile(`/proc/${this.pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    if (!match) throw new Error(`no VmRSS in /proc/${this.pid}/status`);
+    return Number(match[1]);
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private async waitForHealth(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.exited) throw new Error(`server exited (${this.child.exitCode ?? this.child.signalCode}) during start:\n${this.output}`);
+      try {
+        const response = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.timeout(1_000) });
+        await response.arrayBuffer();
+        if (response.status === 200) return;
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(10);
+    }
+    throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${this.output}`);
+  }
+}
