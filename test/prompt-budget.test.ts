@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { defaultPersona } from '../src/agent/persona.ts';
+import { buildSystemPrompt } from '../src/agent/system-prompt.ts';
+import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
+import { openDatabase } from '../src/store/database.ts';
+import { createBuiltinTools } from '../src/tools/builtin/index.ts';
+import { ToolRegistry } from '../src/tools/tool-registry.ts';
+
+// DESIGN §12: a local model pays for every character of this on every turn.
+const promptBudget = 12_000;
+
+describe('prompt overhead per turn', async () => {
+  const profiles = await ProfileRegistry.open('profiles');
+  const db = await openDatabase(':memory:');
+  const tools = new ToolRegistry(createBuiltinTools(db));
+
+  for (const profile of profiles.list()) {
+    it(`${profile.id}: system prompt plus tool schemas stay under ${promptBudget} characters`, () => {
+      const schemas = tools
+        .forNames(profile.tools)
+        .map(({ name, description, parameters }) => JSON.stringify({ type: 'function', function: { name, description, parameters } }));
+      const size = buildSystemPrompt(defaultPersona, profile).length + schemas.join('').length;
+      expect(size).toBeLessThan(promptBudget);
+      expect(schemas.length).toBeGreaterThan(0);
+    });
+  }
+});
