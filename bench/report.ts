@@ -1,0 +1,59 @@
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+
+export interface ReportRow {
+  scenario: string;
+  measured: string;
+  target: string;
+  /** undefined: reported only, no target. */
+  passed: boolean | undefined;
+}
+
+export interface ScenarioResult {
+  rows: ReportRow[];
+  /** Extra lines for the details section of RESULTS.md. */
+  details: string[];
+}
+
+function verdict(passed: boolean | undefined): string {
+  if (passed === undefined) return '—';
+  return passed ? 'pass' : '**FAIL**';
+}
+
+export function table(rows: readonly ReportRow[]): string {
+  const lines = ['| scenario | measured | target | pass/fail |', '|---|---|---|---|'];
+  for (const row of rows) lines.push(`| ${row.scenario} | ${row.measured} | ${row.target} | ${verdict(row.passed)} |`);
+  return lines.join('\n');
+}
+
+export function machineDescription(): string {
+  const cpus = os.cpus();
+  return [
+    `- Date: ${new Date().toISOString()}`,
+    `- Cores (os.cpus().length): ${cpus.length}`,
+    `- CPU: ${cpus[0]?.model.trim() ?? 'unknown'}`,
+    `- Node: ${process.version} on ${os.platform()} ${os.release()}`,
+  ].join('\n');
+}
+
+export async function writeResults(file: string, rows: readonly ReportRow[], method: string, details: readonly string[]): Promise<void> {
+  const text = [
+    '# Hearth benchmark results',
+    '',
+    'Written by `npm run bench` (bench/run.ts); budgets from DESIGN.md §12.',
+    '',
+    machineDescription(),
+    '',
+    table(rows),
+    '',
+    '## Method',
+    '',
+    method,
+    '',
+    '## Details',
+    '',
+    ...details.map((line) => `- ${line}`),
+    '',
+  ].join('\n');
+  await writeFile(file, text);
+}
