@@ -110,7 +110,7 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-/** Reads `.env` (when present) beneath the real environment, which wins. */
+/** Reads `.env` (when present) beneath the real environment, whose non-empty values win. */
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env, envFile = '.env'): Config {
   let fileValues: Record<string, string | undefined> = {};
   try {
@@ -118,5 +118,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, envFile
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`Cannot read ${envFile}: ${(error as Error).message}`);
   }
-  return parseConfig({ ...fileValues, ...environment });
+  const setInEnvironment = Object.entries(environment).filter(([, value]) => value !== undefined && value.trim() !== '');
+  return parseConfig({ ...fileValues, ...Object.fromEntries(setInEnvironment) });
 }

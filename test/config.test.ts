@@ -1,9 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { unusedPort } from './support/llm-helpers.ts';
 import { ConfigError, loadConfig, parseConfig } from '../src/config.ts';
 
 /** Calls `parse` and returns the ConfigError it throws. */
@@ -199,14 +199,6 @@ describe('src/main.ts as a process', () => {
     };
   }
 
-  async function freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('no port');
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return address.port;
-  }
 
   it('exits non-zero with one stderr line naming a malformed PORT', async () => {
     const main = startMain({ PORT: 'abc' });
@@ -222,7 +214,7 @@ describe('src/main.ts as a process', () => {
 
   it('starts, answers /health, and exits 0 on SIGTERM', async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-main-'));
-    const port = await freePort();
+    const port = await unusedPort();
     const main = startMain({
       HOST: '127.0.0.1',
       PORT: String(port),

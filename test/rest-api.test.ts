@@ -1,10 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { unusedPort } from './support/llm-helpers.ts';
 
 let hearth: Hearth | undefined;
 afterEach(async () => {
@@ -30,15 +30,6 @@ async function say(server: Hearth, sessionId: string, content: string): Promise<
   return server.request('POST', `/sessions/${sessionId}/messages`, { content });
 }
 
-/** A port with nobody listening on it. */
-async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return address.port;
-}
 
 /** Rows stored for a session, read straight from the SQLite file. */
 function rowCounts(dbPath: string, sessionId: string): Record<string, number> {
@@ -81,6 +72,7 @@ describe('GET /agents/profiles', () => {
       name: 'Personal Secretary',
       description: expect.stringContaining('notes'),
       backend: 'ollama',
+      model: 'qwen3:8b',
       temperature: 0.7,
       planning_enabled: true,
     });
@@ -152,6 +144,11 @@ describe('POST /sessions', () => {
   it('refuses a profile_id that is not a string with 400 invalid_request naming the field', async () => {
     const server = await start();
     expectError(await server.request('POST', '/sessions', { profile_id: 42 }), 400, 'invalid_request', 'profile_id');
+  });
+
+  it('refuses a field it does not know, naming it', async () => {
+    const server = await start();
+    expectError(await server.request('POST', '/sessions', { profile: 'secretary' }), 400, 'invalid_request', '"profile"');
   });
 
   it('refuses a body that is not JSON with 400 invalid_request', async () => {

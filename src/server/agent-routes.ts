@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Agent } from '../agent/agent.ts';
+import type { BackendChoice } from '../llm/backend-registry.ts';
 
 export async function agentRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { profiles, tools, config } = options.agent.deps;
+  const { profiles, tools, backends } = options.agent.deps;
 
   app.get('/agents/profiles', async () => ({
     profiles: profiles.list().map((profile) => ({
       id: profile.id,
       name: profile.name,
       description: profile.description,
-      model: profile.model ?? null,
-      backend: profile.backend ?? config.LLM_BACKEND,
+      ...modelOf(backends.choose({ ...(profile.backend && { backend: profile.backend }), ...(profile.model && { model: profile.model }) })),
       temperature: profile.temperature,
       planning_enabled: profile.planning_enabled,
       enabled_tools: profile.tools.filter((name) => tools.get(name)),
@@ -19,4 +19,8 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
   }));
 
   app.get('/agents/tools', async () => ({ tools: tools.summaries(), errors: [] }));
+}
+
+function modelOf(choice: BackendChoice): { model: string | null; backend: string | null } {
+  return choice.ok ? { model: choice.model, backend: choice.backend.id } : { model: null, backend: null };
 }

@@ -8,7 +8,10 @@ import { MessageBody } from './client-commands.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
-const CreateBody = Type.Union([Type.Object({ profile_id: Type.Optional(Type.String({ minLength: 1 })) }), Type.Null()]);
+const CreateBody = Type.Union([
+  Type.Object({ profile_id: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
+  Type.Null(),
+]);
 const PatchBody = Type.Object(
   {
     title: Type.Optional(Type.String({ maxLength: 200 })),

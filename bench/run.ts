@@ -1,0 +1,139 @@
+// `npm run bench`: the real server and the scripted LLM as two child processes, measured
+// from this process over real WebSockets and fetch. Prints a table and writes bench/RESULTS.md.
+//   --cpu-prof=DIR   also write a V8 CPU profile of the server process into DIR
+//   --only=1,3,5     run only these scenarios (5, start and memory, always runs)
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { LlmProcess } from './llm-process.ts';
+import { projectRoot } from './project-root.ts';
+import { machineDescription, table, writeResults, type ReportRow, type ScenarioResult } from './report.ts';
+import type { BenchContext } from './scenarios/bench-context.ts';
+import { concurrentStreams } from './scenarios/concurrency.ts';
+import { finalMemory, startAndMeasure } from './scenarios/start-and-memory.ts';
+import { deltaThroughput } from './scenarios/throughput.ts';
+import { freshSessionTurns, longSessionTurns } from './scenarios/turn-overhead.ts';
+import { seedLongSession } from './seed-session.ts';
+import type { ServerProcess } from './server-process.ts';
+
+const method =
+  'The server runs as its own process (`node --import tsx src/main.ts`, LOG_LEVEL=silent, a temp DATA_DIR, default ' +
+  'OLLAMA_NUM_CTX) against the scripted Ollama of test/support, which runs in a second child process ' +
+  '(bench/scripted-llm-process.ts) and is told over IPC how to answer; the measuring client is a third process using ' +
+  'real `ws` sockets and fetch, so no two parties share an event loop. A turn is timed at the client from sending ' +
+  '`{"type":"message"}` to receiving `stream_end`. The LLM process times each chat request from its headers arriving ' +
+  '(node:diagnostics_channel `http.server.request.start`) to its response being flushed (`http.server.response.finish`) ' +
+  'and reports it over IPC, tagged with the turn id it reads from the user message; server overhead = turn time − LLM ' +
+  'time, so it includes both WebSocket hops, the database work, building and serialising the request, and parsing the ' +
+  'stream. For chunk lag the LLM writes its send time (`performance.timeOrigin + performance.now()`) into each chunk and ' +
+  'the client subtracts it from its receipt time, corrected by the clock offset between the two processes (measured over ' +
+  'IPC, best of 50 round trips). The 2,000-message session is written into the database file before the server starts. ' +
+  'Warm-up turns are discarded as noted below. RSS is VmRSS from /proc of the server\'s own node process.';
+
+interface Options {
+  cpuProfileDirectory?: string;
+  only?: Set<number>;
+}
+
+function parseOptions(argumentsList: string[]): Options {
+  const options: Options = {};
+  for (const argument of argumentsList) {
+    const [name, value] = argument.split('=', 2);
+    if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
+    else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4`);
+  }
+  return options;
+}
+
+function errorRow(scenario: string, error: unknown): ReportRow {
+  const message = (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
+  return { scenario, measured: `did not complete: ${message}`, target: '', passed: false };
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-bench-'));
+  let llm: LlmProcess | undefined;
+  let server: ServerProcess | undefined;
+  const cleanup = async () => {
+    await server?.stop().catch(() => undefined);
+    await llm?.stop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+  }
+
+  const rows: ReportRow[] = [];
+  const startRows: ReportRow[] = [];
+  const details: string[] = [];
+  let incomplete = false;
+  const began = Date.now();
+  try {
+    console.log(machineDescription());
+    llm = await LlmProcess.start();
+    const clockOffset = await llm.measureClockOffset();
+    console.log('seeding the 2,000-message session…');
+    const seeded = await seedLongSession(path.join(dataDir, 'hearth.db'), 1_000);
+
+    console.log('5. starting the server…');
+    const started = await startAndMeasure({
+      dataDir,
+      llmUrl: llm.url,
+      ...(options.cpuProfileDirectory && { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDirectory}`] }),
+    });
+    server = started.server;
+    startRows.push(...started.rows);
+    details.push(...started.details);
+
+    const context: BenchContext = { server, llm, clockOffset };
+    const scenarios: [number, string, () => Promise<ScenarioResult>][] = [
+      [1, '1. Turn overhead, fresh session', () => freshSessionTurns(context)],
+      [2, '2. Turn overhead, 2,000-message session', () => longSessionTurns(context, seeded.sessionId, seeded.characters)],
+      [3, '3. `stream_delta` throughput, one client', () => deltaThroughput(context)],
+      [4, '4. 100 concurrent streams', () => concurrentStreams(context)],
+    ];
+    for (const [number, name, run] of scenarios) {
+      if (options.only && !options.only.has(number)) continue;
+      if (server.exited) {
+        rows.push(errorRow(name, new Error(`the server process exited: ${server.recentOutput().slice(-500)}`)));
+        incomplete = true;
+        continue;
+      }
+      console.log(`${name}…`);
+      const scenarioBegan = Date.now();
+      try {
+        const result = await run();
+        rows.push(...result.rows);
+        details.push(...result.details);
+        for (const row of result.rows) console.log(`   ${row.measured} (${((Date.now() - scenarioBegan) / 1000).toFixed(1)} s)`);
+      } catch (error) {
+        console.error(`   ${name} failed:`, error);
+        rows.push(errorRow(name, error));
+        incomplete = true;
+      }
+    }
+    if (!server.exited) startRows.push(await finalMemory(server));
+  } catch (error) {
+    console.error('bench setup failed:', error);
+    rows.push(errorRow('setup', error));
+    incomplete = true;
+  } finally {
+    await cleanup();
+  }
+
+  const allRows = [...rows, ...startRows];
+  details.push(`Whole bench took ${((Date.now() - began) / 1000).toFixed(1)} s.`);
+  if (options.cpuProfileDirectory) details.push(`Server CPU profile written to ${options.cpuProfileDirectory}.`);
+  console.log(`\n${table(allRows)}\n`);
+  const misses = allRows.filter((row) => row.passed === false);
+  if (misses.length === 0) console.log('All targets met.');
+  else for (const row of misses) console.log(`MISSED: ${row.scenario}: ${row.measured} (target ${row.target || 'n/a'})`);
+  const resultsFile = path.join(projectRoot, 'bench', 'RESULTS.md');
+  await writeResults(resultsFile, allRows, method, details);
+  console.log(`Written to ${path.relative(process.cwd(), resultsFile)}.`);
+  return incomplete ? 1 : 0;
+}
+
+process.exitCode = await main();
