@@ -34,7 +34,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     config,
     logger: overrides.logger ?? createLogger(config.LOG_LEVEL),
     profiles: overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR)),
-    tools: overrides.tools ?? new ToolRegistry(createBuiltinTools(db)),
+    tools: overrides.tools ?? new ToolRegistry(createBuiltinTools({ db, config })),
     backends: overrides.backends ?? BackendRegistry.fromConfig(config),
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
   };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.ts';
 import { defaultPersona } from '../src/agent/persona.ts';
 import { buildSystemPrompt } from '../src/agent/system-prompt.ts';
 import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
@@ -12,7 +13,7 @@ const promptBudget = 12_000;
 describe('prompt overhead per turn', async () => {
   const profiles = await ProfileRegistry.open('profiles');
   const db = await openDatabase(':memory:');
-  const tools = new ToolRegistry(createBuiltinTools(db));
+  const tools = new ToolRegistry(createBuiltinTools({ db, config: parseConfig({}) }));
 
   for (const profile of profiles.list()) {
     it(`${profile.id}: system prompt plus tool schemas stay under ${promptBudget} characters`, () => {

@@ -60,7 +60,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     ...options.env,
   });
   const deps = await createDependencies(config);
-  if (options.tools) deps.tools = new ToolRegistry([...createBuiltinTools(deps.db), ...options.tools]);
+  if (options.tools) deps.tools = new ToolRegistry([...createBuiltinTools(deps), ...options.tools]);
   const app = await buildApp(config, deps);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
