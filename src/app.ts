@@ -66,6 +66,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
 
   app.addHook('onClose', async () => {
     await agent.stopAll();
+    await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
     await deps.db.destroy();
   });
   return app;

@@ -43,6 +43,7 @@ export class Agent {
   async deleteSession(sessionId: string): Promise<boolean> {
     this.hub.stop(sessionId);
     await this.turns.get(sessionId);
+    await Promise.all(this.deps.tools.list().map((tool) => tool.releaseSession?.(sessionId)));
     const existed = await deleteSession(this.deps.db, sessionId);
     await rm(path.join(this.deps.config.SESSION_FILES_DIR, sessionId), { recursive: true, force: true });
     return existed;

@@ -9,6 +9,8 @@ export interface ToolContext {
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
   isSubagent: boolean;
+  /** For a sub-agent: the session that spawned it, whose work folder it shares. */
+  parentSessionId?: string;
 }
 
 export interface ToolResult {
@@ -29,6 +31,10 @@ export interface Tool<Arguments = any> {
   /** Wall-clock limit of one call; the registry's default applies when absent. */
   timeoutMs?: number;
   execute(args: Arguments, context: ToolContext): Promise<ToolOutput>;
+  /** Frees what the tool holds for a session (pooled connections…) when it is deleted or a sub-agent ends. */
+  releaseSession?(sessionId: string): Promise<void>;
+  /** Frees everything at shutdown. */
+  dispose?(): Promise<void>;
 }
 
 export function toToolResult(output: ToolOutput): ToolResult {
