@@ -70,23 +70,22 @@ export class LlmProcess {
   }
 
   /**
-   * The LLM's own time in one turn: the turn's streamed request, plus any non-streamed
-   * request of the same turn that finished before it (planning). Later background calls
-   * of the same turn (a title) are not part of it.
+   * The LLM's own time in one turn: the turn's answer call, plus the auxiliary calls of
+   * the same turn that finished before it (planning). Later background calls of the
+   * same turn (a title) are not part of it.
    */
-  async llmTimeOfTurn(tag: string, timeoutMs = 5_000): Promise<number> {
+  async llmTimeOfTurn(tag: string, timeoutMs = 5_000): Promise<{ milliseconds: number; calls: number }> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const reports = this.timings.get(tag) ?? [];
-      const streamed = reports.find((report) => report.streamed);
-      if (streamed) {
+      const answer = reports.find((report) => report.answer);
+      if (answer) {
         this.timings.delete(tag);
-        return reports
-          .filter((report) => report.finishedAt <= streamed.finishedAt)
-          .reduce((total, report) => total + (report.finishedAt - report.receivedAt), 0);
+        const calls = reports.filter((report) => report.finishedAt <= answer.finishedAt);
+        return { milliseconds: calls.reduce((total, report) => total + (report.finishedAt - report.receivedAt), 0), calls: calls.length };
       }
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error(`the scripted LLM reported no streamed request for turn ${tag}`);
+      if (remaining <= 0) throw new Error(`the scripted LLM reported no answer call for turn ${tag}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, remaining);
         this.timingWaiters.push(() => {

@@ -1,6 +1,6 @@
 // The IPC messages between the bench client and the scripted-LLM child process.
 
-/** How the scripted LLM answers every streamed chat request until told otherwise. */
+/** How the scripted LLM answers each turn's answer call until told otherwise. */
 export interface ReplyPlan {
   chunkCount: number;
   /** Pause before each chunk. */
@@ -17,8 +17,11 @@ export type LlmReport =
   | { type: 'ready'; url: string }
   | { id: number; type: 'configured' }
   | { id: number; type: 'clock'; llmTime: number }
-  /** One chat request: from its headers arriving to the response being flushed, LLM clock. */
-  | { type: 'timing'; tag: string | undefined; streamed: boolean; receivedAt: number; finishedAt: number };
+  /**
+   * One chat request: from its headers arriving to the response being flushed, LLM clock.
+   * `answer`: the turn's main call (with tools, ending with the user's message), not planning or a title.
+   */
+  | { type: 'timing'; tag: string | undefined; answer: boolean; receivedAt: number; finishedAt: number };
 
 export type LlmReply = Extract<LlmReport, { id: number }>;
 

@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { projectRoot } from './project-root.ts';
 
 export interface ReportRow {
   scenario: string;
@@ -26,6 +28,21 @@ export function table(rows: readonly ReportRow[]): string {
   return lines.join('\n');
 }
 
+/** Other work on the machine skews every number here, so the report says how busy it was. */
+export function loadAverage(): string {
+  return os.loadavg().map((load) => load.toFixed(2)).join(' / ');
+}
+
+function codeVersion(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8' }).trim();
+    const changed = git('status', '--porcelain', '--', 'src', 'profiles') !== '';
+    return `commit ${git('rev-parse', '--short', 'HEAD')}${changed ? ' plus uncommitted changes in src/ or profiles/' : ''}`;
+  } catch {
+    return 'unknown (no git)';
+  }
+}
+
 export function machineDescription(): string {
   const cpus = os.cpus();
   return [
@@ -33,6 +50,8 @@ export function machineDescription(): string {
     `- Cores (os.cpus().length): ${cpus.length}`,
     `- CPU: ${cpus[0]?.model.trim() ?? 'unknown'}`,
     `- Node: ${process.version} on ${os.platform()} ${os.release()}`,
+    `- Code: ${codeVersion()}`,
+    `- Load average (1 / 5 / 15 min) at start: ${loadAverage()}`,
   ].join('\n');
 }
 

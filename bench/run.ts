@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LlmProcess } from './llm-process.ts';
 import { projectRoot } from './project-root.ts';
-import { machineDescription, table, writeResults, type ReportRow, type ScenarioResult } from './report.ts';
+import { loadAverage, machineDescription, table, writeResults, type ReportRow, type ScenarioResult } from './report.ts';
 import type { BenchContext } from './scenarios/bench-context.ts';
 import { concurrentStreams } from './scenarios/concurrency.ts';
 import { finalMemory, startAndMeasure } from './scenarios/start-and-memory.ts';
@@ -124,9 +124,10 @@ async function main(): Promise<number> {
   }
 
   const allRows = [...rows, ...startRows];
-  details.push(`Whole bench took ${((Date.now() - began) / 1000).toFixed(1)} s.`);
+  details.push(`Whole bench took ${((Date.now() - began) / 1000).toFixed(1)} s; load average (1 / 5 / 15 min) at the end: ${loadAverage()}.`);
   if (options.cpuProfileDirectory) details.push(`Server CPU profile written to ${options.cpuProfileDirectory}.`);
   console.log(`\n${table(allRows)}\n`);
+  const machine = machineDescription();
   const misses = allRows.filter((row) => row.passed === false);
   if (misses.length === 0) console.log('All targets met.');
   else for (const row of misses) console.log(`MISSED: ${row.scenario}: ${row.measured} (target ${row.target || 'n/a'})`);

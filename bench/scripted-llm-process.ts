@@ -12,7 +12,7 @@ import { readTurnTag, stampText, type LlmCommand, type LlmReport, type ReplyPlan
 interface RequestTiming {
   receivedAt: number;
   chat: boolean;
-  streamed: boolean;
+  answer: boolean;
   tag: string | undefined;
 }
 
@@ -27,7 +27,7 @@ const timings = new WeakMap<IncomingMessage, RequestTiming>();
 // entering the storage here makes the timing visible to the responder of this request.
 diagnosticsChannel.subscribe('http.server.request.start', (message) => {
   const { request } = message as { request: IncomingMessage };
-  const timing: RequestTiming = { receivedAt: epochNow(), chat: false, streamed: false, tag: undefined };
+  const timing: RequestTiming = { receivedAt: epochNow(), chat: false, answer: false, tag: undefined };
   timings.set(request, timing);
   currentRequest.enterWith(timing);
 });
@@ -38,7 +38,7 @@ diagnosticsChannel.subscribe('http.server.response.finish', (message) => {
   if (!timing?.chat) return;
   // The scripted server keeps every request body; a 2,000-message body is ~1 MB, so let them go.
   llm.requests.length = 0;
-  report({ type: 'timing', tag: timing.tag, streamed: timing.streamed, receivedAt: timing.receivedAt, finishedAt });
+  report({ type: 'timing', tag: timing.tag, answer: timing.answer, receivedAt: timing.receivedAt, finishedAt });
 });
 
 let plan: ReplyPlan = { chunkCount: 20, delayMs: 0, stamped: false };
@@ -61,18 +61,26 @@ function promptTokens(messages: { content?: unknown }[]): number {
   return Math.ceil(characters / 4);
 }
 
+/**
+ * The turn's answer call offers the profile's tools and ends with the user's message;
+ * anything else (planning, a title, a summary) is an auxiliary call.
+ */
+function isAnswerCall(body: any, messages: { role?: string }[]): boolean {
+  return Array.isArray(body?.tools) && body.tools.length > 0 && messages.at(-1)?.role === 'user';
+}
+
 function answer(body: any): ScriptStep {
   const messages: { role?: string; content?: unknown }[] = Array.isArray(body?.messages) ? body.messages : [];
-  const streamed = body?.stream !== false;
+  const answerCall = isAnswerCall(body, messages);
   const timing = currentRequest.getStore();
   if (timing) {
     timing.chat = true;
-    timing.streamed = streamed;
+    timing.answer = answerCall;
     timing.tag = readTurnTag(lastUserText(messages));
   }
   const usage = { promptTokens: promptTokens(messages), completionTokens: plan.chunkCount };
-  // Non-streamed calls (planning, titles) get a short answer that skips planning.
-  if (!streamed) return { content: 'DIRECT', usage };
+  // Auxiliary calls get a short reply; for planning it means "no plan needed".
+  if (!answerCall) return { content: 'DIRECT', usage };
   const stamped = plan.stamped;
   return {
     chunkCount: plan.chunkCount,

@@ -8,7 +8,7 @@ import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/turn.ts';
 import type { Config } from './config.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger } from './logger.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
 import { agentRoutes } from './server/agent-routes.ts';
 import { requireToken } from './server/auth.ts';
@@ -21,9 +21,7 @@ import { ToolRegistry } from './tools/tool-registry.ts';
 
 export const version = '0.1.0';
 
-export interface AppDependencies extends AgentDependencies {
-  logger: Logger;
-}
+export type AppDependencies = AgentDependencies;
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
 export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
@@ -49,7 +47,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     // Bodies are validated as sent: a number is not quietly turned into a flag, nor an unknown field dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
-  const agent = new Agent(deps, deps.logger);
+  const agent = new Agent(deps);
   app.decorate('agent', agent);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);

@@ -57,7 +57,7 @@ describe('GET /health', () => {
 
 describe('GET /agents/profiles', () => {
   it('lists the three shipped profiles with every field', async () => {
-    const server = await start();
+    const server = await start({ planning: true });
     const { status, body } = await server.request('GET', '/agents/profiles');
     expect(status).toBe(200);
     expect(body.errors).toEqual([]);

@@ -12,6 +12,8 @@ const instantReply = { chunkCount: 20, delayMs: 0, stamped: false };
 interface TurnSample {
   turnMs: number;
   llmMs: number;
+  /** LLM calls made before the answer finished: the answer, plus planning when it runs. */
+  llmCalls: number;
   overheadMs: number;
 }
 
@@ -22,8 +24,8 @@ async function measureTurn(socket: SessionSocket, llm: LlmProcess, tag: string):
   socket.send({ type: 'message', content: `Please give me a short status update. ${turnTagText(tag)}` });
   const { receivedAt } = await ended;
   const turnMs = receivedAt - sentAt;
-  const llmMs = await llm.llmTimeOfTurn(tag);
-  return { turnMs, llmMs, overheadMs: turnMs - llmMs };
+  const { milliseconds: llmMs, calls: llmCalls } = await llm.llmTimeOfTurn(tag);
+  return { turnMs, llmMs, llmCalls, overheadMs: turnMs - llmMs };
 }
 
 async function measureTurns(socket: SessionSocket, llm: LlmProcess, label: string, count: number): Promise<TurnSample[]> {
@@ -36,6 +38,7 @@ function summarize(scenario: string, samples: TurnSample[], budgetMs: number, co
   const overhead = median(samples.map((sample) => sample.overheadMs));
   const turns = samples.map((sample) => sample.turnMs);
   const llmMedian = median(samples.map((sample) => sample.llmMs));
+  const callCounts = [...new Set(samples.map((sample) => sample.llmCalls))].sort().join(' or ');
   return {
     rows: [
       {
@@ -49,7 +52,8 @@ function summarize(scenario: string, samples: TurnSample[], budgetMs: number, co
     ],
     details: [
       `${scenario}: ${samples.length} measured turns ${context}; turn min ${milliseconds(Math.min(...turns))}, ` +
-        `max ${milliseconds(Math.max(...turns))}; LLM time p95 ${milliseconds(percentile(samples.map((sample) => sample.llmMs), 0.95))}.`,
+        `max ${milliseconds(Math.max(...turns))}; LLM time p95 ${milliseconds(percentile(samples.map((sample) => sample.llmMs), 0.95))}; ` +
+        `LLM calls per turn: ${callCounts} (the answer, plus planning when the server runs it).`,
     ],
   };
 }

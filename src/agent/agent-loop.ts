@@ -9,6 +9,8 @@ import { streamRound, type RoundResult } from './stream-round.ts';
 export interface Conversation {
   load(): Promise<ChatMessage[]>;
   append(messages: NewMessage[]): Promise<void>;
+  /** Adds messages only the model sees (an image a tool loaded), not the display history. */
+  appendToContext(messages: NewMessage[]): Promise<void>;
 }
 
 /** Everything one LLM call needs; resolved again before every round, so a profile switch applies at once. */
@@ -81,11 +83,12 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     }
 
     if (result.thinking !== '') context.emit({ type: 'turn_thinking', thinking: result.thinking, is_subagent: context.isSubagent });
-    const toolMessages = await runToolCalls(result.toolCalls, setup.toolNames, input);
+    const { toolMessages, images } = await runToolCalls(result.toolCalls, setup.toolNames, input);
     await conversation.append([
       { role: 'assistant', content: result.text, ...thinkingOf(result), tool_calls: result.toolCalls },
       ...toolMessages,
     ]);
+    if (images.length > 0) await conversation.appendToContext(images);
     if (context.signal.aborted) {
       await conversation.append([{ role: 'assistant', content: '', stopped: true }]);
       return { status: 'stopped', content: '' };
@@ -93,10 +96,18 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   }
 }
 
-/** Runs the calls one after another, in the order the model asked for them; each gets a result, even after a stop. */
-async function runToolCalls(calls: ToolCall[], allowedNames: readonly string[], input: LoopInput): Promise<NewMessage[]> {
+/**
+ * Runs the calls one after another, in the order the model asked for them; each gets a
+ * result, even after a stop. Images a tool loaded become a user message for the model.
+ */
+async function runToolCalls(
+  calls: ToolCall[],
+  allowedNames: readonly string[],
+  input: LoopInput,
+): Promise<{ toolMessages: NewMessage[]; images: NewMessage[] }> {
   const { context } = input;
-  const messages: NewMessage[] = [];
+  const toolMessages: NewMessage[] = [];
+  const images: NewMessage[] = [];
   for (const call of calls) {
     const announced = { call_id: call.id, tool: call.name, args: call.arguments, is_subagent: context.isSubagent };
     context.emit({ type: 'tool_started', ...announced });
@@ -107,9 +118,18 @@ async function runToolCalls(calls: ToolCall[], allowedNames: readonly string[], 
       defaultTimeoutMs: input.toolTimeoutMs,
     });
     context.emit({ type: 'tool_call', ...announced, result: result.output, success: result.success });
-    messages.push({ role: 'tool', content: result.output, tool_call_id: call.id, name: call.name, success: result.success });
+    toolMessages.push({ role: 'tool', content: result.output, tool_call_id: call.id, name: call.name, success: result.success });
+    const image = loadedImage(result.metadata);
+    if (image) images.push({ role: 'user', content: `[Image loaded by ${call.name}: ${image.description}]`, images: [image.base64] });
   }
-  return messages;
+  return { toolMessages, images };
+}
+
+/** Tools hand images to the model through `metadata.image = {base64, description}`. */
+function loadedImage(metadata: Record<string, unknown> | undefined): { base64: string; description: string } | undefined {
+  const image = metadata?.['image'] as { base64?: unknown; description?: unknown } | undefined;
+  if (typeof image?.base64 !== 'string') return undefined;
+  return { base64: image.base64, description: typeof image.description === 'string' ? image.description : 'image' };
 }
 
 function thinkingOf(result: RoundResult): { thinking?: string } {

@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from 'pino';
 import { deleteSession } from '../store/sessions-repository.ts';
 import { runWithContext } from '../context.ts';
 import type { ToolContext } from '../tools/tool.ts';
@@ -15,10 +14,7 @@ export class Agent {
   private readonly hub = new RunHub();
   private readonly turns = new Map<string, Promise<TurnOutcome>>();
 
-  constructor(
-    readonly deps: AgentDependencies,
-    private readonly logger: Logger,
-  ) {}
+  constructor(readonly deps: AgentDependencies) {}
 
   /** Starts a turn in the background; refused while the session already has one. */
   send(sessionId: string, input: UserInput): SendResult {
@@ -26,7 +22,7 @@ export class Agent {
     if (!started.ok) return { ok: false, code: 'session_busy' };
     const context: ToolContext = { sessionId, signal: started.signal, emit: started.emit, isSubagent: false };
     const outcome = runWithContext(context, () => runTurn(sessionId, input, this.deps, context)).catch((error: unknown) => {
-      this.logger.error({ err: error, sessionId }, 'turn failed');
+      this.deps.logger.error({ err: error, sessionId }, 'turn failed');
       const message = `Internal error: ${error instanceof Error ? error.message : String(error)}`;
       started.emit({ type: 'error', code: 'internal_error', message });
       started.emit({ type: 'session_sync', running: false });

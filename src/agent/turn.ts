@@ -8,8 +8,10 @@ import { appendMessage, appendMessages, listMessages } from '../store/messages-r
 import { findSession, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
-import { runAgentLoop, type Conversation, type RoundSetup } from './agent-loop.ts';
-import { buildSystemPrompt } from './system-prompt.ts';
+import type { Logger } from '../logger.ts';
+import { runAgentLoop, type Conversation } from './agent-loop.ts';
+import { runPlanning } from './planning.ts';
+import { profileNamed, setupForProfile, type ProfileSetup } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
 
 /** Applies to tools that set no timeout of their own. */
@@ -22,6 +24,7 @@ export interface AgentDependencies {
   tools: ToolRegistry;
   backends: BackendRegistry;
   persona: string;
+  logger: Logger;
 }
 
 export interface UserInput {
@@ -45,7 +48,8 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
     ...(input.images?.length && { images: input.images.map(stripDataUri) }),
   });
   await titleFromFirstMessage(db, sessionId, input.content);
-  // DESIGN §6 step 2 (compression) and step 3 (planning) run here once they exist.
+  // DESIGN §6 step 2 (compression) runs here once it exists.
+  await plan(sessionId, deps, context);
 
   let lastRequest: ChatMessage[] = [];
   const conversation: Conversation = {
@@ -54,10 +58,11 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
       return lastRequest;
     },
     append: (messages) => appendMessages(db, sessionId, messages),
+    appendToContext: (messages) => appendMessages(db, sessionId, messages, ['context']),
   };
   const outcome = await runAgentLoop({
     conversation,
-    setup: () => roundSetup(sessionId, deps),
+    setup: () => sessionSetup(sessionId, deps),
     registry: deps.tools,
     toolTimeoutMs: defaultToolTimeoutMs,
     context,
@@ -82,28 +87,35 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
   }
 }
 
-async function roundSetup(sessionId: string, deps: AgentDependencies) {
+async function sessionSetup(sessionId: string, deps: AgentDependencies): Promise<ProfileSetup> {
   const session = await findSession(deps.db, sessionId);
-  const profile = session && (deps.profiles.get(session.profileId) ?? deps.profiles.get('secretary'));
-  if (!profile) {
-    return { ok: false as const, error: { code: 'llm_error' as const, message: `Profile "${session?.profileId}" does not exist.` } };
-  }
-  const choice = deps.backends.choose({
-    ...(profile.backend && { backend: profile.backend }),
-    ...(profile.model && { model: profile.model }),
+  const profile = profileNamed(session?.profileId, deps);
+  if (!('prompt' in profile)) return { ok: false, error: profile };
+  return setupForProfile(profile, deps);
+}
+
+/** DESIGN §6 step 3. A failed planning call is logged and skipped: the turn still runs. */
+async function plan(sessionId: string, deps: AgentDependencies, context: ToolContext): Promise<void> {
+  const resolved = await sessionSetup(sessionId, deps);
+  if (!resolved.ok || !resolved.profile.planning_enabled) return;
+  const { setup } = resolved;
+  const result = await runPlanning({
+    backend: setup.backend,
+    model: setup.model,
+    systemPrompt: setup.systemPrompt,
+    history: (await listMessages(deps.db, sessionId, 'context')).map(toChatMessage),
+    toolNames: setup.toolNames,
+    profileNames: deps.profiles.list().map((profile) => profile.id),
+    contextWindow: setup.contextWindow,
+    signal: context.signal,
   });
-  if (!choice.ok) return choice;
-  const setup: RoundSetup = {
-    backend: choice.backend,
-    model: choice.model,
-    systemPrompt: buildSystemPrompt(deps.persona, profile),
-    toolNames: profile.tools,
-    temperature: profile.temperature,
-    think: deps.config.OLLAMA_THINK,
-    contextWindow: deps.config.OLLAMA_NUM_CTX,
-    maxIterations: profile.max_iterations,
-  };
-  return { ok: true as const, setup };
+  if (result.kind === 'failed') {
+    if (result.error.code !== 'aborted') deps.logger.warn({ sessionId, error: result.error }, 'planning failed; continuing without a plan');
+    return;
+  }
+  if (result.kind === 'direct') return;
+  await appendMessage(deps.db, sessionId, { role: 'assistant', content: result.plan, is_plan: true });
+  context.emit({ type: 'plan_ready', plan: result.plan });
 }
 
 async function titleFromFirstMessage(db: Db, sessionId: string, content: string): Promise<void> {

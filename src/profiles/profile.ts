@@ -22,7 +22,8 @@ export interface Profile {
 export const PROFILE_ID_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
 
 // Function names as OpenAI-compatible and Ollama APIs accept them.
-const TOOL_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+// `*` stands for every tool.
+const TOOL_NAME_PATTERN = '^([A-Za-z0-9_-]{1,64}|\\*)$';
 
 export const ProfileFrontMatterSchema = Type.Object(
   {

@@ -13,7 +13,12 @@ export class ToolRegistry {
   private userTools = new Map<string, RegisteredTool>();
 
   constructor(builtins: Tool[] = []) {
-    for (const tool of builtins) this.builtins.set(tool.name, register(tool));
+    this.addBuiltins(builtins);
+  }
+
+  /** Built-ins that need the registry itself (list_tools, tool_manual) are added after it exists. */
+  addBuiltins(tools: Tool[]): void {
+    for (const tool of tools) this.builtins.set(tool.name, register(tool));
   }
 
   get(name: string): RegisteredTool | undefined {
@@ -35,8 +40,9 @@ export class ToolRegistry {
     this.userTools = next;
   }
 
-  /** The tools a profile exposes, in the profile's order; names that do not exist are skipped. */
+  /** The tools a profile exposes, in the profile's order; `*` means every tool; names that do not exist are skipped. */
   forNames(names: readonly string[]): Tool[] {
+    if (names.includes('*')) return this.list();
     return names.flatMap((name) => {
       const entry = this.get(name);
       return entry ? [entry.tool] : [];

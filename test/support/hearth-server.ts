@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile, cp, mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -23,6 +23,8 @@ export interface HearthOptions {
   dataDir?: string;
   /** Reuse a scripted LLM; it is then not closed on close. */
   llm?: ScriptedLlm;
+  /** Keep the shipped profiles' planning phase (off by default so scripts answer the tool loop directly). */
+  planning?: boolean;
 }
 
 export interface Hearth {
@@ -44,7 +46,10 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'hearth-test-')));
   const profilesDir = path.join(dataDir, 'profiles');
   await mkdir(profilesDir, { recursive: true });
-  await cp(path.resolve('profiles'), profilesDir, { recursive: true });
+  for (const file of await readdir(path.resolve('profiles'))) {
+    const text = await readFile(path.resolve('profiles', file), 'utf8');
+    await writeFile(path.join(profilesDir, file), options.planning ? text : text.replace(/^planning_enabled: true$/m, 'planning_enabled: false'));
+  }
   for (const [id, text] of Object.entries(options.profiles ?? {})) await writeFile(path.join(profilesDir, `${id}.md`), text);
 
   const config = parseConfig({

@@ -1,0 +1,43 @@
+import type { LlmError } from '../llm/types.ts';
+import type { Profile } from '../profiles/profile.ts';
+import type { RoundSetup } from './agent-loop.ts';
+import { buildSystemPrompt } from './system-prompt.ts';
+import type { AgentDependencies } from './turn.ts';
+
+export type ProfileSetup = { ok: true; profile: Profile; setup: RoundSetup } | { ok: false; error: LlmError };
+
+/** Tools a sub-agent never gets: it cannot spawn further agents or change its parent's profile. */
+const parentOnlyTools = new Set(['spawn_agent', 'switch_profile']);
+
+/** Which backend, model, prompt and tools a call for this profile uses. */
+export function setupForProfile(profile: Profile, deps: AgentDependencies, options: { subagent?: boolean } = {}): ProfileSetup {
+  const choice = deps.backends.choose({
+    ...(profile.backend && { backend: profile.backend }),
+    ...(profile.model && { model: profile.model }),
+  });
+  if (!choice.ok) return choice;
+  const toolNames = deps.tools
+    .forNames(profile.tools)
+    .map((tool) => tool.name)
+    .filter((name) => !(options.subagent && parentOnlyTools.has(name)));
+  return {
+    ok: true,
+    profile,
+    setup: {
+      backend: choice.backend,
+      model: choice.model,
+      systemPrompt: buildSystemPrompt(deps.persona, profile),
+      toolNames,
+      temperature: profile.temperature,
+      think: deps.config.OLLAMA_THINK,
+      contextWindow: deps.config.OLLAMA_NUM_CTX,
+      maxIterations: profile.max_iterations,
+    },
+  };
+}
+
+/** The profile a stored session uses now (it may change mid-run through switch_profile). */
+export function profileNamed(profileId: string | undefined, deps: AgentDependencies): Profile | LlmError {
+  const profile = profileId === undefined ? undefined : deps.profiles.get(profileId);
+  return profile ?? { code: 'llm_error', message: `Profile "${profileId}" does not exist; switch the session to one of: ${deps.profiles.list().map((known) => known.id).join(', ')}.` };
+}
