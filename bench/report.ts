@@ -55,13 +55,19 @@ export function machineDescription(): string {
   ].join('\n');
 }
 
-export async function writeResults(file: string, rows: readonly ReportRow[], method: string, details: readonly string[]): Promise<void> {
+export async function writeResults(
+  file: string,
+  machine: string,
+  rows: readonly ReportRow[],
+  method: string,
+  details: readonly string[],
+): Promise<void> {
   const text = [
     '# Hearth benchmark results',
     '',
     'Written by `npm run bench` (bench/run.ts); budgets from DESIGN.md §12.',
     '',
-    machineDescription(),
+    machine,
     '',
     table(rows),
     '',

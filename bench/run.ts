@@ -70,8 +70,9 @@ async function main(): Promise<number> {
   const details: string[] = [];
   let incomplete = false;
   const began = Date.now();
+  const machine = machineDescription();
   try {
-    console.log(machineDescription());
+    console.log(machine);
     llm = await LlmProcess.start();
     const clockOffset = await llm.measureClockOffset();
     console.log('seeding the 2,000-message session…');
@@ -127,12 +128,11 @@ async function main(): Promise<number> {
   details.push(`Whole bench took ${((Date.now() - began) / 1000).toFixed(1)} s; load average (1 / 5 / 15 min) at the end: ${loadAverage()}.`);
   if (options.cpuProfileDirectory) details.push(`Server CPU profile written to ${options.cpuProfileDirectory}.`);
   console.log(`\n${table(allRows)}\n`);
-  const machine = machineDescription();
   const misses = allRows.filter((row) => row.passed === false);
   if (misses.length === 0) console.log('All targets met.');
   else for (const row of misses) console.log(`MISSED: ${row.scenario}: ${row.measured} (target ${row.target || 'n/a'})`);
   const resultsFile = path.join(projectRoot, 'bench', 'RESULTS.md');
-  await writeResults(resultsFile, allRows, method, details);
+  await writeResults(resultsFile, machine, allRows, method, details);
   console.log(`Written to ${path.relative(process.cwd(), resultsFile)}.`);
   return incomplete ? 1 : 0;
 }

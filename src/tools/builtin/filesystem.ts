@@ -197,7 +197,7 @@ export function createFilesystemTool(options: { config: Config }): Tool<Filesyst
 
   return {
     name: 'filesystem',
-    description: 'Read, write, append, list, delete or mkdir files. Relative paths are in this session\'s work folder; absolute paths only in allowed folders.',
+    description: 'Read, write, append, list or delete files; make folders (mkdir). Relative paths are in this session\'s work folder; absolute paths only in allowed folders.',
     parameters,
     source: 'builtin',
     execute: run,

@@ -44,7 +44,7 @@ export async function resolveAllowedPath(requested: string, options: PathAccessO
   const root = roots.find((candidate) => isInside(candidate, real));
   if (root !== undefined) return { ok: true, path: real, root };
   const allowed = options.allowedRoots === 'anywhere' ? '' : options.allowedRoots.join(', ');
-  const shown = real === lexical ? '' : ` (it leads to ${real})`;
+  const shown = path.isAbsolute(requested.trim()) && real === lexical ? '' : ` (it leads to ${real})`;
   return {
     ok: false,
     message: `Access to ${requested} is refused${shown}: only the work folder${allowed ? ` and ${allowed}` : ''} may be used.`,

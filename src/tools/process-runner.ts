@@ -1,0 +1,204 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { keepHeadAndTail } from './truncate.ts';
+
+export interface RunProcessOptions {
+  executable: string;
+  args: readonly string[];
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  /** Text written to the process's standard input; without it, stdin is empty. */
+  stdin?: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Characters of stdout and stderr together in the result; also bounds what is held in memory. */
+  maxOutputCharacters?: number;
+  /** Time between SIGTERM and SIGKILL when the process group is stopped. */
+  killGraceMs?: number;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+  /** Set when the process could not start, e.g. ENOENT for a missing executable. */
+  spawnError?: { code: string; message: string };
+}
+
+const defaultMaxOutputCharacters = 20_000;
+const defaultKillGraceMs = 2_000;
+/** After the process exits, how long to keep reading from pipes a background child may still hold open. */
+const drainAfterExitMs = 250;
+
+/** Keeps the head and a rolling tail of a stream, so memory stays bounded whatever the process prints. */
+export class OutputCapture {
+  private head = '';
+  private tailChunks: string[] = [];
+  private tailLength = 0;
+  private total = 0;
+  private readonly headCapacity: number;
+  private readonly tailCapacity: number;
+
+  constructor(capacity: number) {
+    this.headCapacity = Math.floor(capacity / 2);
+    this.tailCapacity = capacity - this.headCapacity;
+  }
+
+  get totalCharacters(): number {
+    return this.total;
+  }
+
+  append(chunk: string): void {
+    this.total += chunk.length;
+    const headRoom = this.headCapacity - this.head.length;
+    if (headRoom > 0) {
+      this.head += chunk.slice(0, headRoom);
+      chunk = chunk.slice(headRoom);
+    }
+    if (chunk === '') return;
+    this.tailChunks.push(chunk);
+    this.tailLength += chunk.length;
+    while (this.tailChunks.length > 1 && this.tailLength - this.tailChunks[0]!.length >= this.tailCapacity) {
+      this.tailLength -= this.tailChunks.shift()!.length;
+    }
+  }
+
+  /** The output in at most `maxCharacters` (plus a note), keeping its head and tail; exact however much was dropped. */
+  render(maxCharacters: number): string {
+    const tail = this.tailChunks.join('').slice(-this.tailCapacity);
+    const kept = this.head + tail;
+    if (kept.length === this.total) return keepHeadAndTail(kept, maxCharacters);
+    const half = Math.min(Math.floor(maxCharacters / 2), this.headCapacity, this.tailCapacity);
+    const omitted = this.total - 2 * half;
+    return `${this.head.slice(0, half)}\n… [${omitted} characters omitted] …\n${tail.slice(tail.length - half)}`;
+  }
+}
+
+/** Shares the budget between the streams: each gets up to half, and what one leaves unused goes to the other. */
+function renderBoth(stdout: OutputCapture, stderr: OutputCapture, budget: number): { stdout: string; stderr: string } {
+  const stderrShare = Math.min(stderr.totalCharacters, Math.max(Math.floor(budget / 2), budget - stdout.totalCharacters));
+  return { stdout: stdout.render(budget - stderrShare), stderr: stderr.render(stderrShare) };
+}
+
+function signalGroup(processId: number | undefined, signal: NodeJS.Signals): void {
+  if (processId === undefined) return;
+  try {
+    process.kill(-processId, signal);
+  } catch {
+    // ESRCH: every process of the group has already ended.
+  }
+}
+
+/**
+ * Runs one process as the leader of its own process group. A timeout or an abort stops the
+ * whole group (SIGTERM, then SIGKILL after a grace period), so children it started die too.
+ * Never rejects: a failure to start is reported in `spawnError`.
+ */
+export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
+  const budget = options.maxOutputCharacters ?? defaultMaxOutputCharacters;
+  const graceMs = options.killGraceMs ?? defaultKillGraceMs;
+  const stdout = new OutputCapture(budget);
+  const stderr = new OutputCapture(budget);
+  const started = performance.now();
+
+  if (options.signal?.aborted) {
+    return Promise.resolve({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, aborted: true, durationMs: 0 });
+  }
+
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(options.executable, options.args, {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        detached: true,
+        stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      const { code = 'EINVAL', message } = error as NodeJS.ErrnoException;
+      resolve({ exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, aborted: false, durationMs: 0, spawnError: { code, message } });
+      return;
+    }
+    let timedOut = false;
+    let aborted = false;
+    let stopping = false;
+    let forceKilled = false;
+    let exited = false;
+    let finished = false;
+    let exitCode: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+    let spawnError: ProcessResult['spawnError'];
+    let forceTimer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+    const timeoutTimer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, options.timeoutMs);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    function onAbort() {
+      aborted = true;
+      stop();
+    }
+    function stop() {
+      if (stopping) return;
+      stopping = true;
+      signalGroup(child.pid, 'SIGTERM');
+      forceTimer = setTimeout(() => {
+        forceKilled = true;
+        signalGroup(child.pid, 'SIGKILL');
+        if (exited) scheduleDrain();
+      }, graceMs);
+    }
+    function scheduleDrain() {
+      drainTimer ??= setTimeout(finish, drainAfterExitMs);
+    }
+    function finish() {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timeoutTimer);
+      clearTimeout(forceTimer);
+      clearTimeout(drainTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      // Whatever survived SIGTERM without holding our pipes must not outlive the call.
+      if (stopping) signalGroup(child.pid, 'SIGKILL');
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve({
+        exitCode,
+        signal: exitSignal,
+        ...renderBoth(stdout, stderr, budget),
+        timedOut,
+        aborted,
+        durationMs: Math.round(performance.now() - started),
+        ...(spawnError && { spawnError }),
+      });
+    }
+
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => stdout.append(chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.append(chunk));
+    if (child.stdin) {
+      child.stdin.on('error', () => {
+        // EPIPE: the process ended without reading all of its input.
+      });
+      child.stdin.end(options.stdin);
+    }
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (child.pid !== undefined) return;
+      spawnError = { code: error.code ?? 'UNKNOWN', message: error.message };
+      finish();
+    });
+    child.on('exit', (code, signal) => {
+      exited = true;
+      exitCode = code;
+      exitSignal = signal;
+      // While stopping, wait for the pipes to close or for SIGKILL: a grandchild may still be running.
+      if (!stopping || forceKilled) scheduleDrain();
+    });
+    child.on('close', finish);
+  });
+}
