@@ -11,10 +11,16 @@ export interface Received<Type extends AgentEventType> {
   receivedAt: number;
 }
 
-export async function createSession(baseUrl: string): Promise<string> {
+/** Where the server listens, and the headers every request needs (an AUTH_TOKEN). */
+export interface Endpoint {
+  baseUrl: string;
+  headers: Record<string, string>;
+}
+
+export async function createSession({ baseUrl, headers }: Endpoint): Promise<string> {
   const response = await fetch(`${baseUrl}/sessions`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { ...headers, 'content-type': 'application/json' },
     body: '{}',
   });
   const body = (await response.json()) as { session_id?: string };
@@ -40,8 +46,8 @@ export class SessionSocket {
   }
 
   /** Connects and resolves once the server has subscribed the socket (its session_sync arrived). */
-  static async connect(baseUrl: string, sessionId: string): Promise<SessionSocket> {
-    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`, { perMessageDeflate: false });
+  static async connect({ baseUrl, headers }: Endpoint, sessionId: string): Promise<SessionSocket> {
+    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/ws/sessions/${sessionId}`, { headers, perMessageDeflate: false });
     const client = new SessionSocket(socket);
     const synced = client.next('session_sync', 10_000);
     await new Promise<void>((resolve, reject) => {

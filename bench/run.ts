@@ -76,11 +76,13 @@ async function main(): Promise<number> {
     llm = await LlmProcess.start();
     const clockOffset = await llm.measureClockOffset();
     console.log('seeding the 2,000-message session…');
-    const seeded = await seedLongSession(path.join(dataDir, 'hearth.db'), 1_000);
+    const databaseFile = path.join(dataDir, 'hearth.db');
+    const seeded = await seedLongSession(databaseFile, 1_000);
 
     console.log('5. starting the server…');
     const started = await startAndMeasure({
       dataDir,
+      databaseFile,
       llmUrl: llm.url,
       ...(options.cpuProfileDirectory && { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDirectory}`] }),
     });

@@ -4,11 +4,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { loadConfig, parseConfig } from '../src/config.ts';
 import { epochNow, sleep } from './epoch-time.ts';
+import type { Endpoint } from './hearth-client.ts';
 import { projectRoot } from './project-root.ts';
 
 export interface ServerOptions {
   dataDir: string;
+  databaseFile: string;
   llmUrl: string;
   /** Extra node flags, e.g. --cpu-prof. */
   nodeFlags?: string[];
@@ -32,12 +35,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-export class ServerProcess {
+export class ServerProcess implements Endpoint {
   private output = '';
 
   private constructor(
     private readonly child: ChildProcess,
     readonly baseUrl: string,
+    readonly headers: Record<string, string>,
   ) {
     const keep = (data: Buffer) => {
       this.output = (this.output + data.toString()).slice(-20_000);
@@ -48,27 +52,30 @@ export class ServerProcess {
 
   static async start(options: ServerOptions): Promise<StartedServer> {
     const port = await freePort();
+    // Everything the bench depends on is set explicitly, because a .env in the project
+    // fills in whatever the environment leaves unset (or empty).
     const environment: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: options.dataDir,
-      DB_PATH: '',
+      DB_PATH: options.databaseFile,
       SESSION_FILES_DIR: path.join(options.dataDir, 'session-files'),
       LOG_LEVEL: 'silent',
       LLM_BACKEND: 'ollama',
       OLLAMA_HOST: options.llmUrl,
-      // Empty counts as unset: the default applies even when a .env sets these.
-      OLLAMA_NUM_CTX: '',
-      AUTH_TOKEN: '',
+      OLLAMA_NUM_CTX: String(parseConfig({}).OLLAMA_NUM_CTX),
     };
+    // A token from .env still applies; the client then presents it.
+    const { AUTH_TOKEN: token } = loadConfig(environment, path.join(projectRoot, '.env'));
+    const headers: Record<string, string> = token === '' ? {} : { authorization: `Bearer ${token}` };
     const spawnedAt = epochNow();
     const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], {
       cwd: projectRoot,
       env: environment,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const server = new ServerProcess(child, `http://127.0.0.1:${port}`);
+    const server = new ServerProcess(child, `http://127.0.0.1:${port}`, headers);
     try {
       await server.waitForHealth(30_000);
     } catch (error) {
@@ -118,7 +125,7 @@ export class ServerProcess {
     while (Date.now() < deadline) {
       if (this.exited) throw new Error(`server exited (${this.child.exitCode ?? this.child.signalCode}) during start:\n${this.output}`);
       try {
-        const response = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.timeout(1_000) });
+        const response = await fetch(`${this.baseUrl}/health`, { headers: this.headers, signal: AbortSignal.timeout(1_000) });
         await response.arrayBuffer();
         if (response.status === 200) return;
       } catch {

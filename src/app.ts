@@ -4,6 +4,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Agent } from './agent/agent.ts';
+import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/turn.ts';
 import type { Config } from './config.ts';
@@ -16,7 +17,7 @@ import { handleError, handleNotFound } from './server/error-handler.ts';
 import { sessionRoutes } from './server/session-routes.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
 import { openDatabase } from './store/database.ts';
-import { createBuiltinTools } from './tools/builtin/index.ts';
+import { createToolRegistry } from './tools/builtin/index.ts';
 import { ToolRegistry } from './tools/tool-registry.ts';
 
 export const version = '0.1.0';
@@ -27,15 +28,19 @@ export type AppDependencies = AgentDependencies;
 export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
   const db = overrides.db ?? (await openDatabase(config.DB_PATH));
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
-  return {
+  const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR));
+  const deps: AppDependencies = {
     db,
     config,
     logger: overrides.logger ?? createLogger(config.LOG_LEVEL),
-    profiles: overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR)),
-    tools: overrides.tools ?? new ToolRegistry(createBuiltinTools({ db, config })),
+    profiles,
+    tools: new ToolRegistry(),
     backends: overrides.backends ?? BackendRegistry.fromConfig(config),
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
   };
+  // The sub-agent runner reads deps.tools when it runs, after the registry below exists.
+  deps.tools = overrides.tools ?? createToolRegistry({ db, config, profiles, runSubagent: createSubagentRunner(deps) });
+  return deps;
 }
 
 /** Builds the whole server without listening; tests use it with port 0. */

@@ -4,8 +4,7 @@ import { defaultPersona } from '../src/agent/persona.ts';
 import { buildSystemPrompt } from '../src/agent/system-prompt.ts';
 import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { createBuiltinTools } from '../src/tools/builtin/index.ts';
-import { ToolRegistry } from '../src/tools/tool-registry.ts';
+import { createToolRegistry } from '../src/tools/builtin/index.ts';
 
 // DESIGN §12: a local model pays for every character of this on every turn.
 const promptBudget = 12_000;
@@ -13,7 +12,12 @@ const promptBudget = 12_000;
 describe('prompt overhead per turn', async () => {
   const profiles = await ProfileRegistry.open('profiles');
   const db = await openDatabase(':memory:');
-  const tools = new ToolRegistry(createBuiltinTools({ db, config: parseConfig({}) }));
+  const tools = createToolRegistry({
+    db,
+    config: parseConfig({}),
+    profiles,
+    runSubagent: async () => 'not run here',
+  });
 
   for (const profile of profiles.list()) {
     it(`${profile.id}: system prompt plus tool schemas stay under ${promptBudget} characters`, () => {

@@ -15,7 +15,7 @@ export async function concurrentStreams({ server, llm, clockOffset }: BenchConte
   const sockets: SessionSocket[] = [];
   try {
     for (let index = 0; index < sessionCount; index++) {
-      sockets.push(await SessionSocket.connect(server.baseUrl, await createSession(server.baseUrl)));
+      sockets.push(await SessionSocket.connect(server, await createSession(server)));
     }
     const lags: number[] = [];
     for (const socket of sockets) {

@@ -40,7 +40,7 @@ export async function deltaThroughput({ server, llm }: BenchContext): Promise<Sc
   const results: ThroughputRun[] = [];
   // A fresh session per run, so the growing history does not become the subject.
   for (let run = -1; run < runs; run++) {
-    const socket = await SessionSocket.connect(server.baseUrl, await createSession(server.baseUrl));
+    const socket = await SessionSocket.connect(server, await createSession(server));
     const result = await streamOnce(socket, run < 0 ? 'throughput-warmup' : `throughput-${run}`);
     if (run >= 0) results.push(result);
     await socket.close();

@@ -63,13 +63,13 @@ export async function freshSessionTurns({ server, llm }: BenchContext): Promise<
   await llm.configure(instantReply);
   const sessionCount = 10;
   const turnsPerSession = 20;
-  const warmup = await SessionSocket.connect(server.baseUrl, await createSession(server.baseUrl));
+  const warmup = await SessionSocket.connect(server, await createSession(server));
   await measureTurns(warmup, llm, 'fresh-warmup', 10);
   await warmup.close();
 
   const samples: TurnSample[] = [];
   for (let session = 0; session < sessionCount; session++) {
-    const socket = await SessionSocket.connect(server.baseUrl, await createSession(server.baseUrl));
+    const socket = await SessionSocket.connect(server, await createSession(server));
     samples.push(...(await measureTurns(socket, llm, `fresh-${session}`, turnsPerSession)));
     await socket.close();
   }
@@ -84,7 +84,7 @@ export async function freshSessionTurns({ server, llm }: BenchContext): Promise<
 /** Scenario 2: 100 turns on the seeded 2,000-message session, after 3 warm-up turns on it. */
 export async function longSessionTurns({ server, llm }: BenchContext, sessionId: string, seededCharacters: number): Promise<ScenarioResult> {
   await llm.configure(instantReply);
-  const socket = await SessionSocket.connect(server.baseUrl, sessionId);
+  const socket = await SessionSocket.connect(server, sessionId);
   await measureTurns(socket, llm, 'long-warmup', 3);
   const samples = await measureTurns(socket, llm, 'long', 100);
   await socket.close();

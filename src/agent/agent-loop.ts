@@ -38,6 +38,9 @@ export type LoopOutcome =
   | { status: 'stopped'; content: string }
   | { status: 'failed'; content: string; error: LlmError };
 
+/** Applies to tools that set no timeout of their own. */
+export const defaultToolTimeoutMs = 120_000;
+
 const budgetExhaustedNote: ChatMessage = {
   role: 'system',
   content: 'The tool budget for this turn is used up. Do not call tools: answer now with what you have, and say what is left undone.',

@@ -9,13 +9,10 @@ import { findSession, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { Logger } from '../logger.ts';
-import { runAgentLoop, type Conversation } from './agent-loop.ts';
+import { defaultToolTimeoutMs, runAgentLoop, type Conversation } from './agent-loop.ts';
 import { runPlanning } from './planning.ts';
 import { profileNamed, setupForProfile, type ProfileSetup } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
-
-/** Applies to tools that set no timeout of their own. */
-const defaultToolTimeoutMs = 120_000;
 
 export interface AgentDependencies {
   db: Db;

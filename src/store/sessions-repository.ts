@@ -88,6 +88,14 @@ export async function updateSession(db: Db, id: string, changes: SessionChanges)
   return findSession(db, id);
 }
 
+/** Removes the scratchpad and todo list kept under an id (a finished sub-agent's). */
+export async function clearSessionWorkState(db: Db, id: string): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    await transaction.deleteFrom('scratchpad_sections').where('session_id', '=', id).execute();
+    await transaction.deleteFrom('todo_lists').where('session_id', '=', id).execute();
+  });
+}
+
 /** Deletes a session and everything stored for it; true when it existed. */
 export async function deleteSession(db: Db, id: string): Promise<boolean> {
   return db.transaction().execute(async (transaction) => {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import type { ToolOutput } from './tool.ts';
 import { keepHeadAndTail } from './truncate.ts';
 
 export interface RunProcessOptions {
@@ -201,4 +202,24 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     });
     child.on('close', finish);
   });
+}
+
+function seconds(milliseconds: number): string {
+  return `${(milliseconds / 1000).toFixed(2)} s`;
+}
+
+/** The result as the model reads it; only a clean exit with code 0 is a success. */
+export function describeProcessResult(result: ProcessResult, timeoutSeconds: number): ToolOutput {
+  const killed = 'the process and everything it started were killed';
+  let status: string;
+  if (result.timedOut) status = `Timed out after ${timeoutSeconds} s; ${killed}. Partial output follows.`;
+  else if (result.aborted) status = `Stopped by the user after ${seconds(result.durationMs)}; ${killed}. Partial output follows.`;
+  else if (result.exitCode !== null) status = `Exit code ${result.exitCode} in ${seconds(result.durationMs)}.`;
+  else status = `Killed by ${result.signal ?? 'a signal'} after ${seconds(result.durationMs)}.`;
+  const sections = [status];
+  if (result.stdout !== '') sections.push(`stdout:\n${result.stdout}`);
+  if (result.stderr !== '') sections.push(`stderr:\n${result.stderr}`);
+  if (result.stdout === '' && result.stderr === '') sections.push('(no output)');
+  const output = sections.join('\n');
+  return result.exitCode === 0 && !result.timedOut && !result.aborted ? output : { output, success: false };
 }

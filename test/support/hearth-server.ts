@@ -4,9 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createDependencies } from '../../src/app.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
-import { createBuiltinTools } from '../../src/tools/builtin/index.ts';
 import type { Tool } from '../../src/tools/tool.ts';
-import { ToolRegistry } from '../../src/tools/tool-registry.ts';
 import { EventSocket } from './event-socket.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';
 import { startScriptedOllama } from './scripted-ollama.ts';
@@ -65,7 +63,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     ...options.env,
   });
   const deps = await createDependencies(config);
-  if (options.tools) deps.tools = new ToolRegistry([...createBuiltinTools(deps), ...options.tools]);
+  if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

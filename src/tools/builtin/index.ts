@@ -1,14 +1,33 @@
 import type { Config } from '../../config.ts';
+import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
-import type { Tool } from '../tool.ts';
+import { ToolRegistry } from '../tool-registry.ts';
+import { createFilesystemTool } from './filesystem.ts';
+import { createListToolsTool } from './list-tools.ts';
 import { createScratchpadTool } from './scratchpad.ts';
+import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
+import { createSwitchProfileTool } from './switch-profile.ts';
 import { createTodoTool } from './todo.ts';
+import { createToolManualTool } from './tool-manual.ts';
 
 export interface BuiltinToolDependencies {
   db: Db;
   config: Config;
+  profiles: ProfileRegistry;
+  /** Runs spawn_agent's sub-agents; provided by the agent layer. */
+  runSubagent: SubagentRunner;
 }
 
-export function createBuiltinTools({ db }: BuiltinToolDependencies): Tool[] {
-  return [createScratchpadTool(db), createTodoTool(db)];
+/** A registry holding every built-in tool. */
+export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry {
+  const { db, config, profiles } = deps;
+  const registry = new ToolRegistry([
+    createScratchpadTool(db),
+    createTodoTool(db),
+    createFilesystemTool({ config }),
+    createSwitchProfileTool({ db, profiles }),
+    createSpawnAgentTool(deps.runSubagent),
+  ]);
+  registry.addBuiltins([createListToolsTool(registry), createToolManualTool({ registry, manualsDir: config.MANUALS_DIR })]);
+  return registry;
 }

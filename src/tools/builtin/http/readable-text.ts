@@ -24,19 +24,28 @@ const paragraphElements = new Set([
   'footer', 'form', 'header', 'hr', 'main', 'nav', 'ol', 'p', 'section', 'summary', 'table', 'ul',
 ]);
 const lineElements = new Set(['li', 'dt', 'dd', 'tr', 'caption']);
-const boilerplateSelector = 'script, style, noscript, template, nav, header, footer';
+const alwaysRemovedSelector = 'script, style, noscript, template, nav, [role="navigation"]';
+
+/** Menus never hold the content; page-level headers and footers neither, but an article's own ones may. */
+function parseWithoutBoilerplate(html: string) {
+  const { document } = parseHTML(html);
+  for (const element of document.querySelectorAll(alwaysRemovedSelector)) element.remove();
+  for (const element of document.querySelectorAll('header, footer')) {
+    if (!element.closest('article, main')) element.remove();
+  }
+  return document;
+}
 
 /** The title and main content of an HTML page as plain text with paragraph breaks. */
 export function htmlToReadableText(html: string): ReadableText {
-  const { document } = parseHTML(html);
+  const document = parseWithoutBoilerplate(html);
   const pageTitle = collapse(document.title ?? '');
   const article = new Readability<DomNode>(document, { serializer: (node) => node as unknown as DomNode }).parse();
   if (article?.content && article.textContent?.trim()) {
     return { title: collapse(article.title ?? '') || pageTitle, text: nodeToText(article.content) };
   }
   // Readability rewrites the document it reads, so the fallback starts from a fresh parse.
-  const { document: fresh } = parseHTML(html);
-  for (const element of fresh.querySelectorAll(boilerplateSelector)) element.remove();
+  const fresh = parseWithoutBoilerplate(html);
   return { title: pageTitle, text: nodeToText(fresh.body ?? fresh.documentElement) };
 }
 

@@ -26,20 +26,22 @@ export type SshHostsFileResult =
   | { ok: true; hosts: SshHosts; exists: boolean }
   | { ok: false; message: string };
 
-const validate = new Ajv({ allErrors: false }).compile(SshHostsFileSchema);
+const validate = new Ajv({ allErrors: false }).compile<Static<typeof SshHostsFileSchema>>(SshHostsFileSchema);
 
 /** Turns the first schema error into a sentence naming the entry and the field. */
 function describeProblem(error: ErrorObject | undefined): string {
   if (!error) return 'it does not match the expected format';
   const [entryName, field] = error.instancePath.split('/').slice(1);
   const where = entryName === undefined ? 'the file' : `entry "${entryName}"`;
-  if (field === 'host_key' && error.keyword === 'pattern') {
-    return `${where}: host_key must be "SHA256:" followed by 43 base64 characters (as ssh-keygen -l prints it), or "none"`;
+  const hostKeyForm = '"SHA256:" and 43 base64 characters (as ssh-keygen -l prints it), or "none"';
+  if (field === 'host_key' && error.keyword === 'pattern') return `${where}: host_key must be ${hostKeyForm}`;
+  if (error.keyword === 'required') {
+    const missing = String(error.params.missingProperty);
+    return `${where} is missing "${missing}"${missing === 'host_key' ? `: ${hostKeyForm}` : ''}`;
   }
-  if (error.keyword === 'required') return `${where} is missing "${String(error.params.missingProperty)}"`;
   if (error.keyword === 'additionalProperties') return `${where} has an unknown field "${String(error.params.additionalProperty)}"`;
   if (entryName === undefined) return 'the file must hold one JSON object of named connections';
-  return `${where}: ${field ?? 'the entry'} ${error.message ?? 'is invalid'}`;
+  return `${where}${field === undefined ? '' : `: ${field}`} ${error.message ?? 'is invalid'}`;
 }
 
 export function parseSshHosts(text: string, filePath: string): SshHostsFileResult {

@@ -99,7 +99,9 @@ export class SshPool {
     };
     const { client, connecting } = connect(connectOptions, forget);
     const entry: PoolEntry = { sessionId, client, connecting, ready: false, leases: 0, closed: false };
-    connecting.then(() => (entry.ready = true), forget);
+    connecting.then(() => {
+      entry.ready = true;
+    }, forget);
     this.entries.set(id, entry);
     return entry;
   }

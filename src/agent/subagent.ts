@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import { runWithContext } from '../context.ts';
+import type { ChatMessage } from '../llm/types.ts';
+import type { NewMessage } from '../store/message.ts';
+import { clearSessionWorkState, findSession } from '../store/sessions-repository.ts';
+import type { SubagentRunner } from '../tools/builtin/spawn-agent.ts';
+import type { ToolContext } from '../tools/tool.ts';
+import { defaultToolTimeoutMs, runAgentLoop, type Conversation } from './agent-loop.ts';
+import { profileNamed, setupForProfile } from './round-setup.ts';
+import type { AgentDependencies } from './turn.ts';
+
+/**
+ * Sub-agents run in memory: no history but their task, their own scratchpad and todo
+ * under `subagent_<12 hex>`, the parent's stop signal, events marked `is_subagent`.
+ */
+export function createSubagentRunner(deps: AgentDependencies): SubagentRunner {
+  return async (task, profileId, parent) => {
+    if (parent.isSubagent) return { output: 'A sub-agent cannot spawn further agents; do the task yourself.', success: false };
+    const session = await findSession(deps.db, parent.sessionId);
+    const profile = profileNamed(profileId ?? session?.profileId, deps);
+    if (!('prompt' in profile)) return { output: profile.message, success: false };
+
+    const messages: ChatMessage[] = [{ role: 'user', content: task }];
+    const remember = async (added: NewMessage[]) => {
+      messages.push(...added.map(({ is_plan: _plan, is_summary: _summary, stopped: _stopped, success: _success, ...message }) => message));
+    };
+    const conversation: Conversation = { load: async () => messages, append: remember, appendToContext: remember };
+    const context: ToolContext = {
+      sessionId: `subagent_${randomBytes(6).toString('hex')}`,
+      parentSessionId: parent.sessionId,
+      signal: parent.signal,
+      emit: parent.emit,
+      isSubagent: true,
+    };
+    try {
+      const outcome = await runWithContext(context, () =>
+        runAgentLoop({
+          conversation,
+          setup: async () => setupForProfile(profile, deps, { subagent: true }),
+          registry: deps.tools,
+          toolTimeoutMs: defaultToolTimeoutMs,
+          context,
+        }),
+      );
+      switch (outcome.status) {
+        case 'completed':
+          return outcome.content || 'The sub-agent finished without a final answer.';
+        case 'stopped':
+          return { output: 'The sub-agent was stopped by the user.', success: false };
+        case 'failed':
+          return { output: `The sub-agent failed: ${outcome.error.message}`, success: false };
+      }
+    } finally {
+      await Promise.all(deps.tools.list().map((tool) => tool.releaseSession?.(context.sessionId)));
+      await clearSessionWorkState(deps.db, context.sessionId);
+    }
+  };
+}

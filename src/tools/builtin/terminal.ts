@@ -1,0 +1,161 @@
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Config } from '../../config.ts';
+import { describeProcessResult, runProcess } from '../process-runner.ts';
+import type { Tool, ToolOutput } from '../tool.ts';
+import { sessionWorkFolder } from './work-folder.ts';
+
+const defaultTimeoutSeconds = 60;
+const maximumTimeoutSeconds = 600;
+const maximumOutputCharacters = 20_000;
+
+const parameters = Type.Object(
+  {
+    command: Type.String({ description: 'Command line, e.g. "git status"' }),
+    cwd: Type.Optional(Type.String({ description: 'Folder to run in, relative to the work folder' })),
+    timeout_s: Type.Optional(Type.Number({ minimum: 1, maximum: maximumTimeoutSeconds, description: 'Default 60' })),
+  },
+  { additionalProperties: false },
+);
+
+type TerminalArguments = Static<typeof parameters>;
+
+const shellOperators = new Set(['|', '&', ';', '<', '>', '(', ')', '$', '`']);
+
+function failure(output: string): ToolOutput {
+  return { output, success: false };
+}
+
+/**
+ * Splits a command line into words the way a shell would for plain words, quotes and
+ * backslashes, and refuses everything a shell would do beyond that, rather than pass it on literally.
+ */
+export function splitCommandLine(command: string): { words: string[] } | { refusal: string } {
+  const operatorRefusal = (found: string) => ({
+    refusal:
+      `Refused: ${found} needs a shell. Commands run without a shell here: one command per call, words separated by spaces, ` +
+      `quoted with '…' or "…" or escaped with \\. Not available: | & ; < > ( ) $ \` and newlines ` +
+      '(no pipes, redirection, chaining, variables or substitution).',
+  });
+  if (/[\r\n]/.test(command)) return operatorRefusal('a newline');
+  const words: string[] = [];
+  let current = '';
+  let inWord = false;
+  let quote: "'" | '"' | undefined;
+  for (let index = 0; index < command.length; index++) {
+    const character = command[index]!;
+    if (quote === "'") {
+      if (character === "'") quote = undefined;
+      else current += character;
+      continue;
+    }
+    if (quote === '"') {
+      const next = command[index + 1] ?? '';
+      if (character === '"') quote = undefined;
+      else if (character === '\\' && next !== '' && '"\\$`'.includes(next)) current += command[++index];
+      else if (character === '$' || character === '`') return operatorRefusal(`"${character}" inside double quotes`);
+      else current += character;
+      continue;
+    }
+    if (character === ' ' || character === '\t') {
+      if (inWord) words.push(current);
+      current = '';
+      inWord = false;
+      continue;
+    }
+    const startsWord = !inWord;
+    inWord = true;
+    if (character === "'" || character === '"') quote = character;
+    else if (character === '\\') {
+      if (index === command.length - 1) return { refusal: 'The command ends with a lone backslash; remove it or escape it as \\\\.' };
+      current += command[++index];
+    } else if (shellOperators.has(character)) return operatorRefusal(`"${character}"`);
+    else if (character === '*' || character === '?') {
+      return { refusal: `Refused: "${character}" is a wildcard, but no shell runs here to expand it. Name the files, or quote it ('*.txt') to pass it literally.` };
+    } else if (character === '~' && startsWord) {
+      return { refusal: 'Refused: "~" is not expanded, as no shell runs here. Write the full path instead.' };
+    } else current += character;
+  }
+  if (quote) return { refusal: `The command has an unterminated ${quote === "'" ? 'single' : 'double'} quote.` };
+  if (inWord) words.push(current);
+  if (words.length === 0) return { refusal: 'The command is empty.' };
+  return { words };
+}
+
+async function realFolder(folder: string): Promise<string | undefined> {
+  try {
+    return await realpath(folder);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A path to an executable passes only from a folder on PATH, so a script named like an allowed command does not. */
+async function isOnSearchPath(executablePath: string): Promise<boolean> {
+  const folder = await realFolder(path.dirname(executablePath));
+  if (folder === undefined) return false;
+  const searchFolders = (process.env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry));
+  const realSearchFolders = await Promise.all(searchFolders.map(realFolder));
+  return realSearchFolders.includes(folder);
+}
+
+async function resolveFolder(workFolder: string, requested: string | undefined): Promise<{ folder: string } | { problem: string }> {
+  const folder = path.resolve(workFolder, requested ?? '.');
+  try {
+    if ((await stat(folder)).isDirectory()) return { folder };
+    return { problem: `cwd "${requested}" is a file, not a folder.` };
+  } catch {
+    return { problem: `cwd "${requested}" does not exist (resolved to ${folder}).` };
+  }
+}
+
+export function createTerminalTool(options: { config: Config }): Tool<TerminalArguments> {
+  const { config } = options;
+  const entries = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const useShell = entries.includes('*');
+  const allowed = [...new Set(entries.map((entry) => path.basename(entry)))];
+  const allowedList = allowed.join(', ');
+
+  async function planCommand(command: string, folder: string): Promise<{ executable: string; args: string[] } | { refusal: string }> {
+    if (useShell) return command.trim() === '' ? { refusal: 'The command is empty.' } : { executable: '/bin/sh', args: ['-c', command] };
+    const split = splitCommandLine(command);
+    if ('refusal' in split) return { refusal: `${split.refusal}\nAllowed executables: ${allowedList}.` };
+    const [executable, ...args] = split.words as [string, ...string[]];
+    const name = path.basename(executable);
+    if (!allowed.includes(name)) return { refusal: `Refused: "${name}" is not an allowed command. Allowed executables: ${allowedList}.` };
+    if (executable.includes('/') && !(await isOnSearchPath(path.resolve(folder, executable)))) {
+      return { refusal: `Refused: ${executable} is not in a folder on PATH. Run the installed ${name} by its name.` };
+    }
+    return { executable, args };
+  }
+
+  return {
+    name: 'terminal',
+    description: useShell
+      ? 'Run a shell command (/bin/sh -c) in the session work folder; returns exit code, stdout and stderr.'
+      : `Run a command in the session work folder; returns exit code, stdout and stderr. No shell (no pipes, redirects, $); allowed: ${allowedList}.`,
+    parameters,
+    source: 'builtin',
+    timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
+    async execute(args, context) {
+      const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
+      const resolved = await resolveFolder(workFolder, args.cwd);
+      if ('problem' in resolved) return failure(resolved.problem);
+      const plan = await planCommand(args.command, resolved.folder);
+      if ('refusal' in plan) return failure(plan.refusal);
+      const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
+      const result = await runProcess({
+        ...plan,
+        cwd: resolved.folder,
+        timeoutMs: timeoutSeconds * 1000,
+        signal: context.signal,
+        maxOutputCharacters: maximumOutputCharacters,
+      });
+      if (result.spawnError?.code === 'ENOENT') return failure(`Command not found: "${plan.executable}". Is it installed and on PATH?`);
+      if (result.spawnError?.code === 'EACCES') return failure(`Permission denied: "${plan.executable}" is not executable.`);
+      if (result.spawnError) return failure(`Could not start "${plan.executable}": ${result.spawnError.message}`);
+      return describeProcessResult(result, timeoutSeconds);
+    },
+  };
+}

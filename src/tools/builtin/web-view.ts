@@ -1,0 +1,81 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Tool, ToolOutput } from '../tool.ts';
+import { keepHead } from '../truncate.ts';
+import {
+  browserUserAgent,
+  decodeText,
+  describeSize,
+  fetchLimited,
+  isHtmlMediaType,
+  isTextual,
+  megabyte,
+  parseHttpUrl,
+  type LimitedResponse,
+} from './http/fetch-limited.ts';
+import { htmlToReadableText } from './http/readable-text.ts';
+
+const smallestMaximumCharacters = 500;
+const defaultMaximumCharacters = 12_000;
+const largestMaximumCharacters = 100_000;
+const pageTimeoutMs = 30_000;
+const maximumPageBytes = 5 * megabyte;
+const errorExcerptCharacters = 300;
+
+const parameters = Type.Object(
+  {
+    url: Type.String(),
+    max_chars: Type.Optional(Type.Integer({ minimum: smallestMaximumCharacters, maximum: largestMaximumCharacters, default: defaultMaximumCharacters })),
+  },
+  { additionalProperties: false },
+);
+
+type WebViewArguments = Static<typeof parameters>;
+
+function failure(output: string): ToolOutput {
+  return { output, success: false };
+}
+
+function readPage(response: LimitedResponse): { title: string; text: string } {
+  const contentType = response.headers.get('content-type');
+  const text = decodeText(response.bytes, contentType);
+  const looksLikeHtml = response.mediaType === '' && /^\s*</.test(text);
+  if (isHtmlMediaType(response.mediaType) || looksLikeHtml) return htmlToReadableText(text);
+  return { title: '', text: text.replace(/\r\n/g, '\n').trim() };
+}
+
+export function createWebViewTool(): Tool<WebViewArguments> {
+  return {
+    name: 'web_view',
+    description: 'Read a web page: returns its title and main text without scripts, menus or markup. Plain text and JSON come back as is.',
+    parameters,
+    source: 'builtin',
+    async execute(args, context) {
+      const url = parseHttpUrl(args.url);
+      if (!url) return failure(`"${args.url}" is not an absolute http(s) URL; send one like https://example.com/page.`);
+      const maximumCharacters = Math.min(Math.max(args.max_chars ?? defaultMaximumCharacters, smallestMaximumCharacters), largestMaximumCharacters);
+      const result = await fetchLimited({
+        url: url.href,
+        headers: { 'user-agent': browserUserAgent, accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8' },
+        timeoutMs: pageTimeoutMs,
+        maxBytes: maximumPageBytes,
+        signal: context.signal,
+      });
+      if (!result.ok) return failure(result.message);
+      const response = result.response;
+      if (!isTextual(response.mediaType, response.bytes)) {
+        return failure(
+          `${response.url} is ${response.mediaType || 'binary data'} (${describeSize(response.bytes.length)}), not a page web_view can read as text.`,
+        );
+      }
+      const page = readPage(response);
+      if (response.status >= 400) {
+        const excerpt = keepHead(page.text, errorExcerptCharacters);
+        return failure(`${response.url} answered HTTP ${response.status} ${response.statusText}.${excerpt ? `\n\n${excerpt}` : ''}`);
+      }
+      const heading = [page.title && `Title: ${page.title}`, `URL: ${response.url}`].filter(Boolean).join('\n');
+      const text = page.text || '(The page has no readable text; it may need JavaScript to render its content.)';
+      const hint = maximumCharacters < largestMaximumCharacters ? `call again with a larger max_chars (up to ${largestMaximumCharacters})` : '';
+      return `${heading}\n\n${keepHead(text, maximumCharacters, hint)}`;
+    },
+  };
+}
