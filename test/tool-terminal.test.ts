@@ -183,7 +183,7 @@ describe('terminal with an allowlist', () => {
   });
 
   it('passes quoted and escaped words through unchanged', async () => {
-    const result = await run(terminal(allowed), { command: `printf '[%s]' 'a b' "c \\"d\\" $" e\\ f '' 'x|y;z' "it's"` });
+    const result = await run(terminal(allowed), { command: `printf '[%s]' 'a b' "c \\"d\\" \\$" e\\ f '' 'x|y;z' "it's"` });
     expect(result.output).toContain('stdout:\n[a b][c "d" $][e f][][x|y;z][it\'s]');
     expect((await run(terminal(allowed), { command: "echo 'open" })).output).toContain('unterminated single quote');
   });

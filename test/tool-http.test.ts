@@ -1,0 +1,149 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHttpRequestTool } from '../src/tools/builtin/http-request.ts';
+import { toToolResult, type ToolContext } from '../src/tools/tool.ts';
+
+type Handler = (request: IncomingMessage, response: ServerResponse, body: string) => void;
+
+const servers: Server[] = [];
+
+async function serve(handler: Handler): Promise<string> {
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    handler(request, response, Buffer.concat(chunks).toString('utf8'));
+  });
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+function contextWith(signal = new AbortController().signal): ToolContext {
+  return { sessionId: 'session-a', signal, emit: () => {}, isSubagent: false };
+}
+
+const tool = createHttpRequestTool();
+
+async function request(args: Record<string, unknown>, context = contextWith()) {
+  return toToolResult(await tool.execute(args as never, context));
+}
+
+describe('http_request', () => {
+  it('GETs JSON, pretty-prints it and sends the given headers', async () => {
+    let seenToken: string | undefined;
+    const base = await serve((incoming, response) => {
+      seenToken = incoming.headers['x-token'] as string;
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ name: 'lamp', on: true }));
+    });
+    const result = await request({ method: 'GET', url: `${base}/devices/1`, headers: { 'X-Token': 'secret' } });
+    expect(result.success).toBe(true);
+    expect(seenToken).toBe('secret');
+    expect(result.output).toMatch(/^HTTP 200 OK\ncontent-type: application\/json\ncontent-length: \d+\n\n/);
+    expect(result.output).toContain('{\n  "name": "lamp",\n  "on": true\n}');
+  });
+
+  it('POSTs an object as JSON with its content type', async () => {
+    let received: { method?: string; type?: string; body?: string } = {};
+    const base = await serve((incoming, response, body) => {
+      received = { method: incoming.method, type: incoming.headers['content-type'], body };
+      response.writeHead(201, { 'content-type': 'application/json', location: '/items/7' });
+      response.end('{"id":7}');
+    });
+    const result = await request({ method: 'POST', url: `${base}/items`, body: { title: 'milk', count: 2 } });
+    expect(received).toEqual({ method: 'POST', type: 'application/json', body: '{"title":"milk","count":2}' });
+    expect(result.output).toContain('HTTP 201 Created');
+    expect(result.output).toContain('location: /items/7');
+    expect(result.output).toContain('{\n  "id": 7\n}');
+  });
+
+  it('returns a text body as is and reports redirects', async () => {
+    const base = await serve((incoming, response) => {
+      if (incoming.url === '/old') {
+        response.writeHead(302, { location: '/new' }).end();
+        return;
+      }
+      response.setHeader('content-type', 'text/plain; charset=utf-8');
+      response.end('  line one\n  line two\n');
+    });
+    const result = await request({ method: 'GET', url: `${base}/old` });
+    expect(result.output).toContain(`redirected to: ${base}/new`);
+    expect(result.output.endsWith('\n\n  line one\n  line two\n')).toBe(true);
+  });
+
+  it('reports a 404 as a successful call carrying the status', async () => {
+    const base = await serve((_incoming, response) => {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('no such device');
+    });
+    const result = await request({ method: 'DELETE', url: `${base}/devices/9` });
+    expect(result.success).toBe(true);
+    expect(result.output).toMatch(/^HTTP 404 Not Found/);
+    expect(result.output).toContain('no such device');
+    expect(result.metadata).toEqual({ status: 404 });
+  });
+
+  it('truncates a long body with a note', async () => {
+    const base = await serve((_incoming, response) => {
+      response.setHeader('content-type', 'text/plain');
+      response.end('x'.repeat(50_000));
+    });
+    const result = await request({ method: 'GET', url: base });
+    expect(result.output).toContain('[truncated: showing 20000 of 50000 characters');
+    expect(result.output.length).toBeLessThan(21_000);
+  });
+
+  it('describes a binary body instead of dumping it', async () => {
+    const base = await serve((_incoming, response) => {
+      response.setHeader('content-type', 'image/png');
+      response.end(Buffer.alloc(3000, 0x89));
+    });
+    const result = await request({ method: 'GET', url: `${base}/picture.png` });
+    expect(result.success).toBe(true);
+    expect(result.output).toContain('(binary body: image/png, 2.9 KB; not shown)');
+  });
+
+  it('fails with a clear sentence when the connection is refused', async () => {
+    const base = await serve(() => {});
+    const server = servers.pop()!;
+    server.close();
+    await once(server, 'close');
+    const result = await request({ method: 'GET', url: base });
+    expect(result.success).toBe(false);
+    expect(result.output).toMatch(/^Connection to 127\.0\.0\.1:\d+ was refused/);
+  });
+
+  it('fails on a bad URL and on a GET with a body', async () => {
+    expect(await request({ method: 'GET', url: 'ftp://example.com/file' })).toMatchObject({ success: false, output: expect.stringContaining('not an absolute http(s) URL') });
+    expect(await request({ method: 'GET', url: 'http://127.0.0.1/', body: 'x' })).toMatchObject({ success: false, output: expect.stringContaining('cannot have a body') });
+  });
+
+  it('times out on a server that never answers', async () => {
+    const base = await serve(() => {});
+    const result = await request({ method: 'GET', url: base, timeout_s: 1 });
+    expect(result.success).toBe(false);
+    expect(result.output).toContain('No complete response');
+    expect(result.output).toContain('timeout_s');
+  });
+
+  it('aborts on the context signal and closes the request', async () => {
+    const controller = new AbortController();
+    let closed: Promise<unknown> | undefined;
+    const base = await serve((_incoming, response) => {
+      closed = once(response, 'close');
+      controller.abort();
+    });
+    const result = await request({ method: 'GET', url: base }, contextWith(controller.signal));
+    expect(result).toMatchObject({ success: false, output: expect.stringContaining('was cancelled') });
+    await closed;
+  });
+});
