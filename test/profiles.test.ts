@@ -287,7 +287,7 @@ describe('shipped profiles', () => {
     }));
     expect(settings).toEqual([
       { id: 'secretary', temperature: 0.7, max_iterations: 25, planning_enabled: true, scratchpad_sections: ['findings', 'sources', 'drafts'], model: undefined, backend: undefined },
-      { id: 'server_admin', temperature: 0.2, max_iterations: 40, planning_enabled: true, scratchpad_sections: ['status', 'logs', 'errors', 'plan'], model: undefined, backend: undefined },
+      { id: 'server_admin', temperature: 0.2, max_iterations: 40, planning_enabled: true, scratchpad_sections: ['status', 'logs', 'errors', 'hypothesis', 'actions'], model: undefined, backend: undefined },
       { id: 'smart_home', temperature: 0.3, max_iterations: 20, planning_enabled: true, scratchpad_sections: ['state', 'config', 'errors'], model: undefined, backend: undefined },
     ]);
   });
