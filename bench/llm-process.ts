@@ -2,6 +2,7 @@
 // read its per-request timings and estimate the offset between its clock and ours.
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { track } from './child-processes.ts';
 import { epochNow } from './epoch-time.ts';
 import type { LlmCommand, LlmReply, LlmReport, ReplyPlan } from './llm-protocol.ts';
 import { projectRoot } from './project-root.ts';
@@ -30,11 +31,13 @@ export class LlmProcess {
   }
 
   static start(): Promise<LlmProcess> {
-    const child = fork(path.join(projectRoot, 'bench', 'scripted-llm-process.ts'), [], {
-      cwd: projectRoot,
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const child = track(
+      fork(path.join(projectRoot, 'bench', 'scripted-llm-process.ts'), [], {
+        cwd: projectRoot,
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      }),
+    );
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`scripted LLM process exited (${code}) before it was ready`));
       child.once('exit', onExit);

@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { killRemainingChildren } from './child-processes.ts';
 import { LlmProcess } from './llm-process.ts';
 import { projectRoot } from './project-root.ts';
 import { loadAverage, machineDescription, table, writeResults, type ReportRow, type ScenarioResult } from './report.ts';
@@ -59,6 +60,8 @@ async function main(): Promise<number> {
   const cleanup = async () => {
     await server?.stop().catch(() => undefined);
     await llm?.stop().catch(() => undefined);
+    // A server still starting (or anything else left) is not reachable through the objects above.
+    killRemainingChildren();
     await rm(dataDir, { recursive: true, force: true });
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { loadConfig, parseConfig } from '../src/config.ts';
+import { track } from './child-processes.ts';
 import { epochNow, sleep } from './epoch-time.ts';
 import type { Endpoint } from './hearth-client.ts';
 import { projectRoot } from './project-root.ts';
@@ -70,11 +71,13 @@ export class ServerProcess implements Endpoint {
     const { AUTH_TOKEN: token } = loadConfig(environment, path.join(projectRoot, '.env'));
     const headers: Record<string, string> = token === '' ? {} : { authorization: `Bearer ${token}` };
     const spawnedAt = epochNow();
-    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], {
-      cwd: projectRoot,
-      env: environment,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = track(
+      spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], {
+        cwd: projectRoot,
+        env: environment,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const server = new ServerProcess(child, `http://127.0.0.1:${port}`, headers);
     try {
       await server.waitForHealth(30_000);

@@ -119,3 +119,21 @@ describe('list_tools and tool_manual', () => {
     expect(nothing).toMatchObject({ success: false });
   });
 });
+
+describe('scratchpad sections of the profile', () => {
+  it('lists the profile’s sections, written or not', async () => {
+    hearth = await startHearth();
+    hearth.llm.script(
+      { toolCalls: [{ name: 'scratchpad', arguments: { action: 'write', section: 'status', content: 'nginx up' } }, { name: 'scratchpad', arguments: { action: 'list' } }] },
+      { content: 'ok' },
+    );
+    const sessionId = await hearth.createSession('server_admin');
+    const socket = await hearth.connect(sessionId);
+    socket.send({ type: 'message', content: 'Take notes' });
+    await socket.next('stream_end');
+    const list = socket.ofType('tool_call')[1]!.result;
+    expect(list).toContain('- status (8 chars)');
+    for (const section of ['logs', 'errors', 'hypothesis', 'actions']) expect(list).toContain(`- ${section} (empty; suggested by your profile)`);
+    expect(hearth.llm.requests[0]!.body.messages[0].content).toContain('status, logs, errors, hypothesis, actions');
+  });
+});

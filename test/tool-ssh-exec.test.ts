@@ -3,7 +3,7 @@ import { EventEmitter, once } from 'node:events';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Server, utils, type Connection, type ParsedKey } from 'ssh2';
+import { Server, utils, type Connection, type ParsedKey, type Session } from 'ssh2';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { fingerprintOf } from '../src/tools/builtin/ssh/host-key.ts';
@@ -38,10 +38,10 @@ class TestSshServer {
     });
   }
 
-  private serveSession(session: ReturnType<Parameters<Parameters<Connection['on']>[1] & ((...args: any[]) => void)>[0]> | any): void {
+  private serveSession(session: Session): void {
     let child: ChildProcess | undefined;
-    session.on('signal', (_accept: unknown, _reject: unknown, info: { name: string }) => child?.kill(`SIG${info.name}` as NodeJS.Signals));
-    session.on('exec', (acceptExec: () => any, _reject: unknown, info: { command: string }) => {
+    session.on('signal', (_accept, _reject, info) => child?.kill(`SIG${info.name}` as NodeJS.Signals));
+    session.on('exec', (acceptExec, _reject, info) => {
       const channel = acceptExec();
       const running = spawn('sh', ['-c', info.command], { stdio: ['ignore', 'pipe', 'pipe'] });
       child = running;

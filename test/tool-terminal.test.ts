@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createTerminalTool, splitCommandLine } from '../src/tools/builtin/terminal.ts';
+import { OutputCapture, runProcess } from '../src/tools/process-runner.ts';
 import { toToolResult, type Tool } from '../src/tools/tool.ts';
 
 let directory: string;
@@ -203,5 +204,25 @@ describe('splitCommandLine', () => {
     expect(splitCommandLine('   ')).toEqual({ refusal: 'The command is empty.' });
     expect(splitCommandLine('echo \\')).toHaveProperty('refusal');
     expect(splitCommandLine('echo "open')).toHaveProperty('refusal');
+  });
+});
+
+describe('process runner', () => {
+  it('holds a bounded head and tail of any amount of output and counts what it dropped', () => {
+    const capture = new OutputCapture(100);
+    const text = Array.from({ length: 5_000 }, (_, index) => `line ${index}\n`).join('');
+    for (let offset = 0; offset < text.length; offset += 7) capture.append(text.slice(offset, offset + 7));
+    expect(capture.render(40)).toBe(`${text.slice(0, 20)}\n… [${text.length - 40} characters omitted] …\n${text.slice(-20)}`);
+    expect(capture.render(100)).toBe(`${text.slice(0, 50)}\n… [${text.length - 100} characters omitted] …\n${text.slice(-50)}`);
+    const short = new OutputCapture(100);
+    short.append('complete');
+    expect(short.render(100)).toBe('complete');
+  });
+
+  it('feeds stdin and reports a missing executable as data', async () => {
+    const echoed = await runProcess({ executable: 'cat', args: [], cwd: directory, stdin: 'from stdin', timeoutMs: 5_000 });
+    expect(echoed).toMatchObject({ exitCode: 0, stdout: 'from stdin', stderr: '', timedOut: false, aborted: false });
+    const missing = await runProcess({ executable: 'definitely-not-installed-hearth', args: [], cwd: directory, timeoutMs: 5_000 });
+    expect(missing).toMatchObject({ exitCode: null, spawnError: { code: 'ENOENT' } });
   });
 });

@@ -88,7 +88,7 @@ function renderBoth(stdout: OutputCapture, stderr: OutputCapture, budget: number
 function signalGroup(processId: number | undefined, signal: NodeJS.Signals): void {
   if (processId === undefined) return;
   try {
-    process.kill(processId, signal);
+    process.kill(-processId, signal);
   } catch {
     // ESRCH: every process of the group has already ended.
   }

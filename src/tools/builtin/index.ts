@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
+import { findSession } from '../../store/sessions-repository.ts';
 import { ToolRegistry } from '../tool-registry.ts';
 import { createFilesystemTool } from './filesystem.ts';
 import { createListToolsTool } from './list-tools.ts';
@@ -22,7 +23,10 @@ export interface BuiltinToolDependencies {
 export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry {
   const { db, config, profiles } = deps;
   const registry = new ToolRegistry([
-    createScratchpadTool(db),
+    createScratchpadTool(db, async (context) => {
+      const session = await findSession(db, context.parentSessionId ?? context.sessionId);
+      return (session && profiles.get(session.profileId)?.scratchpad_sections) ?? [];
+    }),
     createTodoTool(db),
     createFilesystemTool({ config }),
     createSwitchProfileTool({ db, profiles }),

@@ -8,7 +8,7 @@ import {
   writeSection,
   type ScratchpadSection,
 } from '../../store/scratchpad-repository.ts';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
 
 const actions = ['write', 'append', 'read', 'clear', 'list'] as const;
 type Action = (typeof actions)[number];
@@ -46,7 +46,10 @@ function parseSection(section: string | undefined): { name?: string; error?: str
   return { name };
 }
 
-export function createScratchpadTool(db: Db): Tool<ScratchpadArguments> {
+/** The sections a session's profile suggests (shown by `list` even while empty). */
+export type SuggestedSections = (context: ToolContext) => Promise<readonly string[]>;
+
+export function createScratchpadTool(db: Db, suggestedSections: SuggestedSections = async () => []): Tool<ScratchpadArguments> {
   async function save(action: 'write' | 'append', sessionId: string, name: string | undefined, content: string | undefined) {
     if (name === undefined) return failure(`Send section: the name of the note to ${action}, e.g. "plan".`);
     if (content === undefined || content.trim() === '') {
@@ -73,10 +76,16 @@ export function createScratchpadTool(db: Db): Tool<ScratchpadArguments> {
     return sections.map((entry) => `## ${entry.section}\n${entry.content}`).join('\n\n');
   }
 
-  async function list(sessionId: string) {
-    const sections = await readAllSections(db, sessionId);
-    if (sections.length === 0) return emptyScratchpad;
-    return ['Sections:', ...sections.map((entry) => `- ${entry.section} (${entry.content.length} chars)`)].join('\n');
+  async function list(context: ToolContext) {
+    const sections = await readAllSections(db, context.sessionId);
+    const written = new Set(sections.map((entry) => entry.section));
+    const suggested = (await suggestedSections(context)).filter((section) => !written.has(section));
+    if (sections.length === 0 && suggested.length === 0) return emptyScratchpad;
+    return [
+      'Sections:',
+      ...sections.map((entry) => `- ${entry.section} (${entry.content.length} chars)`),
+      ...suggested.map((section) => `- ${section} (empty; suggested by your profile)`),
+    ].join('\n');
   }
 
   async function clear(sessionId: string, name: string | undefined) {
@@ -103,7 +112,7 @@ export function createScratchpadTool(db: Db): Tool<ScratchpadArguments> {
         case 'read':
           return read(context.sessionId, name);
         case 'list':
-          return list(context.sessionId);
+          return list(context);
         case 'clear':
           return clear(context.sessionId, name);
         default:

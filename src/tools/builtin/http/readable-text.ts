@@ -18,7 +18,7 @@ export interface ReadableText {
 const elementNode = 1;
 const textNode = 3;
 
-const skippedElements = new Set(['head', 'script', 'style', 'noscript', 'template', 'svg', 'iframe', 'canvas', 'object', 'select']);
+const skippedElements = new Set(['head', 'title', 'script', 'style', 'noscript', 'template', 'svg', 'iframe', 'canvas', 'object', 'select']);
 const paragraphElements = new Set([
   'address', 'article', 'aside', 'blockquote', 'details', 'dialog', 'div', 'dl', 'fieldset', 'figcaption', 'figure',
   'footer', 'form', 'header', 'hr', 'main', 'nav', 'ol', 'p', 'section', 'summary', 'table', 'ul',
@@ -26,9 +26,16 @@ const paragraphElements = new Set([
 const lineElements = new Set(['li', 'dt', 'dd', 'tr', 'caption']);
 const alwaysRemovedSelector = 'script, style, noscript, template, nav, [role="navigation"]';
 
+/** linkedom builds no implied elements, so a fragment without <html> gets an explicit body. */
+function parseDocument(html: string) {
+  const { document } = parseHTML(html);
+  if (document.documentElement?.nodeName === 'HTML') return document;
+  return parseHTML(`<!doctype html><html><body>${html}</body></html>`).document;
+}
+
 /** Menus never hold the content; page-level headers and footers neither, but an article's own ones may. */
 function parseWithoutBoilerplate(html: string) {
-  const { document } = parseHTML(html);
+  const document = parseDocument(html);
   for (const element of document.querySelectorAll(alwaysRemovedSelector)) element.remove();
   for (const element of document.querySelectorAll('header, footer')) {
     if (!element.closest('article, main')) element.remove();
@@ -39,7 +46,7 @@ function parseWithoutBoilerplate(html: string) {
 /** The title and main content of an HTML page as plain text with paragraph breaks. */
 export function htmlToReadableText(html: string): ReadableText {
   const document = parseWithoutBoilerplate(html);
-  const pageTitle = collapse(document.title ?? '');
+  const pageTitle = collapse(document.title || document.querySelector('title')?.textContent);
   const article = new Readability<DomNode>(document, { serializer: (node) => node as unknown as DomNode }).parse();
   if (article?.content && article.textContent?.trim()) {
     return { title: collapse(article.title ?? '') || pageTitle, text: nodeToText(article.content) };
@@ -124,6 +131,6 @@ class TextWriter {
   }
 }
 
-function collapse(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+function collapse(text: string | null | undefined): string {
+  return (text ?? '').replace(/\s+/g, ' ').trim();
 }
