@@ -102,6 +102,21 @@ describe('http_request', () => {
     expect(result.output.length).toBeLessThan(21_000);
   });
 
+  it('stops reading an endless body at the size cap', async () => {
+    const base = await serve((_incoming, response) => {
+      response.setHeader('content-type', 'text/plain');
+      const chunk = 'y'.repeat(64 * 1024);
+      const write = () => {
+        while (!response.destroyed && response.write(chunk));
+      };
+      response.on('drain', write);
+      write();
+    });
+    const result = await request({ method: 'GET', url: base });
+    expect(result.success).toBe(true);
+    expect(result.output).toContain('of 5242880 characters; reading stopped after 5.0 MB');
+  });
+
   it('describes a binary body instead of dumping it', async () => {
     const base = await serve((_incoming, response) => {
       response.setHeader('content-type', 'image/png');

@@ -43,8 +43,10 @@ class TestSshServer {
     session.on('signal', (_accept, _reject, info) => child?.kill(`SIG${info.name}` as NodeJS.Signals));
     session.on('exec', (acceptExec, _reject, info) => {
       const channel = acceptExec();
-      const running = spawn('sh', ['-c', info.command], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const running = spawn('sh', ['-c', info.command], { stdio: ['pipe', 'pipe', 'pipe'] });
       child = running;
+      running.stdin.on('error', () => {});
+      channel.pipe(running.stdin);
       running.stdout.pipe(channel, { end: false });
       running.stderr.pipe(channel.stderr, { end: false });
       running.on('close', (code, signalName) => {
@@ -144,6 +146,11 @@ describe('ssh_exec', () => {
     expect(failed.success).toBe(false);
     expect(failed.output).toBe('Exit code 3.\nstdout:\nout\n\nstderr:\nerr\n');
     expect(failed.metadata).toMatchObject({ exit_code: 3 });
+  });
+
+  it('closes the command’s input so a command that reads it does not hang', async () => {
+    const result = await run({ connection: 'local', command: 'cat; echo done', timeout_s: 5 });
+    expect(result).toMatchObject({ success: true, output: 'Exit code 0.\nstdout:\ndone\n' });
   });
 
   it('reuses the pooled connection across calls, and concurrent first calls share one connection', async () => {

@@ -20,7 +20,7 @@ const parameters = Type.Object(
   {
     language: Type.Unsafe<Language>({ type: 'string', enum: [...languages] }),
     code: Type.String({ description: 'Program source; print what you need to see' }),
-    timeout_s: Type.Optional(Type.Number({ minimum: 1, maximum: maximumTimeoutSeconds, description: 'Default 30' })),
+    timeout_s: Type.Optional(Type.Number({ minimum: 1, maximum: maximumTimeoutSeconds, description: 'Seconds (default 30)' })),
   },
   { additionalProperties: false },
 );

@@ -4,6 +4,7 @@ import type { Db } from '../../store/database.ts';
 import { findSession } from '../../store/sessions-repository.ts';
 import { ToolRegistry } from '../tool-registry.ts';
 import { createFilesystemTool } from './filesystem.ts';
+import { createImageViewTool } from './image-view.ts';
 import { createListToolsTool } from './list-tools.ts';
 import { createScratchpadTool } from './scratchpad.ts';
 import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
@@ -29,6 +30,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     }),
     createTodoTool(db),
     createFilesystemTool({ config }),
+    createImageViewTool({ config }),
     createSwitchProfileTool({ db, profiles }),
     createSpawnAgentTool(deps.runSubagent),
   ]);

@@ -333,6 +333,8 @@ function runCommand(client: Client, command: string, signal: AbortSignal): Promi
         if (error) return settle({ kind: 'not-started', error });
         if (settled) return closeChannel(opened);
         channel = opened;
+        // Nothing is ever sent to the command's input: ending it lets a command that reads stdin finish.
+        opened.end();
         opened.on('data', (chunk: Buffer) => stdout.add(chunk));
         opened.stderr.on('data', (chunk: Buffer) => stderr.add(chunk));
         opened.on('exit', (code: number | null, signalName?: string) => {

@@ -14,7 +14,7 @@ const parameters = Type.Object(
   {
     command: Type.String({ description: 'Command line, e.g. "git status"' }),
     cwd: Type.Optional(Type.String({ description: 'Folder to run in, relative to the work folder' })),
-    timeout_s: Type.Optional(Type.Number({ minimum: 1, maximum: maximumTimeoutSeconds, description: 'Default 60' })),
+    timeout_s: Type.Optional(Type.Number({ minimum: 1, maximum: maximumTimeoutSeconds, description: 'Seconds (default 60)' })),
   },
   { additionalProperties: false },
 );

@@ -64,7 +64,7 @@ function formatResults(results: readonly SearchResult[]): string {
 }
 
 /** DuckDuckGo links point at its redirector `//duckduckgo.com/l/?uddg=<encoded target>`. */
-export function unwrapDuckDuckGoUrl(href: string): string {
+function unwrapDuckDuckGoUrl(href: string): string {
   try {
     const url = new URL(href, duckDuckGoUrl);
     const target = url.hostname.endsWith('duckduckgo.com') && url.pathname === '/l/' ? url.searchParams.get('uddg') : null;
@@ -74,7 +74,7 @@ export function unwrapDuckDuckGoUrl(href: string): string {
   }
 }
 
-export function parseDuckDuckGoHtml(html: string): SearchOutcome {
+function parseDuckDuckGoHtml(html: string): SearchOutcome {
   const { document } = parseHTML(html);
   if (document.querySelector('.anomaly-modal, #challenge-form')) {
     return { ok: false, error: 'DuckDuckGo answered with a bot check instead of results. Wait a few minutes and retry, or set WEB_SEARCH_URL to a SearXNG instance.' };

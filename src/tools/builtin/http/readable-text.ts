@@ -56,7 +56,7 @@ export function htmlToReadableText(html: string): ReadableText {
   return { title: pageTitle, text: nodeToText(fresh.body ?? fresh.documentElement) };
 }
 
-export function nodeToText(root: DomNode): string {
+function nodeToText(root: DomNode): string {
   const writer = new TextWriter();
   writeNode(root, writer);
   return writer.toString();

@@ -1,0 +1,93 @@
+import { open } from 'node:fs/promises';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Config } from '../../config.ts';
+import type { Tool } from '../tool.ts';
+import { describeSize, fetchLimited, megabyte, parseHttpUrl } from './http/fetch-limited.ts';
+import { parseAllowedRoots, resolveAllowedPath } from './path-access.ts';
+import { sessionWorkFolder } from './work-folder.ts';
+
+const parameters = Type.Object(
+  {
+    path: Type.Optional(Type.String({ description: 'Image file; relative to the session folder' })),
+    url: Type.Optional(Type.String({ description: 'http(s) URL of an image' })),
+  },
+  { additionalProperties: false },
+);
+
+const maximumBytes = 10 * megabyte;
+const downloadTimeoutMs = 30_000;
+
+const signatures: { format: string; matches: (bytes: Buffer) => boolean }[] = [
+  { format: 'png', matches: (bytes) => bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  { format: 'jpeg', matches: (bytes) => bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff },
+  { format: 'gif', matches: (bytes) => ['GIF87a', 'GIF89a'].includes(bytes.subarray(0, 6).toString('latin1')) },
+  { format: 'webp', matches: (bytes) => bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP' },
+];
+
+export function imageFormatOf(bytes: Buffer): string | undefined {
+  return signatures.find((signature) => signature.matches(bytes))?.format;
+}
+
+type Failure = { output: string; success: false };
+const failure = (output: string): Failure => ({ output, success: false });
+type Loaded = { bytes: Buffer; source: string };
+
+/** Loads an image so the model can look at it in its next step; the image goes to the model's context only. */
+export function createImageViewTool(options: { config: Config }): Tool<Static<typeof parameters>> {
+  const { config } = options;
+  const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+
+  async function fromPath(requested: string, workFolder: string): Promise<Loaded | Failure> {
+    const access = await resolveAllowedPath(requested, { workFolder, allowedRoots });
+    if (!access.ok) return failure(access.message);
+    let file;
+    try {
+      file = await open(access.path, 'r');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return failure(code === 'ENOENT' ? `There is no file at ${requested}.` : `Cannot open ${requested} (${code}).`);
+    }
+    try {
+      const { size, isFile } = await file.stat().then((stats) => ({ size: stats.size, isFile: stats.isFile() }));
+      if (!isFile) return failure(`${requested} is not a file.`);
+      if (size > maximumBytes) return failure(`${requested} is ${describeSize(size)}; images up to ${describeSize(maximumBytes)} can be viewed.`);
+      return { bytes: await file.readFile(), source: requested };
+    } finally {
+      await file.close();
+    }
+  }
+
+  async function fromUrl(text: string, signal: AbortSignal): Promise<Loaded | Failure> {
+    const url = parseHttpUrl(text);
+    if (!url) return failure(`"${text}" is not an http(s) URL.`);
+    const fetched = await fetchLimited({ url: url.href, timeoutMs: downloadTimeoutMs, maxBytes: maximumBytes, signal });
+    if (!fetched.ok) return failure(fetched.message);
+    const { response } = fetched;
+    if (response.status >= 400) return failure(`${url.href} answered ${response.status} ${response.statusText}.`);
+    if (response.cutAtLimit) return failure(`${url.href} is larger than ${describeSize(maximumBytes)}; images up to that size can be viewed.`);
+    return { bytes: response.bytes, source: response.url };
+  }
+
+  return {
+    name: 'image_view',
+    description: 'Look at an image (png, jpeg, gif or webp, up to 10 MB) from a file path or a URL; you see it in your next step.',
+    parameters,
+    source: 'builtin',
+    async execute(args, context) {
+      if ((args.path === undefined) === (args.url === undefined)) return failure('Send exactly one of path or url.');
+      const loaded =
+        args.path !== undefined
+          ? await fromPath(args.path, await sessionWorkFolder(config.SESSION_FILES_DIR, context))
+          : await fromUrl(args.url!, context.signal);
+      if (!('bytes' in loaded)) return loaded;
+      const format = imageFormatOf(loaded.bytes);
+      if (!format) return failure(`${loaded.source} is not a png, jpeg, gif or webp image.`);
+      const description = `${format} image, ${describeSize(loaded.bytes.length)}, from ${loaded.source}`;
+      return {
+        output: `Loaded ${description}. It is attached to your next step.`,
+        success: true,
+        metadata: { image: { base64: loaded.bytes.toString('base64'), description } },
+      };
+    },
+  };
+}
