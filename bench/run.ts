@@ -57,15 +57,22 @@ async function main(): Promise<number> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-bench-'));
   let llm: LlmProcess | undefined;
   let server: ServerProcess | undefined;
-  const cleanup = async () => {
-    await server?.stop().catch(() => undefined);
-    await llm?.stop().catch(() => undefined);
-    // A server still starting (or anything else left) is not reachable through the objects above.
-    killRemainingChildren();
-    await rm(dataDir, { recursive: true, force: true });
-  };
+  let cleaning: Promise<void> | undefined;
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      await server?.stop().catch(() => undefined);
+      await llm?.stop().catch(() => undefined);
+      // A server still starting (or anything else left) is not reachable through the objects above.
+      killRemainingChildren();
+      await rm(dataDir, { recursive: true, force: true });
+    })());
+  let interrupted = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+    process.once(signal, () => {
+      interrupted = true;
+      console.error(`\n${signal}: stopping; bench/RESULTS.md is left as it was.`);
+      void cleanup().finally(() => process.exit(130));
+    });
   }
 
   const rows: ReportRow[] = [];
@@ -129,6 +136,7 @@ async function main(): Promise<number> {
     await cleanup();
   }
 
+  if (interrupted) return 130;
   const allRows = [...rows, ...startRows];
   details.push(`Whole bench took ${((Date.now() - began) / 1000).toFixed(1)} s; load average (1 / 5 / 15 min) at the end: ${loadAverage()}.`);
   if (options.cpuProfileDirectory) details.push(`Server CPU profile written to ${options.cpuProfileDirectory}.`);

@@ -4,12 +4,15 @@ import type { Db } from '../../store/database.ts';
 import { findSession } from '../../store/sessions-repository.ts';
 import { ToolRegistry } from '../tool-registry.ts';
 import { createFilesystemTool } from './filesystem.ts';
+import { createHttpRequestTool } from './http-request.ts';
 import { createImageViewTool } from './image-view.ts';
 import { createListToolsTool } from './list-tools.ts';
 import { createScratchpadTool } from './scratchpad.ts';
 import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
 import { createSwitchProfileTool } from './switch-profile.ts';
 import { createTodoTool } from './todo.ts';
+import { createWebSearchTool } from './web-search.ts';
+import { createWebViewTool } from './web-view.ts';
 import { createToolManualTool } from './tool-manual.ts';
 
 export interface BuiltinToolDependencies {
@@ -31,6 +34,9 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createTodoTool(db),
     createFilesystemTool({ config }),
     createImageViewTool({ config }),
+    createHttpRequestTool(),
+    createWebSearchTool({ config }),
+    createWebViewTool(),
     createSwitchProfileTool({ db, profiles }),
     createSpawnAgentTool(deps.runSubagent),
   ]);
