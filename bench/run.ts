@@ -108,6 +108,7 @@ async function main(): Promise<number> {
       [4, '4. 100 concurrent streams', () => concurrentStreams(context)],
     ];
     for (const [number, name, run] of scenarios) {
+      if (interrupted) break;
       if (options.only && !options.only.has(number)) continue;
       if (server.exited) {
         rows.push(errorRow(name, new Error(`the server process exited: ${server.recentOutput().slice(-500)}`)));
@@ -122,6 +123,7 @@ async function main(): Promise<number> {
         details.push(...result.details);
         for (const row of result.rows) console.log(`   ${row.measured} (${((Date.now() - scenarioBegan) / 1000).toFixed(1)} s)`);
       } catch (error) {
+        if (interrupted) break;
         console.error(`   ${name} failed:`, error);
         rows.push(errorRow(name, error));
         incomplete = true;
@@ -129,6 +131,7 @@ async function main(): Promise<number> {
     }
     if (!server.exited) startRows.push(await finalMemory(server));
   } catch (error) {
+    if (interrupted) return 130;
     console.error('bench setup failed:', error);
     rows.push(errorRow('setup', error));
     incomplete = true;

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from './support/wait-until.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { createTestTools, testProfile } from './support/test-tools.ts';
 
@@ -54,3 +57,22 @@ for (const backend of ['ollama', 'openai'] as const) {
     });
   });
 }
+
+describe('stop during a terminal command', () => {
+  it('kills the command and gives the model the output so far', async () => {
+    hearth = await startHearth();
+    hearth.llm.script({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo started; touch marker; sleep 30; echo never' } }] });
+    const sessionId = await hearth.createSession('server_admin');
+    const socket = await hearth.connect(sessionId);
+    socket.send({ type: 'message', content: 'Run it' });
+    await socket.next('tool_started');
+    await waitUntil(() => existsSync(path.join(hearth.config.SESSION_FILES_DIR, sessionId, 'marker')));
+    await hearth.request('POST', `/sessions/${sessionId}/stop`);
+    await socket.next('stream_stopped');
+    const result = socket.ofType('tool_call')[0]!;
+    expect(result.success).toBe(false);
+    expect(result.result).toMatch(/^Stopped by the user while terminal was running\./);
+    expect(result.result).toContain('started');
+    expect(result.result).not.toContain('never');
+  });
+});

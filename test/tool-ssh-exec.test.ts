@@ -54,7 +54,9 @@ class TestSshServer {
         else channel.exit(code ?? 0);
         channel.end();
       });
+      channel.on('end', () => console.log('DEBUG server end'));
       channel.on('close', () => {
+        console.log('DEBUG server close');
         running.kill('SIGKILL');
         this.events.emit('channel-closed', info.command);
       });
@@ -226,6 +228,7 @@ describe('ssh_exec', () => {
     const stoppedAt = performance.now();
     controller.abort();
     const result = await running;
+    console.log('DEBUG result');
     expect(performance.now() - stoppedAt).toBeLessThan(1000);
     expect(result.success).toBe(false);
     expect(result.output).toMatch(/^Stopped by the user after/);

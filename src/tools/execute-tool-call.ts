@@ -17,6 +17,13 @@ export interface ExecuteOptions {
 
 const failure = (output: string): ToolResult => ({ output, success: false });
 
+/** How long a stopped or timed-out tool may take to return its partial result. */
+const abortGraceMs = 1_000;
+
+function delay(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds).unref());
+}
+
 /**
  * Runs one tool call. Every way a call can go wrong — unknown tool, bad arguments,
  * a thrown error, a timeout, a stop — becomes a `success:false` result the model can act on.
@@ -42,30 +49,21 @@ export async function executeToolCall(call: ToolCallRequest, options: ExecuteOpt
   if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
 
   const timeoutMs = entry.tool.timeoutMs ?? options.defaultTimeoutMs;
-  const timeout = new AbortController();
-  const signal = AbortSignal.any([context.signal, timeout.signal]);
-  let timer: NodeJS.Timeout | undefined;
-  const stopped = new Promise<ToolResult>((resolve) => {
-    timer = setTimeout(() => timeout.abort(), timeoutMs);
-    signal.addEventListener(
-      'abort',
-      () =>
-        resolve(
-          timeout.signal.aborted
-            ? failure(`Error: ${call.name} timed out after ${formatSeconds(timeoutMs)}. Try a smaller request or a longer timeout.`)
-            : failure(`Stopped by the user while ${call.name} was running.`),
-        ),
-      { once: true },
-    );
-  });
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([context.signal, timeout]);
   const running = entry.tool.execute(call.arguments, { ...context, signal }).then(toToolResult, (error: unknown) =>
     failure(`Error: ${call.name} failed: ${error instanceof Error ? error.message : String(error)}`),
   );
-  try {
-    return await Promise.race([running, stopped]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const interrupted = new Promise<'interrupted'>((resolve) => signal.addEventListener('abort', () => resolve('interrupted'), { once: true }));
+  const first = await Promise.race([running, interrupted]);
+  if (first !== 'interrupted') return first;
+
+  // A tool that honours its signal gets a moment to hand back what it has (a command's output so far).
+  const late = await Promise.race([running, delay(abortGraceMs).then(() => undefined)]);
+  const reason = timeout.aborted
+    ? `Error: ${call.name} timed out after ${formatSeconds(timeoutMs)}. Try a smaller request or a longer timeout.`
+    : `Stopped by the user while ${call.name} was running.`;
+  return failure(late && late.output !== '' ? `${reason}\n${late.output}` : reason);
 }
 
 function truncate(text: string, length: number): string {

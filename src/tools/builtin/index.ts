@@ -3,6 +3,7 @@ import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
 import { findSession } from '../../store/sessions-repository.ts';
 import { ToolRegistry } from '../tool-registry.ts';
+import { createCodeExecTool } from './code-exec.ts';
 import { createFilesystemTool } from './filesystem.ts';
 import { createHttpRequestTool } from './http-request.ts';
 import { createImageViewTool } from './image-view.ts';
@@ -10,6 +11,7 @@ import { createListToolsTool } from './list-tools.ts';
 import { createScratchpadTool } from './scratchpad.ts';
 import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
 import { createSwitchProfileTool } from './switch-profile.ts';
+import { createTerminalTool } from './terminal.ts';
 import { createTodoTool } from './todo.ts';
 import { createWebSearchTool } from './web-search.ts';
 import { createWebViewTool } from './web-view.ts';
@@ -33,6 +35,8 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     }),
     createTodoTool(db),
     createFilesystemTool({ config }),
+    createTerminalTool({ config }),
+    createCodeExecTool({ config }),
     createImageViewTool({ config }),
     createHttpRequestTool(),
     createWebSearchTool({ config }),

@@ -350,6 +350,7 @@ function runCommand(client: Client, command: string, signal: AbortSignal): Promi
 }
 
 function closeChannel(channel: ClientChannel): void {
+  console.log('DEBUG closeChannel', (channel as any).outgoing);
   try {
     channel.signal('TERM');
   } catch {
