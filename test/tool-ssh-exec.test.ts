@@ -233,8 +233,10 @@ describe('ssh_exec', () => {
     expect(result.success).toBe(false);
     expect(result.output).toMatch(/^Stopped by the user after/);
     await closed;
+    console.log('DEBUG after closed');
 
     const next = await run({ connection: 'local', command: 'echo still here' });
+    console.log('DEBUG next', next);
     expect(next).toMatchObject({ success: true, metadata: { reused_connection: true } });
     expect(server.connections).toHaveLength(1);
   });
@@ -261,6 +263,7 @@ describe('ssh_exec', () => {
     const closed = once(server.connections[0]!, 'close');
     await tool.releaseSession?.('session-a');
     await closed;
+    console.log('DEBUG after closed');
 
     const sessionB = await run({ connection: 'local', command: 'echo b' }, contextFor('session-b'));
     expect(sessionB.metadata).toMatchObject({ reused_connection: true });

@@ -39,5 +39,5 @@ export function setupForProfile(profile: Profile, deps: AgentDependencies, optio
 /** The profile a stored session uses now (it may change mid-run through switch_profile). */
 export function profileNamed(profileId: string | undefined, deps: AgentDependencies): Profile | LlmError {
   const profile = profileId === undefined ? undefined : deps.profiles.get(profileId);
-  return profile ?? { code: 'llm_error', message: `Profile "${profileId}" does not exist; switch the session to one of: ${deps.profiles.list().map((known) => known.id).join(', ')}.` };
+  return profile ?? { code: 'llm_error', message: `There is no profile "${profileId}". Profiles: ${deps.profiles.list().map((known) => known.id).join(', ')}.` };
 }
