@@ -3,13 +3,14 @@ import { EventEmitter, once } from 'node:events';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Server, utils, type Connection, type ParsedKey, type Session } from 'ssh2';
+import ssh2, { type Connection, type ParsedKey, type Server, type Session } from 'ssh2';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { fingerprintOf } from '../src/tools/builtin/ssh/host-key.ts';
 import { createSshExecTool } from '../src/tools/builtin/ssh-exec.ts';
 import { toToolResult, type Tool, type ToolContext } from '../src/tools/tool.ts';
 
+const { utils } = ssh2;
 const username = 'tester';
 const password = 'secret';
 
@@ -21,10 +22,12 @@ class TestSshServer {
   readonly clientKey = utils.generateKeyPairSync('ed25519');
   private readonly server: Server;
   port = 0;
+  /** Makes the server hang up on the next session request, as a connection that died unnoticed would. */
+  dropNextSession = false;
 
   constructor() {
     const allowedKey = utils.parseKey(this.clientKey.public) as ParsedKey;
-    this.server = new Server({ hostKeys: [this.hostKey.private] }, (connection) => {
+    this.server = new ssh2.Server({ hostKeys: [this.hostKey.private] }, (connection) => {
       this.connections.push(connection);
       connection.on('error', () => {});
       connection.on('authentication', (context) => {
@@ -34,7 +37,13 @@ class TestSshServer {
         }
         context.reject(['password', 'publickey']);
       });
-      connection.on('ready', () => connection.on('session', (acceptSession) => this.serveSession(acceptSession())));
+      connection.on('ready', () =>
+        connection.on('session', (acceptSession) => {
+          if (!this.dropNextSession) return this.serveSession(acceptSession());
+          this.dropNextSession = false;
+          connection.end();
+        }),
+      );
     });
   }
 
@@ -46,7 +55,9 @@ class TestSshServer {
       const running = spawn('sh', ['-c', info.command], { stdio: ['pipe', 'pipe', 'pipe'] });
       child = running;
       running.stdin.on('error', () => {});
-      channel.pipe(running.stdin);
+      // Not pipe(): it stops reading once the child's stdin closes, and a channel never read to its end never emits close.
+      channel.on('data', (chunk: Buffer) => running.stdin.write(chunk));
+      channel.on('end', () => running.stdin.end());
       running.stdout.pipe(channel, { end: false });
       running.stderr.pipe(channel.stderr, { end: false });
       running.on('close', (code, signalName) => {
@@ -54,9 +65,7 @@ class TestSshServer {
         else channel.exit(code ?? 0);
         channel.end();
       });
-      channel.on('end', () => console.log('DEBUG server end'));
       channel.on('close', () => {
-        console.log('DEBUG server close');
         running.kill('SIGKILL');
         this.events.emit('channel-closed', info.command);
       });
@@ -219,6 +228,14 @@ describe('ssh_exec', () => {
     expect(server.connections).toHaveLength(2);
   });
 
+  it('reconnects once when the connection dies as the command is sent', async () => {
+    expect((await run({ connection: 'local', command: 'echo first' })).success).toBe(true);
+    server.dropNextSession = true;
+    const second = await run({ connection: 'local', command: 'echo second' });
+    expect(second).toMatchObject({ success: true, metadata: { reused_connection: false } });
+    expect(server.connections).toHaveLength(2);
+  });
+
   it('stops a running command quickly and keeps the connection usable', async () => {
     const controller = new AbortController();
     const started = waitForExec('echo begun; sleep 30');
@@ -228,15 +245,12 @@ describe('ssh_exec', () => {
     const stoppedAt = performance.now();
     controller.abort();
     const result = await running;
-    console.log('DEBUG result');
     expect(performance.now() - stoppedAt).toBeLessThan(1000);
     expect(result.success).toBe(false);
     expect(result.output).toMatch(/^Stopped by the user after/);
     await closed;
-    console.log('DEBUG after closed');
 
     const next = await run({ connection: 'local', command: 'echo still here' });
-    console.log('DEBUG next', next);
     expect(next).toMatchObject({ success: true, metadata: { reused_connection: true } });
     expect(server.connections).toHaveLength(1);
   });
@@ -263,7 +277,6 @@ describe('ssh_exec', () => {
     const closed = once(server.connections[0]!, 'close');
     await tool.releaseSession?.('session-a');
     await closed;
-    console.log('DEBUG after closed');
 
     const sessionB = await run({ connection: 'local', command: 'echo b' }, contextFor('session-b'));
     expect(sessionB.metadata).toMatchObject({ reused_connection: true });

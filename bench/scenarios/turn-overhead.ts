@@ -38,7 +38,7 @@ function summarize(scenario: string, samples: TurnSample[], budgetMs: number, co
   const overhead = median(samples.map((sample) => sample.overheadMs));
   const turns = samples.map((sample) => sample.turnMs);
   const llmMedian = median(samples.map((sample) => sample.llmMs));
-  const callCounts = [...new Set(samples.map((sample) => sample.llmCalls))].sort().join(' or ');
+  const callCounts = [...new Set(samples.map((sample) => sample.llmCalls))].sort((left, right) => left - right).join(' or ');
   return {
     rows: [
       {
@@ -84,14 +84,17 @@ export async function freshSessionTurns({ server, llm }: BenchContext): Promise<
 /** Scenario 2: 100 turns on the seeded 2,000-message session, after 3 warm-up turns on it. */
 export async function longSessionTurns({ server, llm }: BenchContext, sessionId: string, seededCharacters: number): Promise<ScenarioResult> {
   await llm.configure(instantReply);
+  const warmupTurns = 3;
+  const measuredTurns = 100;
   const socket = await SessionSocket.connect(server, sessionId);
-  await measureTurns(socket, llm, 'long-warmup', 3);
-  const samples = await measureTurns(socket, llm, 'long', 100);
+  await measureTurns(socket, llm, 'long-warmup', warmupTurns);
+  const samples = await measureTurns(socket, llm, 'long', measuredTurns);
   await socket.close();
   return summarize(
     '2. Turn overhead, 2,000-message session',
     samples,
     30,
-    `(one session seeded with 2,000 messages, ${seededCharacters.toLocaleString('en-US')} characters, 3 warm-up turns discarded; it grows to 2,206 messages)`,
+    `(one session seeded with 2,000 messages, ${seededCharacters.toLocaleString('en-US')} characters, ${warmupTurns} warm-up ` +
+      `turns discarded; each turn adds its question and answer, so it ends near ${2_000 + 2 * (warmupTurns + measuredTurns)} messages)`,
   );
 }

@@ -246,7 +246,11 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
       case 'aborted-connecting':
         return failure(`${interrupted} while connecting to ${where}; the command did not run.`);
       case 'not-started':
-        return failure(`Could not start the command on ${where}: ${outcome.error.message}`);
+        return failure(
+          outcome.connectionClosed
+            ? `The connection to ${where} dropped before the command started, and reconnecting did not help: ${outcome.error.message}`
+            : `Could not start the command on ${where}: ${outcome.error.message}`,
+        );
       case 'finished': {
         const { ending, exitCode, exitSignal } = outcome;
         const summary = {
@@ -350,7 +354,6 @@ function runCommand(client: Client, command: string, signal: AbortSignal): Promi
 }
 
 function closeChannel(channel: ClientChannel): void {
-  console.log('DEBUG closeChannel', (channel as any).outgoing);
   try {
     channel.signal('TERM');
   } catch {

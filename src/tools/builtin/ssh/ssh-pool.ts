@@ -1,4 +1,4 @@
-import { Client, type ConnectConfig } from 'ssh2';
+import ssh2, { type Client, type ConnectConfig } from 'ssh2';
 import { fingerprintOf, HostKeyRejectedError } from './host-key.ts';
 
 export interface ConnectionKey {
@@ -125,7 +125,7 @@ export class SshPool {
 /** Opens one authenticated connection; `onClosed` fires when it later drops. */
 function connect(options: SshConnectOptions, onClosed: () => void): { client: Client; connecting: Promise<Client> } {
   const { acceptsHostKey, ...connectConfig } = options;
-  const client = new Client();
+  const client = new ssh2.Client();
   const connecting = new Promise<Client>((resolve, reject) => {
     let ready = false;
     let rejectedFingerprint: string | undefined;
