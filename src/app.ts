@@ -35,7 +35,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     logger: overrides.logger ?? createLogger(config.LOG_LEVEL),
     profiles,
     tools: new ToolRegistry(),
-    backends: overrides.backends ?? BackendRegistry.fromConfig(config),
+    backends: overrides.backends ?? (await BackendRegistry.fromConfig(config)),
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
   };
   // The sub-agent runner reads deps.tools when it runs, after the registry below exists.

@@ -7,6 +7,8 @@ import ssh2, { type Connection, type ParsedKey, type Server, type Session } from
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { fingerprintOf } from '../src/tools/builtin/ssh/host-key.ts';
+import { parseSshHosts } from '../src/tools/builtin/ssh/ssh-hosts-file.ts';
+import { SshPool } from '../src/tools/builtin/ssh/ssh-pool.ts';
 import { createSshExecTool } from '../src/tools/builtin/ssh-exec.ts';
 import { toToolResult, type Tool, type ToolContext } from '../src/tools/tool.ts';
 
@@ -285,6 +287,15 @@ describe('ssh_exec', () => {
     expect(server.connections).toHaveLength(3);
   });
 
+  it('closes a connection once it has been idle long enough', async () => {
+    const pool = new SshPool({ idleMs: 50 });
+    tool = createSshExecTool({ config: parseConfig({ SSH_HOSTS_FILE: hostsFilePath }), pool });
+    await run({ connection: 'local', command: 'echo soon idle' });
+    expect(pool.size).toBe(1);
+    await once(server.connections[0]!, 'close');
+    expect(pool.size).toBe(0);
+  });
+
   it('reports an invalid hosts file and picks up the fixed file without a restart', async () => {
     await writeHosts({ local: { host: '127.0.0.1', host_key: 'none' } });
     const invalid = await run({ connection: 'local', command: 'echo never' });
@@ -297,6 +308,11 @@ describe('ssh_exec', () => {
 
     await writeHosts({ fixed: localEntry() });
     expect(await run({ connection: 'fixed', command: 'echo fixed' })).toMatchObject({ success: true });
+  });
+
+  it('accepts the shipped example hosts file', async () => {
+    const example = parseSshHosts(await fs.readFile('ssh_hosts.example.json', 'utf8'), 'ssh_hosts.example.json');
+    expect(example).toMatchObject({ ok: true });
   });
 
   it('names the known connections when the requested one does not exist', async () => {

@@ -1,6 +1,5 @@
 import type { Config } from '../config.ts';
 import { createOllamaBackend } from './ollama.ts';
-import { createOpenAIBackend } from './openai.ts';
 import type { BackendId, LlmBackend, LlmError } from './types.ts';
 
 export type BackendChoice = { ok: true; backend: LlmBackend; model: string } | { ok: false; error: LlmError };
@@ -12,11 +11,13 @@ export class BackendRegistry {
     private readonly defaultBackend: BackendId,
   ) {}
 
-  static fromConfig(config: Config): BackendRegistry {
+  /** The OpenAI client (~150 modules) is loaded only when an OpenAI-compatible endpoint is configured. */
+  static async fromConfig(config: Config): Promise<BackendRegistry> {
     const backends: Partial<Record<BackendId, LlmBackend>> = {
       ollama: createOllamaBackend({ host: config.OLLAMA_HOST, defaultModel: config.OLLAMA_DEFAULT_MODEL }),
     };
     if (config.OPENAI_BASE_URL !== '') {
+      const { createOpenAIBackend } = await import('./openai.ts');
       backends.openai = createOpenAIBackend({
         baseUrl: config.OPENAI_BASE_URL,
         apiKey: config.OPENAI_API_KEY,

@@ -10,6 +10,7 @@ import { createImageViewTool } from './image-view.ts';
 import { createListToolsTool } from './list-tools.ts';
 import { createScratchpadTool } from './scratchpad.ts';
 import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
+import { createSshExecTool } from './ssh-exec.ts';
 import { createSwitchProfileTool } from './switch-profile.ts';
 import { createTerminalTool } from './terminal.ts';
 import { createTodoTool } from './todo.ts';
@@ -37,6 +38,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createFilesystemTool({ config }),
     createTerminalTool({ config }),
     createCodeExecTool({ config }),
+    createSshExecTool({ config }),
     createImageViewTool({ config }),
     createHttpRequestTool(),
     createWebSearchTool({ config }),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { parseHTML } from 'linkedom';
+import { loadHtmlLibraries } from './http/html-libraries.ts';
 import type { Config } from '../../config.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import {
@@ -74,7 +74,8 @@ function unwrapDuckDuckGoUrl(href: string): string {
   }
 }
 
-function parseDuckDuckGoHtml(html: string): SearchOutcome {
+async function parseDuckDuckGoHtml(html: string): Promise<SearchOutcome> {
+  const { parseHTML } = await loadHtmlLibraries();
   const { document } = parseHTML(html);
   if (document.querySelector('.anomaly-modal, #challenge-form')) {
     return { ok: false, error: 'DuckDuckGo answered with a bot check instead of results. Wait a few minutes and retry, or set WEB_SEARCH_URL to a SearXNG instance.' };

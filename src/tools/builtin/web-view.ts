@@ -35,7 +35,7 @@ function failure(output: string): ToolOutput {
   return { output, success: false };
 }
 
-function readPage(response: LimitedResponse): { title: string; text: string } {
+async function readPage(response: LimitedResponse): Promise<{ title: string; text: string }> {
   const contentType = response.headers.get('content-type');
   const text = decodeText(response.bytes, contentType);
   const looksLikeHtml = response.mediaType === '' && /^\s*</.test(text);
@@ -67,7 +67,7 @@ export function createWebViewTool(): Tool<WebViewArguments> {
           `${response.url} is ${response.mediaType || 'binary data'} (${describeSize(response.bytes.length)}), not a page web_view can read as text.`,
         );
       }
-      const page = readPage(response);
+      const page = await readPage(response);
       if (response.status >= 400) {
         const excerpt = keepHead(page.text, errorExcerptCharacters);
         return failure(`${response.url} answered HTTP ${response.status} ${response.statusText}.${excerpt ? `\n\n${excerpt}` : ''}`);

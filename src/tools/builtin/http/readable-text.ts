@@ -1,5 +1,4 @@
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import { loadHtmlLibraries, type HtmlLibraries } from './html-libraries.ts';
 
 /** The parts of a DOM node the text conversion reads (linkedom's nodes have them). */
 interface DomNode {
@@ -27,15 +26,15 @@ const lineElements = new Set(['li', 'dt', 'dd', 'tr', 'caption']);
 const alwaysRemovedSelector = 'script, style, noscript, template, nav, [role="navigation"]';
 
 /** linkedom builds no implied elements, so a fragment without <html> gets an explicit body. */
-function parseDocument(html: string) {
+function parseDocument(html: string, { parseHTML }: HtmlLibraries) {
   const { document } = parseHTML(html);
   if (document.documentElement?.nodeName === 'HTML') return document;
   return parseHTML(`<!doctype html><html><body>${html}</body></html>`).document;
 }
 
 /** Menus never hold the content; page-level headers and footers neither, but an article's own ones may. */
-function parseWithoutBoilerplate(html: string) {
-  const document = parseDocument(html);
+function parseWithoutBoilerplate(html: string, libraries: HtmlLibraries) {
+  const document = parseDocument(html, libraries);
   for (const element of document.querySelectorAll(alwaysRemovedSelector)) element.remove();
   for (const element of document.querySelectorAll('header, footer')) {
     if (!element.closest('article, main')) element.remove();
@@ -44,15 +43,17 @@ function parseWithoutBoilerplate(html: string) {
 }
 
 /** The title and main content of an HTML page as plain text with paragraph breaks. */
-export function htmlToReadableText(html: string): ReadableText {
-  const document = parseWithoutBoilerplate(html);
+export async function htmlToReadableText(html: string): Promise<ReadableText> {
+  const libraries = await loadHtmlLibraries();
+  const { Readability } = libraries;
+  const document = parseWithoutBoilerplate(html, libraries);
   const pageTitle = collapse(document.title || document.querySelector('title')?.textContent);
   const article = new Readability<DomNode>(document, { serializer: (node) => node as unknown as DomNode }).parse();
   if (article?.content && article.textContent?.trim()) {
     return { title: collapse(article.title ?? '') || pageTitle, text: nodeToText(article.content) };
   }
   // Readability rewrites the document it reads, so the fallback starts from a fresh parse.
-  const fresh = parseWithoutBoilerplate(html);
+  const fresh = parseWithoutBoilerplate(html, libraries);
   return { title: pageTitle, text: nodeToText(fresh.body ?? fresh.documentElement) };
 }
 

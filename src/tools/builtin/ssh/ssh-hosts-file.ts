@@ -13,6 +13,7 @@ const SshHostEntry = Type.Object(
     password: Type.Optional(Type.String()),
     key_path: Type.Optional(Type.String({ minLength: 1 })),
     host_key: Type.String({ pattern: fingerprintPattern }),
+    comment: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );
