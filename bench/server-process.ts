@@ -1,6 +1,7 @@
-// The real Hearth server as a child process: `node --import tsx src/main.ts`, so the
+// The real Hearth server as a child process, started as `npm start` starts it, so the
 // child's pid is the server's own node process (no wrapper) and its RSS is the server's.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -72,7 +73,7 @@ export class ServerProcess implements Endpoint {
     const headers: Record<string, string> = token === '' ? {} : { authorization: `Bearer ${token}` };
     const spawnedAt = epochNow();
     const child = track(
-      spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], {
+      spawn(process.execPath, [...(options.nodeFlags ?? []), ...startArguments()], {
         cwd: projectRoot,
         env: environment,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -138,4 +139,12 @@ export class ServerProcess implements Endpoint {
     }
     throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${this.output}`);
   }
+}
+
+/** The node arguments of `npm start`, so the bench measures exactly what a person runs. */
+function startArguments(): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [command, ...rest] = manifest.scripts.start.split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start must run node directly to be measured; it runs "${command}"`);
+  return rest;
 }

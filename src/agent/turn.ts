@@ -3,7 +3,7 @@ import type { BackendRegistry } from '../llm/backend-registry.ts';
 import type { ChatMessage, LlmError } from '../llm/types.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
-import type { Message } from '../store/message.ts';
+import type { NewMessage } from '../store/message.ts';
 import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
 import { findSession, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
@@ -45,18 +45,10 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
     ...(input.images?.length && { images: input.images.map(stripDataUri) }),
   });
   await titleFromFirstMessage(db, sessionId, input.content);
+  const conversation = await storedConversation(db, sessionId);
   // DESIGN §6 step 2 (compression) runs here once it exists.
-  await plan(sessionId, deps, context);
+  await plan(sessionId, deps, conversation, context);
 
-  let lastRequest: ChatMessage[] = [];
-  const conversation: Conversation = {
-    load: async () => {
-      lastRequest = (await listMessages(db, sessionId, 'context')).map(toChatMessage);
-      return lastRequest;
-    },
-    append: (messages) => appendMessages(db, sessionId, messages),
-    appendToContext: (messages) => appendMessages(db, sessionId, messages, ['context']),
-  };
   const outcome = await runAgentLoop({
     conversation,
     setup: () => sessionSetup(sessionId, deps),
@@ -69,7 +61,7 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
     case 'completed': {
       const contextTokens = outcome.usage
         ? outcome.usage.promptTokens + outcome.usage.completionTokens
-        : estimateTokens([...lastRequest, { role: 'assistant', content: outcome.content }]);
+        : estimateTokens(await conversation.load());
       await updateSession(db, sessionId, { contextTokens });
       context.emit({ type: 'stream_end', content: outcome.content, context_tokens: contextTokens, max_context_tokens: config.OLLAMA_NUM_CTX });
       return { status: 'completed', content: outcome.content, contextTokens };
@@ -91,8 +83,27 @@ async function sessionSetup(sessionId: string, deps: AgentDependencies): Promise
   return setupForProfile(profile, deps);
 }
 
+/**
+ * The session's model context, read once per turn and kept in step with what the turn
+ * appends, so each round does not read the whole history again.
+ */
+async function storedConversation(db: Db, sessionId: string): Promise<Conversation> {
+  const history = (await listMessages(db, sessionId, 'context')).map(toChatMessage);
+  return {
+    load: async () => history,
+    append: async (messages) => {
+      await appendMessages(db, sessionId, messages);
+      history.push(...messages.map(toChatMessage));
+    },
+    appendToContext: async (messages) => {
+      await appendMessages(db, sessionId, messages, ['context']);
+      history.push(...messages.map(toChatMessage));
+    },
+  };
+}
+
 /** DESIGN §6 step 3. A failed planning call is logged and skipped: the turn still runs. */
-async function plan(sessionId: string, deps: AgentDependencies, context: ToolContext): Promise<void> {
+async function plan(sessionId: string, deps: AgentDependencies, conversation: Conversation, context: ToolContext): Promise<void> {
   const resolved = await sessionSetup(sessionId, deps);
   if (!resolved.ok || !resolved.profile.planning_enabled) return;
   const { setup } = resolved;
@@ -100,7 +111,7 @@ async function plan(sessionId: string, deps: AgentDependencies, context: ToolCon
     backend: setup.backend,
     model: setup.model,
     systemPrompt: setup.systemPrompt,
-    history: (await listMessages(deps.db, sessionId, 'context')).map(toChatMessage),
+    history: await conversation.load(),
     toolNames: setup.toolNames,
     profileNames: deps.profiles.list().map((profile) => profile.id),
     contextWindow: setup.contextWindow,
@@ -111,7 +122,7 @@ async function plan(sessionId: string, deps: AgentDependencies, context: ToolCon
     return;
   }
   if (result.kind === 'direct') return;
-  await appendMessage(deps.db, sessionId, { role: 'assistant', content: result.plan, is_plan: true });
+  await conversation.append([{ role: 'assistant', content: result.plan, is_plan: true }]);
   context.emit({ type: 'plan_ready', plan: result.plan });
 }
 
@@ -133,7 +144,7 @@ function stripDataUri(image: string): string {
   return image.replace(/^data:[^;,]*;base64,/, '');
 }
 
-export function toChatMessage(message: Message): ChatMessage {
+export function toChatMessage(message: NewMessage): ChatMessage {
   return {
     role: message.role,
     content: message.content,

@@ -102,7 +102,9 @@ function describeHttpError(status: number, message: string): string {
 function fetchWithSignal(baseFetch: typeof fetch, signal: AbortSignal): typeof fetch {
   return async (input, init) => {
     const signals = init?.signal ? [init.signal, signal] : [signal];
-    const response = await baseFetch(input, { ...init, signal: AbortSignal.any(signals) });
+    // A long request body sent as bytes skips undici's string checks and copies.
+    const body = typeof init?.body === 'string' ? Buffer.from(init.body) : init?.body;
+    const response = await baseFetch(input, { ...init, ...(body !== undefined && { body }), signal: AbortSignal.any(signals) });
     if (response.ok || response.headers.get('content-type')?.includes('application/json')) return response;
     const text = (await response.text()).trim();
     return new Response(JSON.stringify({ error: text || response.statusText || 'no details' }), {

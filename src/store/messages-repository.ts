@@ -1,49 +1,59 @@
-import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { Message, NewMessage } from './message.ts';
 import type { BufferName, MessagesTable } from './schema.ts';
 
 type MessageRow = Pick<MessagesTable, 'role' | 'content' | 'details' | 'created_at'> & { id: number };
 
-function toRow(sessionId: string, buffer: BufferName, message: NewMessage, createdAt: string) {
+function toRow(sessionId: string, buffer: BufferName, position: number, message: NewMessage, createdAt: string) {
   const { role, content, ...details } = message;
-  return {
-    session_id: sessionId,
-    buffer,
-    // The unique (session, buffer, position) index makes this lookup O(log n): appends never slow down.
-    position: sql<number>`(select coalesce(max(position), 0) + 1 from messages where session_id = ${sessionId} and buffer = ${buffer})`,
-    role,
-    content,
-    details: JSON.stringify(details),
-    created_at: createdAt,
-  };
+  return { session_id: sessionId, buffer, position, role, content, details: JSON.stringify(details), created_at: createdAt };
 }
 
 function fromRow(row: MessageRow): Message {
   return { id: row.id, role: row.role as Message['role'], content: row.content, ...JSON.parse(row.details), created_at: row.created_at };
 }
 
-/** Appends one message to each of the given buffers, atomically. */
+/** Appends one message to each of the given buffers; answers the stored copies, one per buffer. */
 export async function appendMessage(
   db: Db,
   sessionId: string,
   message: NewMessage,
   buffers: readonly BufferName[] = ['display', 'context'],
 ): Promise<Message[]> {
+  return appendMessages(db, sessionId, [message], buffers);
+}
+
+/**
+ * Appends messages, in order, to each of the given buffers with one INSERT, whatever the
+ * session's length: the next positions come from the (session, buffer, position) index.
+ */
+export async function appendMessages(
+  db: Db,
+  sessionId: string,
+  messages: readonly NewMessage[],
+  buffers: readonly BufferName[] = ['display', 'context'],
+): Promise<Message[]> {
+  if (messages.length === 0 || buffers.length === 0) return [];
   const createdAt = new Date().toISOString();
-  return db.transaction().execute(async (transaction) => {
-    const stored: Message[] = [];
-    for (const buffer of buffers) {
-      const { id } = await transaction
-        .insertInto('messages')
-        .values(toRow(sessionId, buffer, message, createdAt))
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      stored.push({ ...message, id, created_at: createdAt });
-    }
-    await transaction.updateTable('sessions').set({ last_active: createdAt }).where('id', '=', sessionId).execute();
-    return stored;
+  const lastPositions = await db
+    .selectNoFrom((expression) =>
+      buffers.map((buffer) =>
+        expression
+          .selectFrom('messages')
+          .select((inner) => inner.fn.max('position').as('position'))
+          .where('session_id', '=', sessionId)
+          .where('buffer', '=', buffer)
+          .as(buffer),
+      ),
+    )
+    .executeTakeFirstOrThrow();
+  const rows = buffers.flatMap((buffer) => {
+    const last = Number((lastPositions as Record<string, number | null>)[buffer] ?? 0);
+    return messages.map((message, index) => toRow(sessionId, buffer, last + index + 1, message, createdAt));
   });
+  const inserted = await db.insertInto('messages').values(rows).returning('id').execute();
+  await db.updateTable('sessions').set({ last_active: createdAt }).where('id', '=', sessionId).execute();
+  return inserted.map(({ id }, index) => ({ ...messages[index % messages.length]!, id, created_at: createdAt }));
 }
 
 export async function listMessages(db: Db, sessionId: string, buffer: BufferName): Promise<Message[]> {
@@ -65,22 +75,4 @@ export async function countMessages(db: Db, sessionId: string, buffer: BufferNam
     .where('buffer', '=', buffer)
     .executeTakeFirstOrThrow();
   return Number(count);
-}
-
-/** Appends several messages to each of the given buffers in one transaction, in order. */
-export async function appendMessages(
-  db: Db,
-  sessionId: string,
-  messages: readonly NewMessage[],
-  buffers: readonly BufferName[] = ['display', 'context'],
-): Promise<void> {
-  const createdAt = new Date().toISOString();
-  await db.transaction().execute(async (transaction) => {
-    for (const message of messages) {
-      for (const buffer of buffers) {
-        await transaction.insertInto('messages').values(toRow(sessionId, buffer, message, createdAt)).execute();
-      }
-    }
-    await transaction.updateTable('sessions').set({ last_active: createdAt }).where('id', '=', sessionId).execute();
-  });
 }
