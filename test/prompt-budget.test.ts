@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { defaultPersona } from '../src/agent/persona.ts';
@@ -9,7 +11,7 @@ import { createToolRegistry } from '../src/tools/builtin/index.ts';
 // DESIGN §12: a local model pays for every character of this on every turn.
 const promptBudget = 12_000;
 
-describe('prompt overhead per turn', async () => {
+describe('built-in tools: manuals and prompt overhead per turn', async () => {
   const profiles = await ProfileRegistry.open('profiles');
   const db = await openDatabase(':memory:');
   const tools = createToolRegistry({
@@ -17,6 +19,11 @@ describe('prompt overhead per turn', async () => {
     config: parseConfig({}),
     profiles,
     runSubagent: async () => 'not run here',
+  });
+
+  it('every built-in tool has a manual in manuals/', () => {
+    const missing = tools.list().filter((tool) => !existsSync(path.join('manuals', `${tool.name}.md`)));
+    expect(missing.map((tool) => tool.name)).toEqual([]);
   });
 
   for (const profile of profiles.list()) {
