@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -59,23 +59,17 @@ export function parseSshHosts(text: string, filePath: string): SshHostsFileResul
 }
 
 /**
- * Returns a loader that rereads the file only when its modification time or size
- * changed, so edits apply without a restart. A missing file means no named connections.
+ * Returns a loader that reads the file on every call (it is small), so edits apply at
+ * once; a modification-time cache could miss two writes within one clock tick.
+ * A missing file means no named connections.
  */
 export function createSshHostsFileReader(configuredPath: string): { filePath: string; load(): Promise<SshHostsFileResult> } {
   const filePath = path.resolve(configuredPath);
-  let cached: { stamp: string; result: SshHostsFileResult } | undefined;
 
   async function load(): Promise<SshHostsFileResult> {
     try {
-      const status = await stat(filePath);
-      const stamp = `${status.mtimeMs}:${status.size}`;
-      if (cached?.stamp === stamp) return cached.result;
-      const result = parseSshHosts(await readFile(filePath, 'utf8'), filePath);
-      cached = { stamp, result };
-      return result;
+      return parseSshHosts(await readFile(filePath, 'utf8'), filePath);
     } catch (error) {
-      cached = undefined;
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, hosts: {}, exists: false };
       return { ok: false, message: `Cannot read the SSH hosts file ${filePath}: ${(error as Error).message}.` };
     }
