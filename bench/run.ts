@@ -1,7 +1,8 @@
 // `npm run bench`: the real server and the scripted LLM as two child processes, measured
 // from this process over real WebSockets and fetch. Prints a table and writes bench/RESULTS.md.
 //   --cpu-prof=DIR   also write a V8 CPU profile of the server process into DIR
-//   --only=1,3,5     run only these scenarios (5, start and memory, always runs)
+//   --only=1,3,6     run only these scenarios (5, start and memory, always runs)
+// Scenarios 6 and 7 call real tools (ssh_exec, terminal) in this process, not through the server.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,8 +15,11 @@ import { concurrentStreams } from './scenarios/concurrency.ts';
 import { finalMemory, startAndMeasure } from './scenarios/start-and-memory.ts';
 import { deltaThroughput } from './scenarios/throughput.ts';
 import { freshSessionTurns, longSessionTurns } from './scenarios/turn-overhead.ts';
+import { sshExecRoundTrips } from './scenarios/ssh-exec.ts';
+import { terminalEchoRoundTrips } from './scenarios/terminal.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
+import { removeTemporaryDirectories } from './temporary-directories.ts';
 
 const method =
   'The server runs as its own process (`node --import tsx src/main.ts`, LOG_LEVEL=silent, a temp DATA_DIR, default ' +
@@ -29,7 +33,9 @@ const method =
   'stream. For chunk lag the LLM writes its send time (`performance.timeOrigin + performance.now()`) into each chunk and ' +
   'the client subtracts it from its receipt time, corrected by the clock offset between the two processes (measured over ' +
   'IPC, best of 50 round trips). The 2,000-message session is written into the database file before the server starts. ' +
-  'Warm-up turns are discarded as noted below. RSS is VmRSS from /proc of the server\'s own node process.';
+  'Warm-up turns are discarded as noted below. RSS is VmRSS from /proc of the server\'s own node process. ' +
+  'Scenarios 6 and 7 measure tools rather than turns: the bench process builds the real tool from src/ and times ' +
+  '`execute()` directly (the server idles meanwhile); the SSH server of scenario 6 is a fourth process.';
 
 interface Options {
   cpuProfileDirectory?: string;
@@ -42,7 +48,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7`);
   }
   return options;
 }
@@ -65,6 +71,7 @@ async function main(): Promise<number> {
       // A server still starting (or anything else left) is not reachable through the objects above.
       killRemainingChildren();
       await rm(dataDir, { recursive: true, force: true });
+      await removeTemporaryDirectories();
     })());
   let interrupted = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -106,6 +113,8 @@ async function main(): Promise<number> {
       [2, '2. Turn overhead, 2,000-message session', () => longSessionTurns(context, seeded.sessionId, seeded.characters)],
       [3, '3. `stream_delta` throughput, one client', () => deltaThroughput(context)],
       [4, '4. 100 concurrent streams', () => concurrentStreams(context)],
+      [6, '6. `ssh_exec` round trip, pooled vs fresh connection', () => sshExecRoundTrips()],
+      [7, '7. `terminal` `echo` round trip', () => terminalEchoRoundTrips()],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;
@@ -140,7 +149,9 @@ async function main(): Promise<number> {
   }
 
   if (interrupted) return 130;
-  const allRows = [...rows, ...startRows];
+  // In scenario order (5, measured around the others, between 4 and 6); a setup failure last.
+  const order = (row: ReportRow) => Number.parseInt(row.scenario, 10) || Number.POSITIVE_INFINITY;
+  const allRows = [...rows, ...startRows].sort((left, right) => order(left) - order(right));
   details.push(`Whole bench took ${((Date.now() - began) / 1000).toFixed(1)} s; load average (1 / 5 / 15 min) at the end: ${loadAverage()}.`);
   if (options.cpuProfileDirectory) details.push(`Server CPU profile written to ${options.cpuProfileDirectory}.`);
   console.log(`\n${table(allRows)}\n`);

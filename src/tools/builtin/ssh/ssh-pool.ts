@@ -151,6 +151,8 @@ function connect(options: SshConnectOptions, onClosed: () => void): { client: Cl
           return false;
         },
       });
+      // Commands are small exchanges: without this, Nagle's algorithm and delayed ACKs stall about half the calls by ~40 ms.
+      client.setNoDelay(true);
     } catch (error) {
       reject(error);
     }

@@ -1,0 +1,58 @@
+// Scenario 7: the real terminal tool running `echo hello`, through /bin/sh -c (the default
+// TERMINAL_ALLOWED_COMMANDS=*) and without a shell (TERMINAL_ALLOWED_COMMANDS=echo).
+import { parseConfig } from '../../src/config.ts';
+import { createTerminalTool } from '../../src/tools/builtin/terminal.ts';
+import type { ToolResult } from '../../src/tools/tool.ts';
+import type { ReportRow, ScenarioResult } from '../report.ts';
+import { median } from '../statistics.ts';
+import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
+import { medianAndP95, spread, timedCall, toolContext } from './tool-calls.ts';
+
+const calls = 200;
+const warmUpCalls = 1;
+const budgetMs = 30;
+
+function printsHello(result: ToolResult): string | undefined {
+  return /^stdout:\nhello\n?$/m.test(result.output) ? undefined : 'expected stdout "hello"';
+}
+
+async function measure(sessionFilesDir: string, allowedCommands: string | undefined, sessionId: string, signal: AbortSignal): Promise<number[]> {
+  const config = parseConfig({ SESSION_FILES_DIR: sessionFilesDir, TERMINAL_ALLOWED_COMMANDS: allowedCommands });
+  const tool = createTerminalTool({ config });
+  const context = toolContext(sessionId, signal);
+  const args = { command: 'echo hello' };
+  for (let call = 0; call < warmUpCalls; call++) await timedCall(tool, args, context, printsHello);
+  const samples: number[] = [];
+  for (let call = 0; call < calls; call++) samples.push((await timedCall(tool, args, context, printsHello)).milliseconds);
+  return samples;
+}
+
+function row(scenario: string, samples: number[]): ReportRow {
+  const value = median(samples);
+  return { scenario, measured: `${medianAndP95(samples)}; ${calls} calls`, target: `median < ${budgetMs} ms`, passed: value < budgetMs };
+}
+
+export async function terminalEchoRoundTrips(): Promise<ScenarioResult> {
+  const directory = await makeTemporaryDirectory('hearth-bench-terminal-');
+  const abort = new AbortController();
+  try {
+    const shell = await measure(directory, undefined, 'bench-terminal-shell', abort.signal);
+    const direct = await measure(directory, 'echo', 'bench-terminal-direct', abort.signal);
+    return {
+      rows: [
+        row('7a. `terminal` `echo hello`, shell (`TERMINAL_ALLOWED_COMMANDS=*`)', shell),
+        row('7b. `terminal` `echo hello`, no shell (`TERMINAL_ALLOWED_COMMANDS=echo`)', direct),
+      ],
+      details: [
+        `terminal: the real tool (createTerminalTool, config from parseConfig with a temp SESSION_FILES_DIR) called in the ` +
+          `bench process with {command: "echo hello"}, timed from execute() to its result and checked for stdout "hello"; ` +
+          `${warmUpCalls} warm-up call then ${calls} measured calls per variant. With \`*\` it spawns \`/bin/sh -c 'echo hello'\`: ` +
+          `${spread(shell)}; with \`echo\` it splits the line itself and spawns \`echo\` from PATH: ${spread(direct)}. ` +
+          `Both rows use the ${budgetMs} ms budget of the echo round trip.`,
+      ],
+    };
+  } finally {
+    abort.abort();
+    await removeTemporaryDirectory(directory);
+  }
+}

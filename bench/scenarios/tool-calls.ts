@@ -1,0 +1,34 @@
+// Shared by scenarios 6 and 7: time one real tool call in this process, and check it worked.
+import type { Tool, ToolContext, ToolResult } from '../../src/tools/tool.ts';
+import { toToolResult } from '../../src/tools/tool.ts';
+import { median, milliseconds, percentile } from '../statistics.ts';
+
+export function toolContext(sessionId: string, signal: AbortSignal): ToolContext {
+  return { sessionId, signal, emit: () => {}, isSubagent: false };
+}
+
+/** `execute` called → its promise settled, in ms; throws when the call did not succeed. */
+export async function timedCall<Arguments>(
+  tool: Tool<Arguments>,
+  args: Arguments,
+  context: ToolContext,
+  check?: (result: ToolResult) => string | undefined,
+): Promise<{ milliseconds: number; result: ToolResult }> {
+  const startedAt = performance.now();
+  const output = await tool.execute(args, context);
+  const elapsed = performance.now() - startedAt;
+  const result = toToolResult(output);
+  const problem = result.success ? check?.(result) : 'it failed';
+  if (problem !== undefined) {
+    throw new Error(`${tool.name} ${JSON.stringify(args)} in session ${context.sessionId}: ${problem}: ${result.output.replaceAll('\n', ' ⏎ ').slice(0, 300)}`);
+  }
+  return { milliseconds: elapsed, result };
+}
+
+export function medianAndP95(samples: readonly number[]): string {
+  return `median ${milliseconds(median(samples))} (p95 ${milliseconds(percentile(samples, 0.95))})`;
+}
+
+export function spread(samples: readonly number[]): string {
+  return `min ${milliseconds(Math.min(...samples))}, max ${milliseconds(Math.max(...samples))}`;
+}
