@@ -1,12 +1,9 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIBackend } from '../src/llm/openai.ts';
-import type { ChatRequest, LlmBackend, LlmStreamEvent } from '../src/llm/types.ts';
+import type { ChatRequest, LlmBackend } from '../src/llm/types.ts';
 import { startScriptedOpenAI } from './support/scripted-openai.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
-import { chatRequest as baseChatRequest, joined, readAll, toolCallsOf, unusedPort } from './support/llm-helpers.ts';
+import { chatRequest as baseChatRequest, completeAbortedBeforeHeaders, joined, readAbortingAtFirstText, readAll, toolCallsOf, unusedPort } from './support/llm-helpers.ts';
 
 let server: ScriptedLlm;
 let backend: LlmBackend;
@@ -162,12 +159,7 @@ describe('OpenAI-compatible backend', () => {
 
   it('cancels the HTTP request mid-stream and ends with aborted', async () => {
     server.script({ content: 'partial answer', hang: true, toolCalls: [{ name: 'never', arguments: {} }] });
-    const controller = new AbortController();
-    const events: LlmStreamEvent[] = [];
-    for await (const event of backend.stream(chatRequest({ signal: controller.signal }))) {
-      events.push(event);
-      if (event.type === 'text_delta') controller.abort();
-    }
+    const events = await readAbortingAtFirstText((signal) => backend.stream(chatRequest({ signal })));
     expect(events).toEqual([
       { type: 'text_delta', delta: expect.any(String) },
       { type: 'error', error: { code: 'aborted', message: expect.any(String) } },
@@ -177,23 +169,10 @@ describe('OpenAI-compatible backend', () => {
   });
 
   it('cancels a request still waiting for response headers', async () => {
-    const silent = createServer();
-    const arrived = once(silent, 'request') as Promise<[IncomingMessage]>;
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = silent.address() as AddressInfo;
-      const silentBackend = createOpenAIBackend({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: '', defaultModel: 'fake' });
-      const controller = new AbortController();
-      const result = silentBackend.complete(chatRequest({ signal: controller.signal }));
-      const [request] = await arrived;
-      const closed = once(request.socket, 'close');
-      controller.abort();
-      expect(await result).toEqual({ ok: false, error: { code: 'aborted', message: expect.any(String) } });
-      await closed;
-    } finally {
-      silent.closeAllConnections();
-      await new Promise((resolve) => silent.close(resolve));
-    }
+    const result = await completeAbortedBeforeHeaders((origin, signal) =>
+      createOpenAIBackend({ baseUrl: `${origin}/v1`, apiKey: '', defaultModel: 'fake' }).complete(chatRequest({ signal })),
+    );
+    expect(result).toEqual({ ok: false, error: { code: 'aborted', message: expect.any(String) } });
   });
 
   it('explains an unreachable endpoint', async () => {

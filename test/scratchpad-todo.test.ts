@@ -8,17 +8,14 @@ import { appendSection, clearSections, readAllSections, readSection, writeSectio
 import { readTodoList, saveTodoList } from '../src/store/todo-repository.ts';
 import { createScratchpadTool } from '../src/tools/builtin/scratchpad.ts';
 import { createTodoTool } from '../src/tools/builtin/todo.ts';
-import { toToolResult, type Tool, type ToolContext } from '../src/tools/tool.ts';
+import type { Tool } from '../src/tools/tool.ts';
+import { runTool } from './support/tool-context.ts';
 
 let directory: string;
 let db: Db;
 
-function contextFor(sessionId: string): ToolContext {
-  return { sessionId, signal: new AbortController().signal, emit: () => {}, isSubagent: false };
-}
-
-async function run(tool: Tool, args: Record<string, unknown>, sessionId = 'session-a') {
-  return toToolResult(await tool.execute(args, contextFor(sessionId)));
+function run(tool: Tool, args: Record<string, unknown>, sessionId = 'session-a') {
+  return runTool(tool, args, { sessionId });
 }
 
 beforeEach(async () => {

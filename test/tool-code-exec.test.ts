@@ -1,12 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, realpath, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createCodeExecTool } from '../src/tools/builtin/code-exec.ts';
-import { toToolResult, type Tool } from '../src/tools/tool.ts';
+import type { Tool, ToolContext } from '../src/tools/tool.ts';
+import { processHasEnded, readPid } from './support/processes.ts';
+import { runTool } from './support/tool-context.ts';
+import { waitUntil } from './support/wait-until.ts';
 
 let directory: string;
 let workFolder: string;
@@ -26,34 +28,8 @@ function codeExec(pythonExecutable?: string): Tool {
   return createCodeExecTool({ config, ...(pythonExecutable && { pythonExecutable }) });
 }
 
-async function run(args: Record<string, unknown>, signal = new AbortController().signal, tool = codeExec()) {
-  return toToolResult(await tool.execute(args, { sessionId: 'session-1', signal, emit: () => {}, isSubagent: false }));
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, deadlineMs = 10_000): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-async function readPid(file: string): Promise<number | undefined> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return /^\d+\n$/.test(text) ? Number(text) : undefined;
-}
-
-/** An ended orphan stays a zombie until init reaps it, which some container inits do only every few seconds. */
-function processHasEnded(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  const status = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return status.slice(status.lastIndexOf(')') + 2).startsWith('Z');
+function run(args: Record<string, unknown>, overrides?: Partial<ToolContext>) {
+  return runTool(codeExec(), args, overrides);
 }
 
 async function leftoverCodeFiles(): Promise<string[]> {
@@ -119,8 +95,8 @@ console.error('a warning');`;
 
   it('kills the process and its children when stopped, with the partial output', async () => {
     const controller = new AbortController();
-    const running = run({ language: 'javascript', code: startGrandchildAndWait }, controller.signal);
-    const grandchild = await waitFor(() => readPid(path.join(workFolder, 'grandchild.pid')));
+    const running = run({ language: 'javascript', code: startGrandchildAndWait }, { signal: controller.signal });
+    const grandchild = await waitUntil(() => readPid(path.join(workFolder, 'grandchild.pid')));
     controller.abort();
     const result = await running;
     expect(result.success).toBe(false);
@@ -163,7 +139,7 @@ describe('code_exec in Python', () => {
   });
 
   it('says clearly when the Python interpreter is missing', async () => {
-    const result = await run({ language: 'python', code: 'print(1)' }, undefined, codeExec('python3-not-installed-hearth'));
+    const result = await runTool(codeExec('python3-not-installed-hearth'), { language: 'python', code: 'print(1)' });
     expect(result.success).toBe(false);
     expect(result.output).toContain('python3 is not installed');
     expect(result.output).toContain('JavaScript (Node.js) is available');

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createFilesystemTool } from '../src/tools/builtin/filesystem.ts';
 import { isInside, resolveAllowedPath } from '../src/tools/builtin/path-access.ts';
-import { toToolResult, type Tool, type ToolContext } from '../src/tools/tool.ts';
+import type { Tool, ToolContext } from '../src/tools/tool.ts';
+import { runTool, toolContext } from './support/tool-context.ts';
 
 let directory: string;
 let sessionFiles: string;
@@ -14,14 +15,12 @@ let data: string;
 let outside: string;
 let tool: Tool;
 
-const sessionContext: ToolContext = { sessionId: 'session-1', signal: new AbortController().signal, emit: () => {}, isSubagent: false };
-
 function toolFor(allowedPaths: string): Tool {
   return createFilesystemTool({ config: parseConfig({ SESSION_FILES_DIR: sessionFiles, FS_ALLOWED_PATHS: allowedPaths }) });
 }
 
-async function run(args: Record<string, unknown>, context: ToolContext = sessionContext, using: Tool = tool) {
-  return toToolResult(await using.execute(args, context));
+function run(args: Record<string, unknown>, overrides?: Partial<ToolContext>) {
+  return runTool(tool, args, overrides);
 }
 
 beforeEach(async () => {
@@ -158,11 +157,11 @@ describe('filesystem tool actions', () => {
     await fs.writeFile(path.join(workFolder, 'plan.md'), 'x');
     const controller = new AbortController();
     controller.abort();
-    await expect(tool.execute({ action: 'read', path: 'plan.md' }, { ...sessionContext, signal: controller.signal })).rejects.toThrow();
+    await expect(tool.execute({ action: 'read', path: 'plan.md' }, toolContext({ signal: controller.signal }))).rejects.toThrow();
   });
 
   it('lets a sub-agent share the parent session folder', async () => {
-    const subagent: ToolContext = { ...sessionContext, sessionId: 'subagent_abc', parentSessionId: 'session-1', isSubagent: true };
+    const subagent = { sessionId: 'subagent_abc', parentSessionId: 'session-1', isSubagent: true };
     await run({ action: 'write', path: 'shared.txt', content: 'from sub-agent' }, subagent);
     expect(await fs.readFile(path.join(workFolder, 'shared.txt'), 'utf8')).toBe('from sub-agent');
     expect((await run({ action: 'read', path: 'shared.txt' })).output).toContain('from sub-agent');
@@ -191,12 +190,12 @@ describe('filesystem tool path access', () => {
 
   it('allows any absolute path when FS_ALLOWED_PATHS is *', async () => {
     const anywhere = toolFor('*');
-    expect(await run({ action: 'read', path: path.join(outside, 'secret.txt') }, sessionContext, anywhere)).toMatchObject({ success: true, output: expect.stringContaining('secret') });
+    expect(await runTool(anywhere, { action: 'read', path: path.join(outside, 'secret.txt') })).toMatchObject({ success: true, output: expect.stringContaining('secret') });
   });
 
   it('always allows the work folder, even when no root covers it', async () => {
     const narrow = toolFor(path.join(directory, 'nowhere'));
-    expect((await run({ action: 'write', path: path.join(workFolder, 'abs.txt'), content: 'x' }, sessionContext, narrow)).success).toBe(true);
+    expect((await runTool(narrow, { action: 'write', path: path.join(workFolder, 'abs.txt'), content: 'x' })).success).toBe(true);
   });
 
   it('refuses .. that climbs out of the allowed folders', async () => {

@@ -1,41 +1,17 @@
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpRequestTool } from '../src/tools/builtin/http-request.ts';
-import { toToolResult, type ToolContext } from '../src/tools/tool.ts';
+import type { ToolContext } from '../src/tools/tool.ts';
+import { unusedPort } from './support/llm-helpers.ts';
+import { closeServers, serve } from './support/loopback-http.ts';
+import { runTool } from './support/tool-context.ts';
 
-type Handler = (request: IncomingMessage, response: ServerResponse, body: string) => void;
-
-const servers: Server[] = [];
-
-async function serve(handler: Handler): Promise<string> {
-  const server = createServer(async (request, response) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    handler(request, response, Buffer.concat(chunks).toString('utf8'));
-  });
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    server.close();
-  }
-});
-
-function contextWith(signal = new AbortController().signal): ToolContext {
-  return { sessionId: 'session-a', signal, emit: () => {}, isSubagent: false };
-}
+afterEach(closeServers);
 
 const tool = createHttpRequestTool();
 
-async function request(args: Record<string, unknown>, context = contextWith()) {
-  return toToolResult(await tool.execute(args as never, context));
+function request(args: Record<string, unknown>, overrides?: Partial<ToolContext>) {
+  return runTool(tool, args, overrides);
 }
 
 describe('http_request', () => {
@@ -128,10 +104,7 @@ describe('http_request', () => {
   });
 
   it('fails with a clear sentence when the connection is refused', async () => {
-    const base = await serve(() => {});
-    const server = servers.pop()!;
-    server.close();
-    await once(server, 'close');
+    const base = `http://127.0.0.1:${await unusedPort()}`;
     const result = await request({ method: 'GET', url: base });
     expect(result.success).toBe(false);
     expect(result.output).toMatch(/^Connection to 127\.0\.0\.1:\d+ was refused/);
@@ -157,7 +130,7 @@ describe('http_request', () => {
       closed = once(response, 'close');
       controller.abort();
     });
-    const result = await request({ method: 'GET', url: base }, contextWith(controller.signal));
+    const result = await request({ method: 'GET', url: base }, { signal: controller.signal });
     expect(result).toMatchObject({ success: false, output: expect.stringContaining('was cancelled') });
     await closed;
   });

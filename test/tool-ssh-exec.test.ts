@@ -10,7 +10,8 @@ import { fingerprintOf } from '../src/tools/builtin/ssh/host-key.ts';
 import { parseSshHosts } from '../src/tools/builtin/ssh/ssh-hosts-file.ts';
 import { SshPool } from '../src/tools/builtin/ssh/ssh-pool.ts';
 import { createSshExecTool } from '../src/tools/builtin/ssh-exec.ts';
-import { toToolResult, type Tool, type ToolContext } from '../src/tools/tool.ts';
+import type { Tool, ToolContext } from '../src/tools/tool.ts';
+import { runTool } from './support/tool-context.ts';
 
 const { utils } = ssh2;
 const username = 'tester';
@@ -93,12 +94,8 @@ let hostsFilePath: string;
 let tool: Tool;
 let hostFingerprint: string;
 
-function contextFor(sessionId = 'session-a', signal = new AbortController().signal): ToolContext {
-  return { sessionId, signal, emit: () => {}, isSubagent: false };
-}
-
-async function run(args: Record<string, unknown>, context = contextFor()) {
-  return toToolResult(await tool.execute(args, context));
+function run(args: Record<string, unknown>, overrides?: Partial<ToolContext>) {
+  return runTool(tool, args, { sessionId: 'session-a', ...overrides });
 }
 
 async function writeHosts(hosts: unknown): Promise<void> {
@@ -242,7 +239,7 @@ describe('ssh_exec', () => {
     const controller = new AbortController();
     const started = waitForExec('echo begun; sleep 30');
     const closed = once(server.events, 'channel-closed');
-    const running = run({ connection: 'local', command: 'echo begun; sleep 30' }, contextFor('session-a', controller.signal));
+    const running = run({ connection: 'local', command: 'echo begun; sleep 30' }, { signal: controller.signal });
     await started;
     const stoppedAt = performance.now();
     controller.abort();
@@ -273,16 +270,16 @@ describe('ssh_exec', () => {
   });
 
   it('releaseSession closes only that session’s connections', async () => {
-    await run({ connection: 'local', command: 'echo a' }, contextFor('session-a'));
-    await run({ connection: 'local', command: 'echo b' }, contextFor('session-b'));
+    await run({ connection: 'local', command: 'echo a' }, { sessionId: 'session-a' });
+    await run({ connection: 'local', command: 'echo b' }, { sessionId: 'session-b' });
     expect(server.connections).toHaveLength(2);
     const closed = once(server.connections[0]!, 'close');
     await tool.releaseSession?.('session-a');
     await closed;
 
-    const sessionB = await run({ connection: 'local', command: 'echo b' }, contextFor('session-b'));
+    const sessionB = await run({ connection: 'local', command: 'echo b' }, { sessionId: 'session-b' });
     expect(sessionB.metadata).toMatchObject({ reused_connection: true });
-    const sessionA = await run({ connection: 'local', command: 'echo a' }, contextFor('session-a'));
+    const sessionA = await run({ connection: 'local', command: 'echo a' }, { sessionId: 'session-a' });
     expect(sessionA.metadata).toMatchObject({ reused_connection: false });
     expect(server.connections).toHaveLength(3);
   });

@@ -1,12 +1,14 @@
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createTerminalTool, splitCommandLine } from '../src/tools/builtin/terminal.ts';
 import { OutputCapture, runProcess } from '../src/tools/process-runner.ts';
-import { toToolResult, type Tool } from '../src/tools/tool.ts';
+import type { Tool } from '../src/tools/tool.ts';
+import { processHasEnded, readPid } from './support/processes.ts';
+import { runTool } from './support/tool-context.ts';
+import { waitUntil } from './support/wait-until.ts';
 
 let directory: string;
 let workFolder: string;
@@ -24,68 +26,38 @@ function terminal(allowedCommands = '*'): Tool {
   return createTerminalTool({ config: parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowedCommands }) });
 }
 
-async function run(tool: Tool, args: Record<string, unknown>, signal = new AbortController().signal) {
-  return toToolResult(await tool.execute(args, { sessionId: 'session-1', signal, emit: () => {}, isSubagent: false }));
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, deadlineMs = 10_000): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-async function readPid(file: string): Promise<number | undefined> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return /^\d+\n$/.test(text) ? Number(text) : undefined;
-}
-
-/** An ended orphan stays a zombie until init reaps it, which some container inits do only every few seconds. */
-function processHasEnded(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  const status = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return status.slice(status.lastIndexOf(')') + 2).startsWith('Z');
-}
-
 describe('terminal with a shell', () => {
   it('reports stdout, stderr and the exit code', async () => {
-    const ok = await run(terminal(), { command: 'echo hello; echo careful >&2' });
+    const ok = await runTool(terminal(), { command: 'echo hello; echo careful >&2' });
     expect(ok.success).toBe(true);
     expect(ok.output).toMatch(/^Exit code 0 in \d+\.\d\d s\.\nstdout:\nhello\n\nstderr:\ncareful\n$/);
 
-    const failed = await run(terminal(), { command: 'echo oops >&2; exit 3' });
+    const failed = await runTool(terminal(), { command: 'echo oops >&2; exit 3' });
     expect(failed.success).toBe(false);
     expect(failed.output).toContain('Exit code 3');
     expect(failed.output).toContain('oops');
     expect(failed.output).not.toContain('stdout:');
 
-    expect((await run(terminal(), { command: 'true' })).output).toContain('(no output)');
+    expect((await runTool(terminal(), { command: 'true' })).output).toContain('(no output)');
   });
 
   it('runs in the session work folder by default, or in cwd relative to it', async () => {
-    const plain = await run(terminal(), { command: 'pwd' });
+    const plain = await runTool(terminal(), { command: 'pwd' });
     expect(plain.output).toContain(`stdout:\n${await realpath(workFolder)}\n`);
 
     await mkdir(path.join(workFolder, 'project'));
-    const nested = await run(terminal(), { command: 'pwd', cwd: 'project' });
+    const nested = await runTool(terminal(), { command: 'pwd', cwd: 'project' });
     expect(nested.output).toContain(`${await realpath(path.join(workFolder, 'project'))}\n`);
 
-    const absolute = await run(terminal(), { command: 'pwd', cwd: directory });
+    const absolute = await runTool(terminal(), { command: 'pwd', cwd: directory });
     expect(absolute.output).toContain(`${await realpath(directory)}\n`);
 
-    const missing = await run(terminal(), { command: 'pwd', cwd: 'nowhere' });
+    const missing = await runTool(terminal(), { command: 'pwd', cwd: 'nowhere' });
     expect(missing).toMatchObject({ success: false, output: expect.stringContaining('cwd "nowhere" does not exist') });
   });
 
   it('keeps the head and the tail of long output', async () => {
-    const result = await run(terminal(), { command: 'seq 1 200000' });
+    const result = await runTool(terminal(), { command: 'seq 1 200000' });
     expect(result.success).toBe(true);
     expect(result.output.length).toBeLessThan(20_500);
     expect(result.output).toContain('stdout:\n1\n2\n3\n');
@@ -96,7 +68,7 @@ describe('terminal with a shell', () => {
 
   it('kills the whole process group on timeout and returns the partial output', async () => {
     const pidFile = path.join(workFolder, 'grandchild.pid');
-    const result = await run(terminal(), { command: 'echo started; sleep 30 & echo $! > grandchild.pid; wait', timeout_s: 1 });
+    const result = await runTool(terminal(), { command: 'echo started; sleep 30 & echo $! > grandchild.pid; wait', timeout_s: 1 });
     expect(result.success).toBe(false);
     expect(result.output).toContain('Timed out after 1 s');
     expect(result.output).toContain('stdout:\nstarted');
@@ -107,7 +79,7 @@ describe('terminal with a shell', () => {
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
     const started = Date.now();
-    const result = await run(terminal(), { command: "trap '' TERM; sleep 30 & echo $! > stubborn.pid; wait", timeout_s: 1 });
+    const result = await runTool(terminal(), { command: "trap '' TERM; sleep 30 & echo $! > stubborn.pid; wait", timeout_s: 1 });
     expect(result.output).toContain('Timed out');
     expect(Date.now() - started).toBeLessThan(8_000);
     const stubborn = await readPid(path.join(workFolder, 'stubborn.pid'));
@@ -117,8 +89,8 @@ describe('terminal with a shell', () => {
   it('kills the whole process group when stopped and returns the partial output', async () => {
     const controller = new AbortController();
     const pidFile = path.join(workFolder, 'grandchild.pid');
-    const running = run(terminal(), { command: 'echo marker; sleep 30 & echo $! > grandchild.pid; wait' }, controller.signal);
-    const grandchild = await waitFor(() => readPid(pidFile));
+    const running = runTool(terminal(), { command: 'echo marker; sleep 30 & echo $! > grandchild.pid; wait' }, { signal: controller.signal });
+    const grandchild = await waitUntil(() => readPid(pidFile));
     const stoppedAt = Date.now();
     controller.abort();
     const result = await running;
@@ -132,7 +104,7 @@ describe('terminal with a shell', () => {
   it('does not start anything when already stopped', async () => {
     const controller = new AbortController();
     controller.abort();
-    const result = await run(terminal(), { command: 'touch created' }, controller.signal);
+    const result = await runTool(terminal(), { command: 'touch created' }, { signal: controller.signal });
     expect(result).toMatchObject({ success: false, output: expect.stringContaining('Stopped by the user') });
     await expect(readFile(path.join(workFolder, 'created'))).rejects.toThrow();
   });
@@ -149,13 +121,13 @@ describe('terminal with an allowlist', () => {
   const allowed = 'echo,printf,ls,pwd,definitely-not-installed-hearth';
 
   it('runs an allowed command without a shell', async () => {
-    const result = await run(terminal(allowed), { command: 'echo hello world' });
+    const result = await runTool(terminal(allowed), { command: 'echo hello world' });
     expect(result).toMatchObject({ success: true, output: expect.stringContaining('stdout:\nhello world\n') });
     expect(terminal(allowed).description).toContain('allowed: echo, printf, ls, pwd');
   });
 
   it('refuses an executable that is not allowed, listing the allowed ones', async () => {
-    const result = await run(terminal(allowed), { command: 'rm -rf project' });
+    const result = await runTool(terminal(allowed), { command: 'rm -rf project' });
     expect(result.success).toBe(false);
     expect(result.output).toContain('"rm" is not an allowed command');
     expect(result.output).toContain('Allowed executables: echo, printf, ls, pwd, definitely-not-installed-hearth.');
@@ -163,34 +135,34 @@ describe('terminal with an allowlist', () => {
 
   it('refuses shell operators, expansions and newlines', async () => {
     for (const command of ['echo a | cat', 'echo a > file', 'echo a; rm b', 'echo a && echo b', 'echo $HOME', 'echo `id`', 'echo "$HOME"', 'echo (a)', 'echo a\necho b']) {
-      const result = await run(terminal(allowed), { command });
+      const result = await runTool(terminal(allowed), { command });
       expect(result.success, command).toBe(false);
       expect(result.output, command).toContain('without a shell');
       expect(result.output, command).toContain('Allowed executables: echo');
     }
-    expect((await run(terminal(allowed), { command: 'ls *.txt' })).output).toContain('wildcard');
-    expect((await run(terminal(allowed), { command: 'ls ~/x' })).output).toContain('"~" is not expanded');
+    expect((await runTool(terminal(allowed), { command: 'ls *.txt' })).output).toContain('wildcard');
+    expect((await runTool(terminal(allowed), { command: 'ls ~/x' })).output).toContain('"~" is not expanded');
   });
 
   it('accepts the path to an allowed binary on PATH but not a look-alike script', async () => {
-    const accepted = await run(terminal(allowed), { command: '/bin/echo via path' });
+    const accepted = await runTool(terminal(allowed), { command: '/bin/echo via path' });
     expect(accepted).toMatchObject({ success: true, output: expect.stringContaining('via path') });
 
     await mkdir(workFolder, { recursive: true });
     await writeFile(path.join(workFolder, 'echo'), '#!/bin/sh\necho impostor\n');
     await chmod(path.join(workFolder, 'echo'), 0o755);
-    const refused = await run(terminal(allowed), { command: './echo hi' });
+    const refused = await runTool(terminal(allowed), { command: './echo hi' });
     expect(refused).toMatchObject({ success: false, output: expect.stringContaining('not in a folder on PATH') });
   });
 
   it('passes quoted and escaped words through unchanged', async () => {
-    const result = await run(terminal(allowed), { command: `printf '[%s]' 'a b' "c \\"d\\" \\$" e\\ f '' 'x|y;z' "it's"` });
+    const result = await runTool(terminal(allowed), { command: `printf '[%s]' 'a b' "c \\"d\\" \\$" e\\ f '' 'x|y;z' "it's"` });
     expect(result.output).toContain('stdout:\n[a b][c "d" $][e f][][x|y;z][it\'s]');
-    expect((await run(terminal(allowed), { command: "echo 'open" })).output).toContain('unterminated single quote');
+    expect((await runTool(terminal(allowed), { command: "echo 'open" })).output).toContain('unterminated single quote');
   });
 
   it('reports a command that is not installed', async () => {
-    const result = await run(terminal(allowed), { command: 'definitely-not-installed-hearth --version' });
+    const result = await runTool(terminal(allowed), { command: 'definitely-not-installed-hearth --version' });
     expect(result).toMatchObject({ success: false, output: expect.stringContaining('Command not found: "definitely-not-installed-hearth"') });
   });
 });

@@ -1,40 +1,11 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createWebSearchTool } from '../src/tools/builtin/web-search.ts';
 import { createWebViewTool } from '../src/tools/builtin/web-view.ts';
-import { toToolResult, type Tool, type ToolContext } from '../src/tools/tool.ts';
+import { closeServers, serve } from './support/loopback-http.ts';
+import { runTool } from './support/tool-context.ts';
 
-type Handler = (request: IncomingMessage, response: ServerResponse, body: string) => void;
-
-const servers: Server[] = [];
-
-async function serve(handler: Handler): Promise<string> {
-  const server = createServer(async (request, response) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    handler(request, response, Buffer.concat(chunks).toString('utf8'));
-  });
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-afterEach(() => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    server.close();
-  }
-});
-
-const context: ToolContext = { sessionId: 'session-a', signal: new AbortController().signal, emit: () => {}, isSubagent: false };
-
-async function run(tool: Tool, args: Record<string, unknown>) {
-  return toToolResult(await tool.execute(args, context));
-}
+afterEach(closeServers);
 
 function servePage(contentType: string, content: string) {
   return serve((_request, response) => {
@@ -64,7 +35,7 @@ describe('web_view', () => {
 
   it('returns the title and the article text without scripts, menus, header or footer', async () => {
     const base = await servePage('text/html; charset=utf-8', articlePage);
-    const result = await run(tool, { url: `${base}/bread` });
+    const result = await runTool(tool, { url: `${base}/bread` });
     expect(result.success).toBe(true);
     expect(result.output.startsWith(`Title: Bread at home\nURL: ${base}/bread\n\n`)).toBe(true);
     expect(result.output).toContain('Baking bread at home needs flour, water, salt and time. The dough rests overnight.\n\nBake it hot for forty minutes');
@@ -75,14 +46,14 @@ describe('web_view', () => {
 
   it('returns a plain text page as is', async () => {
     const base = await servePage('text/plain', 'first line\n  indented second line');
-    const result = await run(tool, { url: `${base}/notes.txt` });
+    const result = await runTool(tool, { url: `${base}/notes.txt` });
     expect(result.output).toBe(`URL: ${base}/notes.txt\n\nfirst line\n  indented second line`);
   });
 
   it('truncates to max_chars with a note', async () => {
     const paragraphs = Array.from({ length: 40 }, (_, index) => `<p>Paragraph ${index} tells a long story about sourdough starters and ovens.</p>`).join('');
     const base = await servePage('text/html', `<html><head><title>Long</title></head><body><article>${paragraphs}</article></body></html>`);
-    const result = await run(tool, { url: base, max_chars: 500 });
+    const result = await runTool(tool, { url: base, max_chars: 500 });
     expect(result.output).toContain('Paragraph 0 tells');
     expect(result.output).not.toContain('Paragraph 39');
     expect(result.output).toMatch(/\[truncated: showing 500 of \d+ characters; call again with a larger max_chars/);
@@ -93,10 +64,10 @@ describe('web_view', () => {
       if (request.url === '/missing') response.writeHead(404, { 'content-type': 'text/html' }).end('<p>Gone fishing</p>');
       else response.writeHead(200, { 'content-type': 'application/pdf' }).end(Buffer.alloc(2048));
     });
-    const missing = await run(tool, { url: `${base}/missing` });
+    const missing = await runTool(tool, { url: `${base}/missing` });
     expect(missing).toMatchObject({ success: false, output: expect.stringContaining('answered HTTP 404 Not Found') });
     expect(missing.output).toContain('Gone fishing');
-    const binary = await run(tool, { url: `${base}/paper.pdf` });
+    const binary = await runTool(tool, { url: `${base}/paper.pdf` });
     expect(binary).toMatchObject({ success: false, output: expect.stringContaining('is application/pdf (2.0 KB)') });
   });
 });
@@ -118,7 +89,7 @@ describe('web_search with SearXNG', () => {
       );
     });
     const tool = createWebSearchTool({ config: parseConfig({ WEB_SEARCH_URL: `${base}/` }) });
-    const result = await run(tool, { query: 'sourdough starter', max_results: 2 });
+    const result = await runTool(tool, { query: 'sourdough starter', max_results: 2 });
     expect(seen?.pathname).toBe('/search');
     expect(seen?.searchParams.get('q')).toBe('sourdough starter');
     expect(seen?.searchParams.get('format')).toBe('json');
@@ -130,7 +101,7 @@ describe('web_search with SearXNG', () => {
   it('explains a 403 as the JSON format being disabled', async () => {
     const base = await serve((_request, response) => response.writeHead(403).end('Forbidden'));
     const tool = createWebSearchTool({ config: parseConfig({ WEB_SEARCH_URL: base }) });
-    const result = await run(tool, { query: 'anything' });
+    const result = await runTool(tool, { query: 'anything' });
     expect(result.success).toBe(false);
     expect(result.output).toContain('search.formats');
   });
@@ -164,7 +135,7 @@ describe('web_search with DuckDuckGo', () => {
 
   it('posts the query to the HTML endpoint, skips ads and unwraps uddg redirects', async () => {
     const { tool, requests } = await duckDuckGoTool(duckDuckGoPage);
-    const result = await run(tool, { query: 'rye bread' });
+    const result = await runTool(tool, { query: 'rye bread' });
     expect(requests).toEqual([{ url: 'https://html.duckduckgo.com/html/', method: 'POST', body: 'q=rye+bread' }]);
     expect(result.output).toBe(
       '1. Rye bread recipes\n   https://bread.example/recipes?kind=rye&page=2\n   How to bake rye bread at home.\n\n2. Direct link\n   https://direct.example/page',
@@ -173,13 +144,13 @@ describe('web_search with DuckDuckGo', () => {
 
   it('says so when there are no results', async () => {
     const { tool } = await duckDuckGoTool('<html><body><div class="no-results">No results.</div></body></html>');
-    const result = await run(tool, { query: 'qwxzv nothing' });
+    const result = await runTool(tool, { query: 'qwxzv nothing' });
     expect(result).toEqual({ success: true, output: 'No results for "qwxzv nothing". Try fewer or different words.' });
   });
 
   it('reports a bot check as a failure', async () => {
     const { tool } = await duckDuckGoTool('<html><body><div class="anomaly-modal__title">Unfortunately, bots use DuckDuckGo too.</div><form id="challenge-form"></form></body></html>');
-    const result = await run(tool, { query: 'bread' });
+    const result = await runTool(tool, { query: 'bread' });
     expect(result.success).toBe(false);
     expect(result.output).toContain('bot check');
   });

@@ -1,6 +1,7 @@
-import { createServer } from 'node:http';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChatRequest, LlmStreamEvent, ToolCall } from '../../src/llm/types.ts';
+import type { ChatRequest, CompletionResult, LlmStreamEvent, ToolCall } from '../../src/llm/types.ts';
 
 export function chatRequest(model: string, overrides: Partial<ChatRequest> = {}): ChatRequest {
   return {
@@ -15,6 +16,44 @@ export async function readAll(events: AsyncIterable<LlmStreamEvent>): Promise<Ll
   const all: LlmStreamEvent[] = [];
   for await (const event of events) all.push(event);
   return all;
+}
+
+/** Reads the stream `start` opens with the signal it is given, aborting that signal at the first text delta. */
+export async function readAbortingAtFirstText(start: (signal: AbortSignal) => AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
+  const controller = new AbortController();
+  const events: LlmStreamEvent[] = [];
+  for await (const event of start(controller.signal)) {
+    events.push(event);
+    if (event.type === 'text_delta') controller.abort();
+  }
+  return events;
+}
+
+/**
+ * Calls `complete` against a loopback server (`origin` is `http://127.0.0.1:<port>`) that takes the request and
+ * never answers, aborts the signal once the request has arrived, and gives what `complete` resolved to once the
+ * client has also closed its connection (a client that leaves it open makes the test time out).
+ */
+export async function completeAbortedBeforeHeaders(
+  complete: (origin: string, signal: AbortSignal) => Promise<CompletionResult>,
+): Promise<CompletionResult> {
+  const silent = createServer();
+  const arrived = once(silent, 'request') as Promise<[IncomingMessage]>;
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = silent.address() as AddressInfo;
+    const controller = new AbortController();
+    const result = complete(`http://127.0.0.1:${port}`, controller.signal);
+    const [request] = await arrived;
+    const closed = once(request.socket, 'close');
+    controller.abort();
+    const settled = await result;
+    await closed;
+    return settled;
+  } finally {
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
+  }
 }
 
 export function joined(events: LlmStreamEvent[], type: 'text_delta' | 'thinking_delta'): string {

@@ -122,6 +122,24 @@ export function contentSource(step: ScriptStep): { count: number; at(index: numb
   return { count: chunks.length, at: (index) => chunks[index] ?? '' };
 }
 
+/**
+ * Streams the content chunks of a step, each turned into a chunk of the wire format by `format` at the moment of
+ * sending; gives how many content characters went out, or undefined once the client is gone.
+ */
+export async function sendContent(stream: ChunkStream, step: ScriptStep, format: (piece: string) => string): Promise<number | undefined> {
+  const source = contentSource(step);
+  let sentLength = 0;
+  for (let index = 0; index < source.count; index++) {
+    const sent = await stream.send(() => {
+      const piece = source.at(index);
+      sentLength += piece.length;
+      return format(piece);
+    });
+    if (!sent) return undefined;
+  }
+  return sentLength;
+}
+
 export function fullContent(step: ScriptStep): string {
   const source = contentSource(step);
   let text = '';

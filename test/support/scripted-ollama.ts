@@ -2,8 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   chunkSizeOf,
-  contentSource,
   fullContent,
+  sendContent,
   sendJson,
   splitText,
   startScriptedServer,
@@ -85,15 +85,9 @@ async function reply(exchange: ChatExchange): Promise<void> {
     generated += piece.length;
     if (!(await stream.send(line({ thinking: piece })))) return;
   }
-  const source = contentSource(step);
-  for (let index = 0; index < source.count; index++) {
-    const sent = await stream.send(() => {
-      const piece = source.at(index);
-      generated += piece.length;
-      return line({ content: piece });
-    });
-    if (!sent) return;
-  }
+  const contentLength = await sendContent(stream, step, (piece) => line({ content: piece }));
+  if (contentLength === undefined) return;
+  generated += contentLength;
   if (toolCalls.length > 0 && !(await stream.send(line({ tool_calls: toolCalls })))) return;
   if (step.hang) return stream.hang();
   stream.end(JSON.stringify({ ...envelope({}), ...doneFields(exchange, generated, startedAt) }) + '\n');

@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   argumentText,
   chunkSizeOf,
-  contentSource,
   fullContent,
+  sendContent,
   sendJson,
   splitText,
   startScriptedServer,
@@ -103,15 +103,9 @@ async function reply(exchange: ChatExchange): Promise<void> {
     if (!(await stream.send(chunk(delta)))) return;
   }
   generated += thinking.length;
-  const source = contentSource(step);
-  for (let position = 0; position < source.count; position++) {
-    const sent = await stream.send(() => {
-      const piece = source.at(position);
-      generated += piece.length;
-      return chunk({ content: piece });
-    });
-    if (!sent) return;
-  }
+  const contentLength = await sendContent(stream, step, (piece) => chunk({ content: piece }));
+  if (contentLength === undefined) return;
+  generated += contentLength;
   for (const [position, call] of toolCalls.entries()) {
     const opening = { index: position, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
     if (!(await stream.send(chunk({ tool_calls: [opening] })))) return;
