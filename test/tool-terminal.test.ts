@@ -74,7 +74,8 @@ describe('terminal with a shell', () => {
     expect(result.output).toContain('stdout:\nstarted');
     const grandchild = await readPid(pidFile);
     expect(grandchild).toBeDefined();
-    expect(processHasEnded(grandchild!)).toBe(true);
+    // SIGKILL lands asynchronously: give the kernel a moment, far less than the command would live.
+    await waitUntil(() => processHasEnded(grandchild!), 2_000);
   });
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
@@ -83,7 +84,8 @@ describe('terminal with a shell', () => {
     expect(result.output).toContain('Timed out');
     expect(Date.now() - started).toBeLessThan(8_000);
     const stubborn = await readPid(path.join(workFolder, 'stubborn.pid'));
-    expect(processHasEnded(stubborn!)).toBe(true);
+    // SIGKILL lands asynchronously: give the kernel a moment, far less than the command would live.
+    await waitUntil(() => processHasEnded(stubborn!), 2_000);
   });
 
   it('kills the whole process group when stopped and returns the partial output', async () => {
@@ -98,7 +100,8 @@ describe('terminal with a shell', () => {
     expect(result.success).toBe(false);
     expect(result.output).toContain('Stopped by the user');
     expect(result.output).toContain('stdout:\nmarker');
-    expect(processHasEnded(grandchild)).toBe(true);
+    // SIGKILL lands asynchronously: give the kernel a moment, far less than the command would live.
+    await waitUntil(() => processHasEnded(grandchild), 2_000);
   });
 
   it('does not start anything when already stopped', async () => {
