@@ -5,7 +5,7 @@ import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
 import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
-import { findSession, updateSession } from '../store/sessions-repository.ts';
+import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { Logger } from '../logger.ts';
@@ -44,7 +44,7 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
     content: withAttachments(input),
     ...(input.images?.length && { images: input.images.map(stripDataUri) }),
   });
-  await titleFromFirstMessage(db, sessionId, input.content);
+  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(input.content));
   const conversation = await storedConversation(db, sessionId);
   // DESIGN §6 step 2 (compression) runs here once it exists.
   await plan(sessionId, deps, conversation, context);
@@ -126,12 +126,9 @@ async function plan(sessionId: string, deps: AgentDependencies, conversation: Co
   context.emit({ type: 'plan_ready', plan: result.plan });
 }
 
-async function titleFromFirstMessage(db: Db, sessionId: string, content: string): Promise<void> {
-  const session = await findSession(db, sessionId);
-  if (!session || session.title !== '' || session.titleSetByUser) return;
+function titleFromFirstMessage(content: string): string {
   const firstLine = content.trim().split('\n', 1)[0]?.trim() ?? '';
-  const title = firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine;
-  if (title !== '') await updateSession(db, sessionId, { title });
+  return firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine;
 }
 
 function withAttachments(input: UserInput): string {

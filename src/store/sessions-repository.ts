@@ -88,6 +88,12 @@ export async function updateSession(db: Db, id: string, changes: SessionChanges)
   return findSession(db, id);
 }
 
+/** Sets the title of a session that has none yet and was never titled by the person. */
+export async function setTitleIfUntitled(db: Db, id: string, title: string): Promise<void> {
+  if (title === '') return;
+  await db.updateTable('sessions').set({ title }).where('id', '=', id).where('title', '=', '').where('title_set_by_user', '=', 0).execute();
+}
+
 /** Removes the scratchpad and todo list kept under an id (a finished sub-agent's). */
 export async function clearSessionWorkState(db: Db, id: string): Promise<void> {
   await db.transaction().execute(async (transaction) => {
