@@ -22,7 +22,7 @@ import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
 
 const method =
-  'The server runs as its own process (`node --import tsx src/main.ts`, LOG_LEVEL=silent, a temp DATA_DIR, default ' +
+  'The server runs as its own process (the node command of `npm start`: `node --max-semi-space-size=2 --import tsx src/main.ts`; LOG_LEVEL=silent, a temp DATA_DIR, default ' +
   'OLLAMA_NUM_CTX) against the scripted Ollama of test/support, which runs in a second child process ' +
   '(bench/scripted-llm-process.ts) and is told over IPC how to answer; the measuring client is a third process using ' +
   'real `ws` sockets and fetch, so no two parties share an event loop. A turn is timed at the client from sending ' +
