@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.ts';
+import type { SessionsTable } from './schema.ts';
 
 export interface Session {
   id: string;
@@ -22,16 +23,7 @@ export interface SessionChanges {
 
 const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active'] as const;
 
-function fromRow(row: {
-  id: string;
-  title: string;
-  title_set_by_user: number;
-  profile_id: string;
-  pinned: number;
-  context_tokens: number;
-  created_at: string;
-  last_active: string;
-}): Session {
+function fromRow(row: SessionsTable): Session {
   return {
     id: row.id,
     title: row.title,
