@@ -18,7 +18,7 @@ import { sessionRoutes } from './server/session-routes.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
 import { openDatabase } from './store/database.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
-import { ToolRegistry } from './tools/tool-registry.ts';
+import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
 
 export const version = '0.1.0';
 
@@ -29,17 +29,23 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const db = overrides.db ?? (await openDatabase(config.DB_PATH));
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
   const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR));
+  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  // Sub-agents need the finished dependencies, the registry included: they are read when one runs.
+  const runSubagent = createSubagentRunner(() => deps);
+  const tools = overrides.tools ?? createToolRegistry({ db, config, profiles, runSubagent });
+  const userTools = new UserToolManager({ toolsDir: config.TOOLS_DIR, db, registry: tools, timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger });
   const deps: AppDependencies = {
     db,
     config,
-    logger: overrides.logger ?? createLogger(config.LOG_LEVEL),
+    logger,
     profiles,
-    tools: new ToolRegistry(),
+    tools,
+    userTools,
     backends: overrides.backends ?? (await BackendRegistry.fromConfig(config)),
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
   };
-  // The sub-agent runner reads deps.tools when it runs, after the registry below exists.
-  deps.tools = overrides.tools ?? createToolRegistry({ db, config, profiles, runSubagent: createSubagentRunner(deps) });
+  const { errors } = await userTools.reload();
+  for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);
   return deps;
 }
 
@@ -53,6 +59,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
   const agent = new Agent(deps);
+  const announceTools = () => agent.broadcast({ type: 'tools_changed', tools: deps.tools.summaries() });
+  deps.userTools.on('changed', announceTools);
   app.decorate('agent', agent);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
@@ -69,6 +77,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
 
   app.addHook('onClose', async () => {
     await agent.stopAll();
+    await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
     await deps.db.destroy();
   });

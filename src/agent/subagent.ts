@@ -13,8 +13,9 @@ import type { AgentDependencies } from './turn.ts';
  * Sub-agents run in memory: no history but their task, their own scratchpad and todo
  * under `subagent_<12 hex>`, the parent's stop signal, events marked `is_subagent`.
  */
-export function createSubagentRunner(deps: AgentDependencies): SubagentRunner {
+export function createSubagentRunner(dependencies: () => AgentDependencies): SubagentRunner {
   return async (task, profileId, parent) => {
+    const deps = dependencies();
     if (parent.isSubagent) return { output: 'A sub-agent cannot spawn further agents; do the task yourself.', success: false };
     const session = await findSession(deps.db, parent.sessionId);
     const profile = profileNamed(profileId ?? session?.profileId, deps);

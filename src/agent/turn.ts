@@ -9,6 +9,7 @@ import { findSession, setTitleIfUntitled, updateSession } from '../store/session
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { Logger } from '../logger.ts';
+import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 import { defaultToolTimeoutMs, runAgentLoop, type Conversation } from './agent-loop.ts';
 import { runPlanning } from './planning.ts';
 import { profileNamed, setupForProfile, type ProfileSetup } from './round-setup.ts';
@@ -22,6 +23,7 @@ export interface AgentDependencies {
   backends: BackendRegistry;
   persona: string;
   logger: Logger;
+  userTools: UserToolManager;
 }
 
 export interface UserInput {

@@ -3,7 +3,7 @@ import type { Agent } from '../agent/agent.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
 
 export async function agentRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { profiles, tools, backends } = options.agent.deps;
+  const { profiles, tools, backends, userTools } = options.agent.deps;
 
   app.get('/agents/profiles', async () => ({
     profiles: profiles.list().map((profile) => ({
@@ -18,7 +18,7 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
     errors: profiles.errors(),
   }));
 
-  app.get('/agents/tools', async () => ({ tools: tools.summaries(), errors: [] }));
+  app.get('/agents/tools', async () => ({ tools: tools.summaries(), errors: userTools.errors() }));
 }
 
 function modelOf(choice: BackendChoice): { model: string | null; backend: string | null } {

@@ -39,9 +39,18 @@ export interface TodoListsTable {
   updated_at: string;
 }
 
+export interface UserToolKvTable {
+  tool: string;
+  key: string;
+  /** JSON text. */
+  value: string;
+  updated_at: string;
+}
+
 export interface Database {
   sessions: SessionsTable;
   messages: MessagesTable;
   scratchpad_sections: ScratchpadSectionsTable;
   todo_lists: TodoListsTable;
+  user_tool_kv: UserToolKvTable;
 }

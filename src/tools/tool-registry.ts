@@ -11,6 +11,7 @@ export interface RegisteredTool {
 export class ToolRegistry {
   private builtins = new Map<string, RegisteredTool>();
   private userTools = new Map<string, RegisteredTool>();
+  private enabledUserTools = new Set<string>();
 
   constructor(builtins: Tool[] = []) {
     this.addBuiltins(builtins);
@@ -33,17 +34,39 @@ export class ToolRegistry {
     return [...this.builtins.values(), ...this.userTools.values()].map((entry) => entry.tool);
   }
 
-  /** Replaces every user tool at once; a user tool cannot shadow a built-in. */
-  replaceUserTools(tools: Tool[]): void {
+  /**
+   * Replaces every user tool at once. `enabled` names the user tools that join every
+   * profile. Answers the tools that were refused: a built-in's name, or a schema that
+   * does not compile.
+   */
+  replaceUserTools(tools: Tool[], enabled: Iterable<string> = []): { name: string; message: string }[] {
     const next = new Map<string, RegisteredTool>();
-    for (const tool of tools) if (!this.builtins.has(tool.name)) next.set(tool.name, register(tool));
+    const refused: { name: string; message: string }[] = [];
+    for (const tool of tools) {
+      if (this.builtins.has(tool.name)) {
+        refused.push({ name: tool.name, message: `"${tool.name}" is the name of a built-in tool; choose another name.` });
+        continue;
+      }
+      try {
+        next.set(tool.name, register(tool));
+      } catch (error) {
+        refused.push({ name: tool.name, message: `Its parameters are not a valid JSON Schema: ${(error as Error).message}` });
+      }
+    }
     this.userTools = next;
+    this.enabledUserTools = new Set(enabled);
+    return refused;
   }
 
-  /** The tools a profile exposes, in the profile's order; `*` means every tool; names that do not exist are skipped. */
+  /**
+   * The tools a profile exposes, in the profile's order, then the user tools enabled for
+   * every profile; `*` means every tool; names that do not exist are skipped.
+   */
   forNames(names: readonly string[]): Tool[] {
     if (names.includes('*')) return this.list();
-    return names.flatMap((name) => {
+    const chosen = new Set(names);
+    for (const name of this.enabledUserTools) if (this.userTools.has(name)) chosen.add(name);
+    return [...chosen].flatMap((name) => {
       const entry = this.get(name);
       return entry ? [entry.tool] : [];
     });

@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './2026-11-22-initial.ts';
+import * as userToolKv from './2026-11-22-user-tool-kv.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
   '2026-11-22-initial': initial,
+  '2026-11-22-user-tool-kv': userToolKv,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,80 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { build, type Message } from 'esbuild';
+import type { LoadFailure, ModuleToLoad } from './protocol.ts';
+
+const toolExtensions = new Set(['.ts', '.mts', '.js', '.mjs']);
+
+/** Tool files in TOOLS_DIR: `.ts`, `.mts`, `.js`, `.mjs`, except names starting with `_` or `.`. */
+export async function listToolFiles(toolsDir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(toolsDir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return entries
+    .filter((entry) => entry.isFile() && !/^[_.]/.test(entry.name) && toolExtensions.has(path.extname(entry.name)))
+    .map((entry) => path.join(toolsDir, entry.name))
+    .sort();
+}
+
+export function toolNameOf(file: string): string {
+  return path.basename(file, path.extname(file));
+}
+
+/**
+ * Bundles one tool with the helper modules it imports into a single ES module, so each
+ * host generation loads fresh copies of them; packages and Node built-ins stay imports.
+ */
+async function bundle(options: { entry: string } | { code: string; name: string; resolveDir: string }, outfile: string) {
+  const input =
+    'entry' in options
+      ? { entryPoints: [options.entry] }
+      : { stdin: { contents: options.code, resolveDir: options.resolveDir, sourcefile: `${options.name}.ts`, loader: 'ts' as const } };
+  try {
+    await build({
+      ...input,
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      sourcemap: 'inline',
+      logLevel: 'silent',
+    });
+    return { ok: true as const };
+  } catch (error) {
+    const errors = (error as { errors?: Message[] }).errors;
+    return { ok: false as const, message: errors?.length ? errors.map(describeMessage).join('\n') : String(error) };
+  }
+}
+
+function describeMessage(message: Message): string {
+  const where = message.location ? `line ${message.location.line}, column ${message.location.column + 1}: ` : '';
+  const excerpt = message.location?.lineText ? `\n    ${message.location.lineText.trim()}` : '';
+  return `${where}${message.text}${excerpt}`;
+}
+
+/** Bundles every tool file into `outDir`; a file that does not compile is reported, never hides the others. */
+export async function buildToolFiles(files: readonly string[], outDir: string): Promise<{ modules: ModuleToLoad[]; errors: LoadFailure[] }> {
+  const built = await Promise.all(
+    files.map(async (file) => {
+      const modulePath = path.join(outDir, `${toolNameOf(file)}.mjs`);
+      return { file, modulePath, result: await bundle({ entry: file }, modulePath) };
+    }),
+  );
+  return {
+    modules: built.filter(({ result }) => result.ok).map(({ file, modulePath }) => ({ file, modulePath, expectedName: toolNameOf(file) })),
+    errors: built.flatMap(({ file, result }) => (result.ok ? [] : [{ file, message: `Does not compile: ${result.message}` }])),
+  };
+}
+
+/** Bundles source text that is not installed yet (write_tool), resolving its imports from TOOLS_DIR. */
+export async function buildToolSource(name: string, code: string, toolsDir: string, outDir: string) {
+  const modulePath = path.join(outDir, `${name}.mjs`);
+  const result = await bundle({ code, name, resolveDir: toolsDir }, modulePath);
+  return result.ok ? { ok: true as const, module: { file: `${name}.ts`, modulePath, expectedName: name } } : result;
+}
