@@ -54,9 +54,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     if (!resolved.ok) return { status: 'failed', content: '', error: resolved.error };
     const { setup } = resolved;
     const finalRound = round >= setup.maxIterations;
-    const tools: ToolDefinition[] = finalRound
-      ? []
-      : registry.forNames(setup.toolNames).map(({ name, description, parameters }) => ({ name, description, parameters }));
+    const tools: ToolDefinition[] = finalRound ? [] : definitionsOf(setup.toolNames, registry);
     const history = await conversation.load();
     const result = await streamRound(
       setup.backend,
@@ -133,6 +131,13 @@ function loadedImage(metadata: Record<string, unknown> | undefined): { base64: s
   const image = metadata?.['image'] as { base64?: unknown; description?: unknown } | undefined;
   if (typeof image?.base64 !== 'string') return undefined;
   return { base64: image.base64, description: typeof image.description === 'string' ? image.description : 'image' };
+}
+
+function definitionsOf(names: readonly string[], registry: ToolRegistry): ToolDefinition[] {
+  return names.flatMap((name) => {
+    const tool = registry.get(name)?.tool;
+    return tool ? [{ name: tool.name, description: tool.description, parameters: tool.parameters }] : [];
+  });
 }
 
 function thinkingOf(result: RoundResult): { thinking?: string } {
