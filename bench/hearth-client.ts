@@ -70,6 +70,16 @@ export class SessionSocket {
 
   /** The next event of this type; an `error` event, a close or the timeout rejects. */
   next<Type extends AgentEventType>(type: Type, timeoutMs: number): Promise<Received<Type>> {
+    return this.nextMatching(type, () => true, timeoutMs);
+  }
+
+  /** The next event of this type that `matches`; others of the type are passed over. An `error` event, a close or the timeout rejects. */
+  nextMatching<Type extends AgentEventType>(
+    type: Type,
+    matches: (event: EventOf<Type>) => boolean,
+    timeoutMs: number,
+    description: string = type,
+  ): Promise<Received<Type>> {
     return new Promise((resolve, reject) => {
       const finish = (settle: () => void) => {
         clearTimeout(timer);
@@ -78,12 +88,12 @@ export class SessionSocket {
         settle();
       };
       const stopListening = this.listen((event, receivedAt) => {
-        if (event.type === type) finish(() => resolve({ event: event as EventOf<Type>, receivedAt }));
+        if (event.type === type && matches(event as EventOf<Type>)) finish(() => resolve({ event: event as EventOf<Type>, receivedAt }));
         else if (event.type === 'error') finish(() => reject(new Error(`server sent error ${event.code}: ${event.message}`)));
       });
-      const onClose = (code: number) => finish(() => reject(new Error(`socket closed (${code}) while waiting for ${type}`)));
+      const onClose = (code: number) => finish(() => reject(new Error(`socket closed (${code}) while waiting for ${description}`)));
       this.closeHandlers.add(onClose);
-      const timer = setTimeout(() => finish(() => reject(new Error(`no ${type} within ${timeoutMs} ms`))), timeoutMs);
+      const timer = setTimeout(() => finish(() => reject(new Error(`no ${description} within ${timeoutMs} ms`))), timeoutMs);
     });
   }
 

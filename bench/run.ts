@@ -2,7 +2,8 @@
 // from this process over real WebSockets and fetch. Prints a table and writes bench/RESULTS.md.
 //   --cpu-prof=DIR   also write a V8 CPU profile of the server process into DIR
 //   --only=1,3,6     run only these scenarios (5, start and memory, always runs)
-// Scenarios 6 and 7 call real tools (ssh_exec, terminal) in this process, not through the server.
+// Scenarios 6, 7 and 9 call real tools (ssh_exec, terminal, a user tool) in this process, not through the
+// server; 8 and 10 start a server process of their own whose TOOLS_DIR is a temp folder they write to.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,9 @@ import { deltaThroughput } from './scenarios/throughput.ts';
 import { freshSessionTurns, longSessionTurns } from './scenarios/turn-overhead.ts';
 import { sshExecRoundTrips } from './scenarios/ssh-exec.ts';
 import { terminalEchoRoundTrips } from './scenarios/terminal.ts';
+import { userToolCalls } from './scenarios/user-tool-call.ts';
+import { toolsChangedLatency } from './scenarios/tool-reload-latency.ts';
+import { reloadMemory } from './scenarios/reload-memory.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -35,7 +39,10 @@ const method =
   'IPC, best of 50 round trips). The 2,000-message session is written into the database file before the server starts. ' +
   'Warm-up turns are discarded as noted below. RSS is VmRSS from /proc of the server\'s own node process. ' +
   'Scenarios 6 and 7 measure tools rather than turns: the bench process builds the real tool from src/ and times ' +
-  '`execute()` directly (the server idles meanwhile); the SSH server of scenario 6 is a fourth process.';
+  '`execute()` directly (the server idles meanwhile); the SSH server of scenario 6 is a fourth process. Scenario 9 ' +
+  'does the same with a user tool through the real worker-thread host. Scenarios 8 and 10 start a second server ' +
+  'process the same way (the first idles meanwhile) with TOOLS_DIR and PROFILES_DIR in a temp folder, write tool files ' +
+  'there and wait for `tools_changed` on an open session socket; 10 reads that process\'s VmRSS.';
 
 interface Options {
   cpuProfileDirectory?: string;
@@ -48,7 +55,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10`);
   }
   return options;
 }
@@ -115,6 +122,9 @@ async function main(): Promise<number> {
       [4, '4. 100 concurrent streams', () => concurrentStreams(context)],
       [6, '6. `ssh_exec` round trip, pooled vs fresh connection', () => sshExecRoundTrips()],
       [7, '7. `terminal` `echo` round trip', () => terminalEchoRoundTrips()],
+      [8, '8. Tool file write → `tools_changed` at the client', () => toolsChangedLatency(context)],
+      [9, '9. No-op user tool call through the host', () => userToolCalls()],
+      [10, '10. 300 tool edit/reload cycles, server RSS', () => reloadMemory(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

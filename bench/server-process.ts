@@ -17,6 +17,8 @@ export interface ServerOptions {
   llmUrl: string;
   /** Extra node flags, e.g. --cpu-prof. */
   nodeFlags?: string[];
+  /** Extra environment, applied last (e.g. a temp TOOLS_DIR). */
+  environment?: Record<string, string>;
 }
 
 export interface StartedServer {
@@ -67,6 +69,7 @@ export class ServerProcess implements Endpoint {
       LLM_BACKEND: 'ollama',
       OLLAMA_HOST: options.llmUrl,
       OLLAMA_NUM_CTX: String(parseConfig({}).OLLAMA_NUM_CTX),
+      ...options.environment,
     };
     // A token from .env still applies; the client then presents it.
     const { AUTH_TOKEN: token } = loadConfig(environment, path.join(projectRoot, '.env'));
@@ -109,9 +112,18 @@ export class ServerProcess implements Endpoint {
   }
 
   async residentKilobytes(): Promise<number> {
+    return this.statusField('VmRSS', /^VmRSS:\s+(\d+)\s+kB/m);
+  }
+
+  /** Threads of the server process (the main thread, libuv's pool, V8's, and one per worker thread). */
+  async threads(): Promise<number> {
+    return this.statusField('Threads', /^Threads:\s+(\d+)/m);
+  }
+
+  private async statusField(name: string, pattern: RegExp): Promise<number> {
     const status = await readFile(`/proc/${this.pid}/status`, 'utf8');
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    if (!match) throw new Error(`no VmRSS in /proc/${this.pid}/status`);
+    const match = pattern.exec(status);
+    if (!match) throw new Error(`no ${name} in /proc/${this.pid}/status`);
     return Number(match[1]);
   }
 

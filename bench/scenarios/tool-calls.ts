@@ -25,10 +25,10 @@ export async function timedCall<Arguments>(
   return { milliseconds: elapsed, result };
 }
 
-export function medianAndP95(samples: readonly number[]): string {
-  return `median ${milliseconds(median(samples))} (p95 ${milliseconds(percentile(samples, 0.95))})`;
+export function medianAndP95(samples: readonly number[], digits = 1): string {
+  return `median ${milliseconds(median(samples), digits)} (p95 ${milliseconds(percentile(samples, 0.95), digits)})`;
 }
 
-export function spread(samples: readonly number[]): string {
-  return `min ${milliseconds(Math.min(...samples))}, max ${milliseconds(Math.max(...samples))}`;
+export function spread(samples: readonly number[], digits = 1): string {
+  return `min ${milliseconds(Math.min(...samples), digits)}, max ${milliseconds(Math.max(...samples), digits)}`;
 }

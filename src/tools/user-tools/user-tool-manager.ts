@@ -46,6 +46,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private failures: LoadFailure[] = [];
   private reloading: Promise<ReloadReport> | undefined;
   private reloadQueued: Promise<ReloadReport> | undefined;
+  private replacing: Promise<UserToolHost | undefined> | undefined;
   private closed = false;
   private readonly buildRoot: string;
 
@@ -139,15 +140,32 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     await Promise.all([...folders].map((folder) => rm(folder, { recursive: true, force: true })));
   }
 
-  /** A host that crashed or was ended for a stuck tool is replaced at once with the same modules. */
+  /**
+   * A host that crashed or was ended for a stuck tool is replaced at once with the same
+   * modules; calls that arrive meanwhile wait for the replacement.
+   */
   private watchForCrash(host: UserToolHost): void {
     host.once('ended', (reason) => {
       if (this.closed || this.host !== host) return;
       this.options.logger.warn({ reason }, 'user-tool host ended; starting a new one');
-      void this.startHost(this.modules).then((replacement) => {
-        if (this.closed || this.host !== host) return replacement.terminate('superseded');
-        this.host = replacement;
-        this.watchForCrash(replacement);
+      const replacing: Promise<UserToolHost | undefined> = this.startHost(this.modules).then(
+        (replacement) => {
+          if (this.closed || this.host !== host) {
+            void replacement.terminate('superseded');
+            return undefined;
+          }
+          this.host = replacement;
+          this.watchForCrash(replacement);
+          return replacement;
+        },
+        (error: unknown) => {
+          this.options.logger.error({ err: error }, 'cannot start a new user-tool host');
+          return undefined;
+        },
+      );
+      this.replacing = replacing;
+      void replacing.finally(() => {
+        if (this.replacing === replacing) this.replacing = undefined;
       });
     });
   }
@@ -174,7 +192,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   private async call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
-    const host = this.host;
+    const host = this.host?.ended && this.replacing ? ((await this.replacing) ?? this.host) : this.host;
     if (!host) return { output: `The user tool ${name} is not loaded.`, success: false };
     return host.call(name, args, { sessionId: context.sessionId, signal: context.signal, timeoutMs: this.options.timeoutMs });
   }
