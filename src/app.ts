@@ -15,6 +15,7 @@ import { agentRoutes } from './server/agent-routes.ts';
 import { requireToken } from './server/auth.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { sessionRoutes } from './server/session-routes.ts';
+import { startWatchers, type Watchers } from './server/watchers.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
 import { openDatabase } from './store/database.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
@@ -30,9 +31,10 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
   const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR));
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
-  // Sub-agents need the finished dependencies, the registry included: they are read when one runs.
+  // Sub-agents need the finished dependencies, the registry included, and write_tool/reload_tools
+  // need the user-tool manager, which is built after the registry: both are read when they run.
   const runSubagent = createSubagentRunner(() => deps);
-  const tools = overrides.tools ?? createToolRegistry({ db, config, profiles, runSubagent });
+  const tools = overrides.tools ?? createToolRegistry({ db, config, profiles, runSubagent, userTools: () => deps.userTools });
   const userTools = new UserToolManager({ toolsDir: config.TOOLS_DIR, db, registry: tools, timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger });
   const deps: AppDependencies = {
     db,
@@ -49,8 +51,13 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   return deps;
 }
 
+export interface BuildOptions {
+  /** Watch TOOLS_DIR and PROFILES_DIR and hot-reload them (on unless turned off). */
+  watch?: boolean;
+}
+
 /** Builds the whole server without listening; tests use it with port 0. */
-export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp(config: Config, deps: AppDependencies, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -75,12 +82,25 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   });
   await app.register(fastifyStatic, { root: path.resolve('public'), wildcard: false });
 
+  let watchers: Watchers | undefined;
   app.addHook('onClose', async () => {
+    await watchers?.close();
     await agent.stopAll();
     await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
     await deps.db.destroy();
   });
+  if (options.watch !== false) {
+    // A profile decides which tools a session has, so a profile change is announced as a tool change too.
+    watchers = await startWatchers({
+      toolsDir: config.TOOLS_DIR,
+      profilesDir: config.PROFILES_DIR,
+      userTools: deps.userTools,
+      profiles: deps.profiles,
+      onProfilesChanged: announceTools,
+      logger: deps.logger,
+    });
+  }
   return app;
 }
 

@@ -3,6 +3,7 @@ import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
 import { findSession } from '../../store/sessions-repository.ts';
 import { ToolRegistry } from '../tool-registry.ts';
+import type { UserToolManager } from '../user-tools/user-tool-manager.ts';
 import { createCodeExecTool } from './code-exec.ts';
 import { createFilesystemTool } from './filesystem.ts';
 import { createHttpRequestTool } from './http-request.ts';
@@ -17,6 +18,8 @@ import { createTodoTool } from './todo.ts';
 import { createWebSearchTool } from './web-search.ts';
 import { createWebViewTool } from './web-view.ts';
 import { createToolManualTool } from './tool-manual.ts';
+import { createReloadToolsTool } from './reload-tools.ts';
+import { createWriteToolTool } from './write-tool.ts';
 
 export interface BuiltinToolDependencies {
   db: Db;
@@ -24,6 +27,11 @@ export interface BuiltinToolDependencies {
   profiles: ProfileRegistry;
   /** Runs spawn_agent's sub-agents; provided by the agent layer. */
   runSubagent: SubagentRunner;
+  /**
+   * The user-tool manager, for write_tool and reload_tools. It is built after the registry
+   * (it fills the registry), so it is read when they run; without it they say user tools are off.
+   */
+  userTools?: () => UserToolManager | undefined;
 }
 
 /** A registry holding every built-in tool. */
@@ -46,6 +54,12 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createSwitchProfileTool({ db, profiles }),
     createSpawnAgentTool(deps.runSubagent),
   ]);
-  registry.addBuiltins([createListToolsTool(registry), createToolManualTool({ registry, manualsDir: config.MANUALS_DIR })]);
+  const userTools = deps.userTools ?? (() => undefined);
+  registry.addBuiltins([
+    createListToolsTool(registry),
+    createToolManualTool({ registry, manualsDir: config.MANUALS_DIR }),
+    createWriteToolTool({ registry, toolsDir: config.TOOLS_DIR, userTools }),
+    createReloadToolsTool(userTools),
+  ]);
   return registry;
 }

@@ -1,0 +1,167 @@
+import { mkdir } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import path from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Logger } from '../logger.ts';
+import type { ProfileRegistry } from '../profiles/profile-registry.ts';
+import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
+
+export interface WatcherOptions {
+  toolsDir: string;
+  profilesDir: string;
+  userTools: Pick<UserToolManager, 'reload'>;
+  profiles: Pick<ProfileRegistry, 'reload' | 'errors'>;
+  /** Called after each profiles reload that read the folder. */
+  onProfilesChanged: () => void;
+  logger: Logger;
+  /** Quiet time after the last event of a burst before one reload runs. */
+  debounceMs?: number;
+  /** How long a file's size must hold still before it counts as written. */
+  stabilityMs?: number;
+}
+
+export interface Watchers {
+  close(): Promise<void>;
+}
+
+const toolExtensions = new Set(['.ts', '.mts', '.js', '.mjs']);
+/** Helpers may sit in sub-folders of TOOLS_DIR; deeper than this is not tool code. */
+const toolsDepth = 4;
+
+/**
+ * Watches TOOLS_DIR and PROFILES_DIR and reloads the user tools or the profiles after a
+ * change: writes are awaited until the file stops growing, bursts become one reload per
+ * folder, and a failed reload is logged while the server keeps serving the last good set.
+ */
+export async function startWatchers(options: WatcherOptions): Promise<Watchers> {
+  const { logger, userTools, profiles } = options;
+  const debounceMs = options.debounceMs ?? 50;
+  const stabilityMs = options.stabilityMs ?? 50;
+
+  const toolsReload = new DebouncedTask(debounceMs, async () => {
+    try {
+      const { errors } = await userTools.reload();
+      for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);
+    } catch (error) {
+      logger.error({ err: error }, 'reloading the user tools failed; the previous tools stay loaded');
+    }
+  });
+  const profilesReload = new DebouncedTask(debounceMs, async () => {
+    try {
+      await profiles.reload();
+    } catch (error) {
+      logger.error({ err: error }, 'reloading the profiles failed; the previous profiles stay loaded');
+      return;
+    }
+    for (const { file, message } of profiles.errors()) logger.warn({ file }, `profile not loaded: ${message}`);
+    try {
+      options.onProfilesChanged();
+    } catch (error) {
+      logger.error({ err: error }, 'announcing the profile change failed');
+    }
+  });
+
+  const watchers = await Promise.all([
+    watchFolder(options.toolsDir, toolsDepth, isToolsFile, toolsReload, stabilityMs, logger),
+    watchFolder(options.profilesDir, 0, isProfileFile, profilesReload, stabilityMs, logger),
+  ]);
+
+  return {
+    async close() {
+      await Promise.all(watchers.map((watcher) => watcher?.close()));
+      await Promise.all([toolsReload.close(), profilesReload.close()]);
+    },
+  };
+}
+
+/** `relative` is the file's path inside TOOLS_DIR. */
+function isToolsFile(relative: string): boolean {
+  return relative === 'enabled.json' || toolExtensions.has(path.extname(relative));
+}
+
+function isProfileFile(relative: string): boolean {
+  return !relative.includes(path.sep) && relative.endsWith('.md');
+}
+
+async function watchFolder(
+  root: string,
+  depth: number,
+  isWatchedFile: (relative: string) => boolean,
+  reload: DebouncedTask,
+  stabilityMs: number,
+  logger: Logger,
+): Promise<FSWatcher | undefined> {
+  const folder = path.resolve(root);
+  try {
+    await mkdir(folder, { recursive: true });
+  } catch (error) {
+    logger.error({ err: error, folder }, 'cannot create the folder; it is not watched');
+    return undefined;
+  }
+  const relativeOf = (file: string) => path.relative(folder, path.resolve(file));
+  // Dot entries (.build, .history, .staging, editor swap files) and node_modules are never ours.
+  const hidden = (relative: string) => relative.split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules');
+
+  const watcher = watch(folder, {
+    ignoreInitial: true,
+    depth,
+    awaitWriteFinish: { stabilityThreshold: stabilityMs, pollInterval: 10 },
+    ignored: (file: string, stats?: Stats) => {
+      const relative = relativeOf(file);
+      if (relative === '') return false;
+      if (hidden(relative)) return true;
+      // Without stats chokidar may be asking about a folder; the event handler filters files again.
+      return stats?.isFile() === true && !isWatchedFile(relative);
+    },
+  });
+  watcher.on('all', (event, file) => {
+    const relative = relativeOf(file);
+    if (relative === '' || hidden(relative)) return;
+    const fileEvent = event === 'add' || event === 'change' || event === 'unlink';
+    if ((fileEvent && isWatchedFile(relative)) || (event === 'unlinkDir' && depth > 0)) reload.trigger();
+  });
+  watcher.on('error', (error) => logger.error({ err: error, folder }, 'file watcher error'));
+  // Files written before the first scan finishes would count as initial and be missed.
+  await new Promise<void>((resolve) => watcher.once('ready', resolve));
+  return watcher;
+}
+
+/** Runs `task` once a burst of triggers has been quiet for `delayMs`; never two at once. */
+class DebouncedTask {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private runAgain = false;
+  private closed = false;
+
+  constructor(
+    private readonly delayMs: number,
+    private readonly task: () => Promise<void>,
+  ) {}
+
+  trigger(): void {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.start(), this.delayMs);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    while (this.running) await this.running;
+  }
+
+  private start(): void {
+    this.timer = undefined;
+    if (this.running) {
+      this.runAgain = true;
+      return;
+    }
+    this.running = this.task().finally(() => {
+      this.running = undefined;
+      if (this.runAgain && !this.closed) {
+        this.runAgain = false;
+        this.start();
+      }
+    });
+  }
+}

@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { copyFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Type, type Static } from '@sinclair/typebox';
+import type { JsonSchema, Tool, ToolOutput } from '../tool.ts';
+import type { ToolRegistry } from '../tool-registry.ts';
+import type { ReloadReport, UserToolManager } from '../user-tools/user-tool-manager.ts';
+
+const parameters = Type.Object(
+  {
+    name: Type.String({ description: 'Tool name, e.g. convert_units; the code must export the same name' }),
+    code: Type.String({ description: 'The whole TypeScript module' }),
+    description: Type.Optional(Type.String({ description: 'One sentence, used if the code exports no description' })),
+  },
+  { additionalProperties: false },
+);
+
+const toolNamePattern = /^[a-z][a-z0-9_]{1,63}$/;
+const toolExtensions = ['.ts', '.mts', '.js', '.mjs'];
+/** Type errors shown at most; the rest are counted. */
+const maxTypeErrors = 5;
+const typeCheckTimeoutMs = 30_000;
+
+export interface WriteToolOptions {
+  registry: ToolRegistry;
+  toolsDir: string;
+  /** The user-tool manager; created after the registry, so it is reached through a getter. */
+  userTools: () => UserToolManager | undefined;
+}
+
+/**
+ * write_tool: validates a user tool in a throw-away host (and type-checks it off the main
+ * thread), then installs it atomically, keeps the previous version under `.history/`,
+ * enables it in `enabled.json` and reloads, so the model can call it in its next round.
+ */
+export function createWriteToolTool(options: WriteToolOptions): Tool<Static<typeof parameters>> {
+  const { registry, toolsDir } = options;
+  let installing: Promise<unknown> = Promise.resolve();
+  return {
+    name: 'write_tool',
+    description:
+      'Create or replace one of your own tools (a TypeScript module), validate it and load it so you can call it right away. Read tool_manual write_tool first.',
+    parameters,
+    source: 'builtin',
+    async execute(args, context): Promise<ToolOutput> {
+      const manager = options.userTools();
+      if (!manager) return refused('User tools are not available on this server.');
+      const { name } = args;
+      if (!toolNamePattern.test(name)) {
+        return refused(
+          `"${name}" is not a valid tool name. Use 2 to 64 characters: lowercase letters, digits and _, starting with a letter (e.g. convert_units). Nothing was installed.`,
+        );
+      }
+      if (registry.isBuiltin(name)) return refused(`"${name}" is the name of a built-in tool; choose another name. Nothing was installed.`);
+      if (args.code.trim() === '') return refused('The code is empty: send the whole module (see tool_manual write_tool). Nothing was installed.');
+      const code = withDescription(args.code, args.description);
+
+      const [validation, typeCheck] = await Promise.all([manager.validate(name, code), typeCheckTool(name, code, toolsDir)]);
+      const compiles = validation.ok || !validation.message.startsWith('The code does not compile');
+      const problems = [
+        ...(validation.ok ? [] : [validation.message]),
+        // Type errors repeat a syntax error, but add to any other failure.
+        ...(compiles && typeCheck.errors.length > 0
+          ? [`The code has type errors:\n${typeCheck.errors.join('\n')}${typeCheck.more}\n(A value whose shape TypeScript cannot know may be declared \`: any\`.)`]
+          : []),
+      ];
+      if (problems.length > 0) {
+        return refused(
+          `${name} was not installed. ${problems.join('\n')}\n` +
+            'Fix this and call write_tool again with the whole module. Nothing was installed; any previous version is unchanged.',
+        );
+      }
+      if (context.signal.aborted) return refused(`Stopped before ${name} was installed; nothing was changed.`);
+
+      const install = installing.then(() => installTool(toolsDir, name, code, manager));
+      installing = install.catch(() => undefined);
+      const installed = await install;
+      if (!installed.ok) return refused(installed.message);
+
+      const { report, keptAs } = installed;
+      const loaded = report.loaded.includes(name) ? registry.get(name)?.tool : undefined;
+      if (!loaded) {
+        const problem = report.errors.find((error) => path.parse(error.file).name === name);
+        return refused(`${name}.ts was written but did not load: ${problem?.message ?? 'it is missing from the reloaded tools'}. Fix it with write_tool.`);
+      }
+      const others = report.errors.filter((error) => path.parse(error.file).name !== name);
+      return [
+        `Installed ${name} (${name}.ts) and loaded it: you can call ${name} now.`,
+        `Description: ${loaded.description}`,
+        `Parameters:\n${describeParameters(loaded.parameters)}`,
+        keptAs ? `The previous version was kept as .history/${keptAs}.` : 'It is new: there was no previous version.',
+        typeCheck.note ?? '',
+        others.length > 0 ? `Note: ${others.length} other tool file(s) failed to load; reload_tools lists them.` : '',
+      ]
+        .filter((line) => line !== '')
+        .join('\n');
+    },
+  };
+}
+
+function refused(output: string): ToolOutput {
+  return { output, success: false };
+}
+
+/** A `description` argument becomes the module's export when the code has none of its own. */
+function withDescription(code: string, description: string | undefined): string {
+  if (description === undefined || description.trim() === '') return code;
+  if (/\bexport\s+(?:const|let|var)\s+description\b|\bexport\s*\{[^}]*\bdescription\b/.test(code)) return code;
+  return `${code.trimEnd()}\n\nexport const description = ${JSON.stringify(description.trim())};\n`;
+}
+
+type Installed =
+  | { ok: true; report: ReloadReport; keptAs: string | undefined }
+  | { ok: false; message: string };
+
+/**
+ * Writes the tool through `.staging/` and a rename, so a reader never sees half a file; copies
+ * the version it replaces into `.history/`; adds the name to `enabled.json`; reloads.
+ */
+async function installTool(toolsDir: string, name: string, code: string, manager: UserToolManager): Promise<Installed> {
+  const enabledFile = path.join(toolsDir, 'enabled.json');
+  const enabled = await readEnabled(enabledFile);
+  if (!enabled.ok) return enabled;
+
+  const stagingDir = path.join(toolsDir, '.staging');
+  await mkdir(stagingDir, { recursive: true });
+  const staged = path.join(stagingDir, `${name}.${randomBytes(6).toString('hex')}.ts`);
+  const stagedList = path.join(stagingDir, `enabled.${randomBytes(6).toString('hex')}.json`);
+  try {
+    await writeFile(staged, code);
+    const previous = await existingVersions(toolsDir, name);
+    let keptAs: string | undefined;
+    for (const file of previous) keptAs = await keepInHistory(toolsDir, name, file);
+    await rename(staged, path.join(toolsDir, `${name}.ts`));
+    // The same tool under another extension (a hand-written .js) would now load twice.
+    await Promise.all(previous.filter((file) => path.extname(file) !== '.ts').map((file) => rm(file, { force: true })));
+
+    const names = [...new Set([...enabled.names, name])].sort();
+    await writeFile(stagedList, `${JSON.stringify(names, null, 2)}\n`);
+    await rename(stagedList, enabledFile);
+    return { ok: true, report: await manager.reload(), keptAs };
+  } finally {
+    await Promise.all([rm(staged, { force: true }), rm(stagedList, { force: true })]);
+  }
+}
+
+async function readEnabled(file: string): Promise<{ ok: true; names: unknown[] } | { ok: false; message: string }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, names: [] };
+    throw error;
+  }
+  try {
+    const names: unknown = JSON.parse(text);
+    if (Array.isArray(names)) return { ok: true, names };
+  } catch {
+    // reported below
+  }
+  return { ok: false, message: `enabled.json in the tools folder is not a JSON list of tool names; fix it first. Nothing was installed.` };
+}
+
+/** The files in TOOLS_DIR that hold tool `name` now, under any tool extension. */
+async function existingVersions(toolsDir: string, name: string): Promise<string[]> {
+  const entries = await readdir(toolsDir, { withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile() && toolExtensions.some((extension) => entry.name === `${name}${extension}`))
+    .map((entry) => path.join(toolsDir, entry.name));
+}
+
+/** Copies a replaced version to `.history/<name>.<timestamp><ext>`; answers the file name it got. */
+async function keepInHistory(toolsDir: string, name: string, file: string): Promise<string> {
+  const historyDir = path.join(toolsDir, '.history');
+  await mkdir(historyDir, { recursive: true });
+  const stamp = new Date().toISOString().replaceAll(':', '-');
+  for (let attempt = 0; ; attempt++) {
+    const kept = `${name}.${stamp}${attempt === 0 ? '' : `-${attempt}`}${path.extname(file)}`;
+    try {
+      await copyFile(file, path.join(historyDir, kept), constants.COPYFILE_EXCL);
+      return kept;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+}
+
+function describeParameters(schema: JsonSchema): string {
+  const properties = (schema['properties'] ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema['required'] ?? []) as string[]);
+  const lines = Object.entries(properties).map(([property, definition]) => {
+    const type = Array.isArray(definition['enum']) ? `one of ${definition['enum'].join(', ')}` : String(definition['type'] ?? 'any');
+    const description = typeof definition['description'] === 'string' ? `: ${definition['description']}` : '';
+    return `- ${property} (${type}${required.has(property) ? ', required' : ''})${description}`;
+  });
+  return lines.length > 0 ? lines.join('\n') : '- none (call it with {})';
+}
+
+// ---------------------------------------------------------------------------------------
+// Type check. `typescript` is a devDependency: where it is missing the check is skipped.
+// It takes about a second of CPU, so it runs in a short-lived worker, never on the main thread.
+
+interface TypeCheck {
+  /** At most `maxTypeErrors` errors, each with its line. */
+  errors: string[];
+  /** "(and N more)" when errors were left out, else empty. */
+  more: string;
+  /** Why the check was skipped, when that is worth saying. */
+  note?: string;
+}
+
+let typescriptPath: string | null | undefined;
+
+function findTypescript(): string | undefined {
+  if (typescriptPath === undefined) {
+    try {
+      typescriptPath = createRequire(import.meta.url).resolve('typescript');
+    } catch {
+      typescriptPath = null;
+    }
+  }
+  return typescriptPath ?? undefined;
+}
+
+/**
+ * Type-checks the module as a single file: no module resolution (imports are typed `any`),
+ * ES2023 library without DOM, not strict. Only errors in the tool's own file count, and a
+ * missing name that exists at run time in the host (fetch, Buffer, process…) is not an error.
+ */
+function typeCheckTool(name: string, code: string, toolsDir: string): Promise<TypeCheck> {
+  const typescript = findTypescript();
+  if (!typescript) return Promise.resolve({ errors: [], more: '' });
+  return new Promise((resolve) => {
+    const worker = new Worker(typeCheckWorkerSource, {
+      eval: true,
+      workerData: { typescriptPath: typescript, fileName: path.resolve(toolsDir, `${name}.ts`), code, maxErrors: maxTypeErrors },
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
+      stdout: false,
+      stderr: false,
+    });
+    const finish = (result: TypeCheck) => {
+      clearTimeout(timer);
+      worker.removeAllListeners();
+      void worker.terminate();
+      resolve(result);
+    };
+    const skipped = (why: string): TypeCheck => ({ errors: [], more: '', note: `The type check was skipped (${why}).` });
+    const timer = setTimeout(() => finish(skipped('it took too long')), typeCheckTimeoutMs);
+    worker.on('message', (message: { errors?: string[]; total?: number; failed?: string }) =>
+      finish(message.failed !== undefined ? skipped(message.failed) : checked(message.errors ?? [], message.total ?? 0)),
+    );
+    worker.on('error', (error) => finish(skipped(error.message)));
+    worker.on('exit', () => finish(skipped('the checker stopped')));
+  });
+}
+
+function checked(errors: string[], total: number): TypeCheck {
+  return { errors, more: total > errors.length ? `\n(and ${total - errors.length} more)` : '' };
+}
+
+/** Runs in the worker (CommonJS, plain JavaScript: the worker has no TypeScript loader). */
+const typeCheckWorkerSource = String.raw`
+const { parentPort, workerData } = require('node:worker_threads');
+const { typescriptPath, fileName, code, maxErrors } = workerData;
+try {
+  const ts = require(typescriptPath);
+  const options = {
+    noResolve: true,
+    noEmit: true,
+    strict: false,
+    skipLibCheck: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    lib: ['lib.es2023.d.ts'],
+    types: [],
+    allowImportingTsExtensions: true,
+  };
+  const host = ts.createCompilerHost(options, true);
+  const readSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (file, language, ...rest) =>
+    file === fileName ? ts.createSourceFile(file, code, language, true, ts.ScriptKind.TS) : readSourceFile(file, language, ...rest);
+  host.writeFile = () => {};
+  const program = ts.createProgram({ rootNames: [fileName], options, host });
+  const source = program.getSourceFile(fileName);
+  // Globals of the tool host (a worker like this one), less those only an eval'd CommonJS script has.
+  const globals = new Set(Object.getOwnPropertyNames(globalThis));
+  for (const scriptOnly of ['require', 'module', 'exports', '__filename', '__dirname']) globals.delete(scriptOnly);
+  // Imports are not resolved here (the loader checks them): a missing module or a host global is no error.
+  const environmental = (diagnostic, text) => {
+    if (diagnostic.code === 2307 || diagnostic.code === 2792 || diagnostic.code === 7016) return true;
+    const missing = /^Cannot find (?:name|namespace) '([^']+)'/.exec(text);
+    return missing !== null && (globals.has(missing[1]) || missing[1] === 'NodeJS');
+  };
+  const lines = code.split(/\r?\n/);
+  const errors = [];
+  for (const diagnostic of [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]) {
+    if (diagnostic.file === undefined || diagnostic.file.fileName !== fileName || diagnostic.start === undefined) continue;
+    if (diagnostic.category !== ts.DiagnosticCategory.Error) continue;
+    // TypeScript's advice on changing the project setup ("Do you need to install…") does not apply here.
+    const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ').replace(/ Do you need to (?:install|change) .*$/, '');
+    if (environmental(diagnostic, text)) continue;
+    const { line, character } = source.getLineAndCharacterOfPosition(diagnostic.start);
+    const excerpt = (lines[line] || '').trim();
+    errors.push('line ' + (line + 1) + ', column ' + (character + 1) + ': ' + text + (excerpt ? '\n    ' + excerpt : ''));
+  }
+  parentPort.postMessage({ errors: errors.slice(0, maxErrors), total: errors.length });
+} catch (error) {
+  parentPort.postMessage({ failed: error && error.message ? error.message : String(error) });
+}
+`;
