@@ -348,7 +348,7 @@ describe('user-tool host', () => {
     socket.send({ type: 'message', content: 'Call slow twice' });
     await socket.next('tool_started');
 
-    const report = await userToolsOf(hearth).reload();
+    const report = await userToolsOf(hearth).reload({ force: true });
     expect(report.loaded).toEqual(['slow']);
     expect(socket.ofType('tool_call')).toEqual([]); // still running on the old host
     expect(await generationFolders(hearth)).toHaveLength(2); // the old generation is kept for it
@@ -413,4 +413,23 @@ describe('user-tool host', () => {
     const socket = await hearth.connect(await hearth.createSession('tooler'));
     expect(await callThroughChat(hearth, socket, 'versioned')).toMatchObject({ success: true, result: 'version=30' });
   }, 30_000);
+
+  it('skips a reload when TOOLS_DIR holds what is already loaded, unless forced', async () => {
+    hearth = await startWithTools({ ping: pingTool });
+    const manager = userToolsOf(hearth);
+    let announced = 0;
+    manager.on('changed', () => announced++);
+    const before = await generationFolders(hearth);
+
+    expect(await manager.reload()).toEqual({ loaded: ['ping'], errors: [] });
+    expect(announced).toBe(0);
+    expect(await generationFolders(hearth)).toEqual(before);
+
+    expect(await manager.reload({ force: true })).toEqual({ loaded: ['ping'], errors: [] });
+    expect(announced).toBe(1);
+    await waitUntil(async () => {
+      const folders = await generationFolders(hearth!);
+      return folders.length === 1 && folders[0] !== before[0];
+    });
+  });
 });

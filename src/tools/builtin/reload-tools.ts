@@ -12,7 +12,7 @@ export function createReloadToolsTool(userTools: () => UserToolManager | undefin
     async execute() {
       const manager = userTools();
       if (!manager) return { output: 'User tools are not available on this server.', success: false };
-      const { loaded, errors } = await manager.reload();
+      const { loaded, errors } = await manager.reload({ force: true });
       const lines = [`Loaded (${loaded.length}): ${loaded.length > 0 ? loaded.join(', ') : 'none'}`];
       if (errors.length > 0) {
         lines.push(`Failed (${errors.length}):`, ...errors.map(({ file, message }) => `- ${file}: ${message}`));

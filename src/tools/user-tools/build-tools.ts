@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build, type Message } from 'esbuild';
 import type { LoadFailure, ModuleToLoad } from './protocol.ts';
@@ -77,4 +78,29 @@ export async function buildToolSource(name: string, code: string, toolsDir: stri
   const modulePath = path.join(outDir, `${name}.mjs`);
   const result = await bundle({ code, name, resolveDir: toolsDir }, modulePath);
   return result.ok ? { ok: true as const, module: { file: `${name}.ts`, modulePath, expectedName: name } } : result;
+}
+
+/**
+ * A digest of everything in TOOLS_DIR a load depends on (tool files, helpers in any
+ * folder, enabled.json), skipping dot entries: equal digests mean a reload would load the same.
+ */
+export async function fingerprintToolsDir(toolsDir: string): Promise<string> {
+  const hash = createHash('sha256');
+  let entries;
+  try {
+    entries = await readdir(toolsDir, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw error;
+  }
+  const files = entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .filter((file) => !path.relative(toolsDir, file).split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules'))
+    .sort();
+  for (const file of files) {
+    const content = await readFile(file).catch(() => Buffer.alloc(0));
+    hash.update(`${path.relative(toolsDir, file)}\0${content.length}\0`).update(content);
+  }
+  return hash.digest('hex');
 }

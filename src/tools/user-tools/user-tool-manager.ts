@@ -9,7 +9,7 @@ import { kvDelete, kvGet, kvList, kvSet } from '../../store/user-tool-kv-reposit
 import type { Tool, ToolContext, ToolResult } from '../tool.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
 import { compileArgumentsValidator } from '../validation.ts';
-import { buildToolFiles, buildToolSource, listToolFiles } from './build-tools.ts';
+import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } from './build-tools.ts';
 import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry } from './protocol.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
@@ -47,6 +47,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private reloading: Promise<ReloadReport> | undefined;
   private reloadQueued: Promise<ReloadReport> | undefined;
   private replacing: Promise<UserToolHost | undefined> | undefined;
+  private loaded: { fingerprint: string; report: ReloadReport } | undefined;
   private closed = false;
   private readonly buildRoot: string;
 
@@ -60,15 +61,18 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     return this.failures;
   }
 
-  /** Reloads now; a reload asked for while one runs is done once more after it. */
-  reload(): Promise<ReloadReport> {
+  /**
+   * Reloads; a reload asked for while one runs is done once more after it. Unless forced,
+   * nothing happens when TOOLS_DIR holds exactly what the running host loaded.
+   */
+  reload(options: { force?: boolean } = {}): Promise<ReloadReport> {
     if (!this.reloading) {
-      this.reloading = this.load().finally(() => (this.reloading = undefined));
+      this.reloading = this.load(options.force ?? false).finally(() => (this.reloading = undefined));
       return this.reloading;
     }
     this.reloadQueued ??= this.reloading.then(() => {
       this.reloadQueued = undefined;
-      return this.reload();
+      return this.reload(options);
     });
     return this.reloadQueued;
   }
@@ -103,7 +107,9 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     await rm(this.buildRoot, { recursive: true, force: true });
   }
 
-  private async load(): Promise<ReloadReport> {
+  private async load(force: boolean): Promise<ReloadReport> {
+    const fingerprint = await fingerprintToolsDir(this.options.toolsDir);
+    if (!force && fingerprint === this.loaded?.fingerprint && this.host && !this.host.ended) return this.loaded.report;
     const outDir = this.freshBuildDir('generation');
     const files = await listToolFiles(this.options.toolsDir);
     const { modules, errors: buildErrors } = await buildToolFiles(files, outDir);
@@ -130,6 +136,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     if (previous) void this.retire(previous, previousModules);
     const refusedNames = new Set(refused.map(({ name }) => name));
     const report = { loaded: host.tools.map((entry) => entry.name).filter((name) => !refusedNames.has(name)), errors: this.failures };
+    this.loaded = { fingerprint, report };
     this.emit('changed', report);
     return report;
   }
