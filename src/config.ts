@@ -34,6 +34,7 @@ const ConfigSchema = Type.Object({
   CONTEXT_COMPRESSION_THRESHOLD: Fraction(0.8),
   CONTEXT_KEEP_RECENT: Count(10),
   CONTEXT_SUMMARY_TEMPERATURE: Type.Number({ default: 0.3, minimum: 0, maximum: 2 }),
+  MEMORY_IDLE_MINUTES: Count(30),
   FS_ALLOWED_PATHS: Text('*'),
   TERMINAL_ALLOWED_COMMANDS: Text('*'),
   SSH_HOSTS_FILE: Text('ssh_hosts.json'),
