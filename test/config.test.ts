@@ -45,6 +45,7 @@ describe('parseConfig defaults', () => {
       CONTEXT_COMPRESSION_THRESHOLD: 0.8,
       CONTEXT_KEEP_RECENT: 10,
       CONTEXT_SUMMARY_TEMPERATURE: 0.3,
+      MEMORY_IDLE_MINUTES: 30,
       FS_ALLOWED_PATHS: '*',
       TERMINAL_ALLOWED_COMMANDS: '*',
       SSH_HOSTS_FILE: 'ssh_hosts.json',
