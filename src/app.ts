@@ -45,6 +45,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     userTools,
     backends: overrides.backends ?? (await BackendRegistry.fromConfig(config)),
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
+    memorySummary: overrides.memorySummary ?? (async () => undefined),
   };
   const { errors } = await userTools.reload();
   for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);

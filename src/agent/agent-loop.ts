@@ -17,7 +17,8 @@ export interface Conversation {
 export interface RoundSetup {
   backend: LlmBackend;
   model: string;
-  systemPrompt: string;
+  /** The system prompt, then what is remembered about the user; rebuilt for every call. */
+  systemMessages: ChatMessage[];
   toolNames: readonly string[];
   temperature: number;
   think: boolean;
@@ -60,7 +61,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
       setup.backend,
       {
         model: setup.model,
-        messages: [{ role: 'system', content: setup.systemPrompt }, ...history, ...(finalRound ? [budgetExhaustedNote] : [])],
+        messages: [...setup.systemMessages, ...history, ...(finalRound ? [budgetExhaustedNote] : [])],
         ...(tools.length > 0 && { tools }),
         temperature: setup.temperature,
         think: setup.think,

@@ -5,7 +5,7 @@ export type PlanningResult = { kind: 'direct' } | { kind: 'plan'; plan: string }
 export interface PlanningInput {
   backend: LlmBackend;
   model: string;
-  systemPrompt: string;
+  systemMessages: ChatMessage[];
   history: ChatMessage[];
   toolNames: readonly string[];
   profileNames: readonly string[];
@@ -30,7 +30,7 @@ export async function runPlanning(input: PlanningInput): Promise<PlanningResult>
   const result = await input.backend.complete({
     model: input.model,
     messages: [
-      { role: 'system', content: input.systemPrompt },
+      ...input.systemMessages,
       ...input.history,
       { role: 'system', content: instruction(input.toolNames, input.profileNames) },
     ],

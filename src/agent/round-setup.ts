@@ -10,7 +10,11 @@ export type ProfileSetup = { ok: true; profile: Profile; setup: RoundSetup } | {
 const parentOnlyTools = new Set(['spawn_agent', 'switch_profile']);
 
 /** Which backend, model, prompt and tools a call for this profile uses. */
-export function setupForProfile(profile: Profile, deps: AgentDependencies, options: { subagent?: boolean } = {}): ProfileSetup {
+export function setupForProfile(
+  profile: Profile,
+  deps: AgentDependencies,
+  options: { subagent?: boolean; memory?: string | undefined } = {},
+): ProfileSetup {
   const choice = deps.backends.choose({
     ...(profile.backend && { backend: profile.backend }),
     ...(profile.model && { model: profile.model }),
@@ -26,7 +30,10 @@ export function setupForProfile(profile: Profile, deps: AgentDependencies, optio
     setup: {
       backend: choice.backend,
       model: choice.model,
-      systemPrompt: buildSystemPrompt(deps.persona, profile),
+      systemMessages: [
+        { role: 'system', content: buildSystemPrompt(deps.persona, profile) },
+        ...(options.memory ? [{ role: 'system' as const, content: `## What I remember about the user\n\n${options.memory}` }] : []),
+      ],
       toolNames,
       temperature: profile.temperature,
       think: deps.config.OLLAMA_THINK,

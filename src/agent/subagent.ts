@@ -37,7 +37,7 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
       const outcome = await runWithContext(context, () =>
         runAgentLoop({
           conversation,
-          setup: async () => setupForProfile(profile, deps, { subagent: true }),
+          setup: async () => setupForProfile(profile, deps, { subagent: true, memory: await deps.memorySummary() }),
           registry: deps.tools,
           toolTimeoutMs: defaultToolTimeoutMs,
           context,

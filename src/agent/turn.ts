@@ -24,6 +24,8 @@ export interface AgentDependencies {
   persona: string;
   logger: Logger;
   userTools: UserToolManager;
+  /** The long-term memory summary injected into every call, if there is one. */
+  memorySummary: () => Promise<string | undefined>;
 }
 
 export interface UserInput {
@@ -82,7 +84,7 @@ async function sessionSetup(sessionId: string, deps: AgentDependencies): Promise
   const session = await findSession(deps.db, sessionId);
   const profile = profileNamed(session?.profileId, deps);
   if (!('prompt' in profile)) return { ok: false, error: profile };
-  return setupForProfile(profile, deps);
+  return setupForProfile(profile, deps, { memory: await deps.memorySummary() });
 }
 
 /**
@@ -112,7 +114,7 @@ async function plan(sessionId: string, deps: AgentDependencies, conversation: Co
   const result = await runPlanning({
     backend: setup.backend,
     model: setup.model,
-    systemPrompt: setup.systemPrompt,
+    systemMessages: setup.systemMessages,
     history: await conversation.load(),
     toolNames: setup.toolNames,
     profileNames: deps.profiles.list().map((profile) => profile.id),
