@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { ToolOutput } from './tool.ts';
-import { keepHeadAndTail } from './truncate.ts';
+import { OutputCapture, renderBoth } from './output-capture.ts';
 
 export interface RunProcessOptions {
   executable: string;
@@ -34,56 +34,6 @@ const defaultMaxOutputCharacters = 20_000;
 const defaultKillGraceMs = 2_000;
 /** After the process exits, how long to keep reading from pipes a background child may still hold open. */
 const drainAfterExitMs = 250;
-
-/** Keeps the head and a rolling tail of a stream, so memory stays bounded whatever the process prints. */
-export class OutputCapture {
-  private head = '';
-  private tailChunks: string[] = [];
-  private tailLength = 0;
-  private total = 0;
-  private readonly headCapacity: number;
-  private readonly tailCapacity: number;
-
-  constructor(capacity: number) {
-    this.headCapacity = Math.floor(capacity / 2);
-    this.tailCapacity = capacity - this.headCapacity;
-  }
-
-  get totalCharacters(): number {
-    return this.total;
-  }
-
-  append(chunk: string): void {
-    this.total += chunk.length;
-    const headRoom = this.headCapacity - this.head.length;
-    if (headRoom > 0) {
-      this.head += chunk.slice(0, headRoom);
-      chunk = chunk.slice(headRoom);
-    }
-    if (chunk === '') return;
-    this.tailChunks.push(chunk);
-    this.tailLength += chunk.length;
-    while (this.tailChunks.length > 1 && this.tailLength - this.tailChunks[0]!.length >= this.tailCapacity) {
-      this.tailLength -= this.tailChunks.shift()!.length;
-    }
-  }
-
-  /** The output in at most `maxCharacters` (plus a note), keeping its head and tail; exact however much was dropped. */
-  render(maxCharacters: number): string {
-    const tail = this.tailChunks.join('').slice(-this.tailCapacity);
-    const kept = this.head + tail;
-    if (kept.length === this.total) return keepHeadAndTail(kept, maxCharacters);
-    const half = Math.min(Math.floor(maxCharacters / 2), this.headCapacity, this.tailCapacity);
-    const omitted = this.total - 2 * half;
-    return `${this.head.slice(0, half)}\n… [${omitted} characters omitted] …\n${tail.slice(tail.length - half)}`;
-  }
-}
-
-/** Shares the budget between the streams: each gets up to half, and what one leaves unused goes to the other. */
-function renderBoth(stdout: OutputCapture, stderr: OutputCapture, budget: number): { stdout: string; stderr: string } {
-  const stderrShare = Math.min(stderr.totalCharacters, Math.max(Math.floor(budget / 2), budget - stdout.totalCharacters));
-  return { stdout: stdout.render(budget - stderrShare), stderr: stderr.render(stderrShare) };
-}
 
 function signalGroup(processId: number | undefined, signal: NodeJS.Signals): void {
   if (processId === undefined) return;

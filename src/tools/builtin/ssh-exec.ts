@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { Type, type Static } from '@sinclair/typebox';
-import type { Client, ClientChannel } from 'ssh2';
 import type { Config } from '../../config.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { HostKeyRejectedError, sameFingerprint } from './ssh/host-key.ts';
+import { runCommand, renderStreams, type CommandResult } from './ssh/remote-command.ts';
 import { createSshHostsFileReader, type SshHosts } from './ssh/ssh-hosts-file.ts';
 import { SshPool, type ConnectionKey, type SshConnectOptions, type SshLease } from './ssh/ssh-pool.ts';
 
@@ -14,7 +13,6 @@ const defaultTimeoutSeconds = 60;
 const maximumTimeoutSeconds = 600;
 const connectTimeoutMs = 20_000;
 const keepaliveIntervalMs = 15_000;
-const outputLimit = 20_000;
 const defaultPort = 22;
 
 const parameters = Type.Object(
@@ -44,12 +42,6 @@ interface Target {
   trustedHostKey?: string;
 }
 
-type Ending = 'exited' | 'aborted' | 'closed';
-
-type CommandResult =
-  | { kind: 'not-started'; error: Error }
-  | { kind: 'finished'; ending: Ending; stdout: BoundedText; stderr: BoundedText; exitCode?: number; exitSignal?: string };
-
 type RunOutcome =
   | { kind: 'connect-failed'; error: Error }
   | { kind: 'aborted-connecting' }
@@ -67,42 +59,6 @@ function expandHome(filePath: string): string {
 function describeTarget(target: Target): string {
   const address = `${target.username}@${target.host}:${target.port}`;
   return target.entryName === undefined ? address : `"${target.entryName}" (${address})`;
-}
-
-/** Keeps the first and last `limit` characters of a stream, so a flood of output cannot exhaust memory. */
-class BoundedText {
-  private head = '';
-  private tail = '';
-  private omitted = 0;
-  private readonly decoder = new StringDecoder('utf8');
-
-  constructor(private readonly limit: number) {}
-
-  get length(): number {
-    return this.head.length + this.omitted + this.tail.length;
-  }
-
-  add(chunk: Buffer | string): void {
-    let text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
-    if (this.head.length < this.limit) {
-      const room = this.limit - this.head.length;
-      this.head += text.slice(0, room);
-      text = text.slice(room);
-    }
-    this.tail += text;
-    if (this.tail.length > this.limit) {
-      this.omitted += this.tail.length - this.limit;
-      this.tail = this.tail.slice(-this.limit);
-    }
-  }
-
-  render(maximumCharacters: number): string {
-    this.add(this.decoder.end());
-    if (this.length <= maximumCharacters) return this.head + this.tail;
-    const half = Math.floor(maximumCharacters / 2);
-    const kept = this.head + this.tail;
-    return `${kept.slice(0, half)}\n… [${this.length - 2 * half} characters omitted] …\n${kept.slice(kept.length - half)}`;
-  }
 }
 
 export function createSshExecTool(options: { config: Config; pool?: SshPool }): Tool<SshExecArguments> {
@@ -297,67 +253,4 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
 
 function isDisconnection(error: Error): boolean {
   return error.message === 'Not connected' || error.message === 'No response from server';
-}
-
-/** Splits the output budget so a flood on one stream still leaves room for the other. */
-function renderStreams(stdout: BoundedText, stderr: BoundedText): string {
-  const stderrLimit = Math.min(stderr.length, Math.max(outputLimit - stdout.length, outputLimit / 4));
-  const sections = [
-    stdout.length > 0 ? `stdout:\n${stdout.render(outputLimit - stderrLimit)}` : '',
-    stderr.length > 0 ? `stderr:\n${stderr.render(stderrLimit)}` : '',
-  ].filter(Boolean);
-  return sections.length > 0 ? sections.join('\n') : '(no output)';
-}
-
-function runCommand(client: Client, command: string, signal: AbortSignal): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    const stdout = new BoundedText(outputLimit);
-    const stderr = new BoundedText(outputLimit);
-    let channel: ClientChannel | undefined;
-    let exitCode: number | undefined;
-    let exitSignal: string | undefined;
-    let settled = false;
-
-    const settle = (result: CommandResult) => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', abort);
-      resolve(result);
-    };
-    const finish = (ending: Ending) => settle({ kind: 'finished', ending, stdout, stderr, exitCode, exitSignal });
-    function abort() {
-      if (channel) closeChannel(channel);
-      finish('aborted');
-    }
-
-    if (signal.aborted) return finish('aborted');
-    signal.addEventListener('abort', abort, { once: true });
-    try {
-      client.exec(command, (error, opened) => {
-        if (error) return settle({ kind: 'not-started', error });
-        if (settled) return closeChannel(opened);
-        channel = opened;
-        // Nothing is ever sent to the command's input: ending it lets a command that reads stdin finish.
-        opened.end();
-        opened.on('data', (chunk: Buffer) => stdout.add(chunk));
-        opened.stderr.on('data', (chunk: Buffer) => stderr.add(chunk));
-        opened.on('exit', (code: number | null, signalName?: string) => {
-          exitCode = code ?? undefined;
-          exitSignal = signalName;
-        });
-        opened.on('close', () => finish(exitCode !== undefined || exitSignal !== undefined ? 'exited' : 'closed'));
-      });
-    } catch (error) {
-      settle({ kind: 'not-started', error: error as Error });
-    }
-  });
-}
-
-function closeChannel(channel: ClientChannel): void {
-  try {
-    channel.signal('TERM');
-  } catch {
-    // The channel may already be closing; closing it below is what matters.
-  }
-  channel.close();
 }
