@@ -3,7 +3,8 @@
 //   --cpu-prof=DIR   also write a V8 CPU profile of the server process into DIR
 //   --only=1,3,6     run only these scenarios (5, start and memory, always runs)
 // Scenarios 6, 7 and 9 call real tools (ssh_exec, terminal, a user tool) in this process, not through the
-// server; 8 and 10 start a server process of their own whose TOOLS_DIR is a temp folder they write to.
+// server; 8 and 10 start a server process of their own whose TOOLS_DIR is a temp folder they write to;
+// 11 runs context compression in this process against a temp database.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { LlmProcess } from './llm-process.ts';
 import { projectRoot } from './project-root.ts';
 import { loadAverage, machineDescription, table, writeResults, type ReportRow, type ScenarioResult } from './report.ts';
 import type { BenchContext } from './scenarios/bench-context.ts';
+import { compressionBookkeeping } from './scenarios/compression.ts';
 import { concurrentStreams } from './scenarios/concurrency.ts';
 import { finalMemory, startAndMeasure } from './scenarios/start-and-memory.ts';
 import { deltaThroughput } from './scenarios/throughput.ts';
@@ -26,8 +28,9 @@ import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
 
 const method =
-  'The server runs as its own process (the node command of `npm start`: `node --max-semi-space-size=2 --import tsx src/main.ts`; LOG_LEVEL=silent, a temp DATA_DIR, default ' +
-  'OLLAMA_NUM_CTX) against the scripted Ollama of test/support, which runs in a second child process ' +
+  'The server runs as its own process (the node command of `npm start`: `node --max-semi-space-size=2 --import tsx src/main.ts`; LOG_LEVEL=silent, a temp DATA_DIR, ' +
+  'OLLAMA_NUM_CTX=524288 so that the seeded 2,000-message context of scenario 2 is sent whole, neither compressed nor cut to ' +
+  'fit the window) against the scripted Ollama of test/support, which runs in a second child process ' +
   '(bench/scripted-llm-process.ts) and is told over IPC how to answer; the measuring client is a third process using ' +
   'real `ws` sockets and fetch, so no two parties share an event loop. A turn is timed at the client from sending ' +
   '`{"type":"message"}` to receiving `stream_end`. The LLM process times each chat request from its headers arriving ' +
@@ -42,7 +45,8 @@ const method =
   '`execute()` directly (the server idles meanwhile); the SSH server of scenario 6 is a fourth process. Scenario 9 ' +
   'does the same with a user tool through the real worker-thread host. Scenarios 8 and 10 start a second server ' +
   'process the same way (the first idles meanwhile) with TOOLS_DIR and PROFILES_DIR in a temp folder, write tool files ' +
-  'there and wait for `tools_changed` on an open session socket; 10 reads that process\'s VmRSS.';
+  'there and wait for `tools_changed` on an open session socket; 10 reads that process\'s VmRSS. Scenario 11 runs ' +
+  'context compression in the bench process on a temp SQLite database with a summariser that answers at once.';
 
 interface Options {
   cpuProfileDirectory?: string;
@@ -55,7 +59,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11`);
   }
   return options;
 }
@@ -125,6 +129,7 @@ async function main(): Promise<number> {
       [8, '8. Tool file write → `tools_changed` at the client', () => toolsChangedLatency(context)],
       [9, '9. No-op user tool call through the host', () => userToolCalls()],
       [10, '10. 300 tool edit/reload cycles, server RSS', () => reloadMemory(context)],
+      [11, '11. Compression bookkeeping, 5,000-message context', () => compressionBookkeeping()],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

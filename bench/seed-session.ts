@@ -13,7 +13,7 @@ const words = (
 ).split(' ');
 
 /** A deterministic generator, so every run seeds the same conversation. */
-function randomSource(seed: number): () => number {
+export function randomSource(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -24,7 +24,7 @@ function randomSource(seed: number): () => number {
   };
 }
 
-function prose(random: () => number, length: number): string {
+export function prose(random: () => number, length: number): string {
   let text = '';
   let sentenceStart = true;
   while (text.length < length) {

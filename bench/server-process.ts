@@ -5,11 +5,17 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { loadConfig, parseConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config.ts';
 import { track } from './child-processes.ts';
 import { epochNow, sleep } from './epoch-time.ts';
 import type { Endpoint } from './hearth-client.ts';
 import { projectRoot } from './project-root.ts';
+
+/**
+ * Scenario 2's seeded context (2,000 messages, ~200,000 tokens) must reach the LLM whole, as
+ * it measures a long context: at the default window it would be compressed and cut to fit.
+ */
+export const benchContextWindow = 524_288;
 
 export interface ServerOptions {
   dataDir: string;
@@ -68,7 +74,7 @@ export class ServerProcess implements Endpoint {
       LOG_LEVEL: 'silent',
       LLM_BACKEND: 'ollama',
       OLLAMA_HOST: options.llmUrl,
-      OLLAMA_NUM_CTX: String(parseConfig({}).OLLAMA_NUM_CTX),
+      OLLAMA_NUM_CTX: String(benchContextWindow),
       ...options.environment,
     };
     // A token from .env still applies; the client then presents it.

@@ -10,10 +10,12 @@ import type { AgentDependencies } from './agent/turn.ts';
 import type { Config } from './config.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { createLogger } from './logger.ts';
+import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
 import { agentRoutes } from './server/agent-routes.ts';
 import { requireToken } from './server/auth.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
+import { memoryRoutes } from './server/memory-routes.ts';
 import { sessionRoutes } from './server/session-routes.ts';
 import { startWatchers, type Watchers } from './server/watchers.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
@@ -23,7 +25,10 @@ import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
 
 export const version = '0.1.0';
 
-export type AppDependencies = AgentDependencies;
+export type AppDependencies = AgentDependencies & {
+  /** Long-term memory: background extraction, the summary, the facts. */
+  memory: MemoryService;
+};
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
 export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
@@ -34,7 +39,18 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   // Sub-agents need the finished dependencies, the registry included, and write_tool/reload_tools
   // need the user-tool manager, which is built after the registry: both are read when they run.
   const runSubagent = createSubagentRunner(() => deps);
-  const tools = overrides.tools ?? createToolRegistry({ db, config, profiles, runSubagent, userTools: () => deps.userTools });
+  const backends = overrides.backends ?? (await BackendRegistry.fromConfig(config));
+  const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
+  const tools =
+    overrides.tools ??
+    createToolRegistry({
+      db,
+      config,
+      profiles,
+      runSubagent,
+      userTools: () => deps.userTools,
+      onMemoryChanged: () => memory.runInBackground(),
+    });
   const userTools = new UserToolManager({ toolsDir: config.TOOLS_DIR, db, registry: tools, timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger });
   const deps: AppDependencies = {
     db,
@@ -43,9 +59,10 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     profiles,
     tools,
     userTools,
-    backends: overrides.backends ?? (await BackendRegistry.fromConfig(config)),
+    backends,
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
-    memorySummary: overrides.memorySummary ?? (async () => undefined),
+    memory,
+    memorySummary: overrides.memorySummary ?? (() => memory.summary()),
   };
   const { errors } = await userTools.reload();
   for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);
@@ -78,7 +95,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     if (config.AUTH_TOKEN !== '') api.addHook('onRequest', requireToken(config.AUTH_TOKEN));
     api.get('/health', async () => ({ status: 'ok', version }));
     await api.register(agentRoutes, { agent });
-    await api.register(sessionRoutes, { agent });
+    await api.register(sessionRoutes, { agent, onSessionCreated: () => deps.memory.runInBackground() });
+    await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(websocketRoutes, { agent });
   });
   await app.register(fastifyStatic, { root: path.resolve('public'), wildcard: false });
@@ -87,10 +105,12 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('onClose', async () => {
     await watchers?.close();
     await agent.stopAll();
+    await deps.memory.stop();
     await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
     await deps.db.destroy();
   });
+  deps.memory.start();
   if (options.watch !== false) {
     // A profile decides which tools a session has, so a profile change is announced as a tool change too.
     watchers = await startWatchers({

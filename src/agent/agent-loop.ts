@@ -3,7 +3,9 @@ import type { NewMessage } from '../store/message.ts';
 import { executeToolCall } from '../tools/execute-tool-call.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { fitRequest } from './fit-request.ts';
 import { streamRound, type RoundResult } from './stream-round.ts';
+import { charactersPerToken } from './token-estimate.ts';
 
 /** Where the loop reads the model's view of the conversation and appends to it. */
 export interface Conversation {
@@ -35,7 +37,16 @@ export interface LoopInput {
 }
 
 export type LoopOutcome =
-  | { status: 'completed'; content: string; usage?: Usage }
+  | {
+      status: 'completed';
+      content: string;
+      /** What the backend reported for the last call. */
+      usage?: Usage;
+      /** The last call's estimated size as the context holds it (before any cut to fit the window), answer included. */
+      estimatedTokens: number;
+      /** Whether the last request had to be cut to fit the window, so `usage` counts less than the context holds. */
+      cut: boolean;
+    }
   | { status: 'stopped'; content: string }
   | { status: 'failed'; content: string; error: LlmError };
 
@@ -57,11 +68,12 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     const finalRound = round >= setup.maxIterations;
     const tools: ToolDefinition[] = finalRound ? [] : definitionsOf(setup.toolNames, registry);
     const history = await conversation.load();
+    const request = fitRequest([...setup.systemMessages, ...history, ...(finalRound ? [budgetExhaustedNote] : [])], tools, setup.contextWindow);
     const result = await streamRound(
       setup.backend,
       {
         model: setup.model,
-        messages: [...setup.systemMessages, ...history, ...(finalRound ? [budgetExhaustedNote] : [])],
+        messages: request.messages,
         ...(tools.length > 0 && { tools }),
         temperature: setup.temperature,
         think: setup.think,
@@ -81,7 +93,14 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     }
     if (finalRound || result.toolCalls.length === 0) {
       await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result) }]);
-      return { status: 'completed', content: result.text, ...(result.usage && { usage: result.usage }) };
+      const answerTokens = Math.ceil((result.text.length + result.thinking.length) / charactersPerToken);
+      return {
+        status: 'completed',
+        content: result.text,
+        ...(result.usage && { usage: result.usage }),
+        estimatedTokens: request.estimatedTokens + answerTokens,
+        cut: request.cut,
+      };
     }
 
     if (result.thinking !== '') context.emit({ type: 'turn_thinking', thinking: result.thinking, is_subagent: context.isSubagent });
@@ -134,7 +153,7 @@ function loadedImage(metadata: Record<string, unknown> | undefined): { base64: s
   return { base64: image.base64, description: typeof image.description === 'string' ? image.description : 'image' };
 }
 
-function definitionsOf(names: readonly string[], registry: ToolRegistry): ToolDefinition[] {
+export function definitionsOf(names: readonly string[], registry: ToolRegistry): ToolDefinition[] {
   return names.flatMap((name) => {
     const tool = registry.get(name)?.tool;
     return tool ? [{ name: tool.name, description: tool.description, parameters: tool.parameters }] : [];

@@ -3,9 +3,15 @@ import path from 'node:path';
 import { deleteSession } from '../store/sessions-repository.ts';
 import { runWithContext } from '../context.ts';
 import type { ToolContext } from '../tools/tool.ts';
+import type { AgentEvent } from './events.ts';
 import type { EventListener } from './run-hub.ts';
 import { RunHub } from './run-hub.ts';
-import { runTurn, type AgentDependencies, type TurnOutcome, type UserInput } from './turn.ts';
+import { runTurn, type AgentDependencies, type SessionBackgroundWork, type TurnOutcome, type UserInput } from './turn.ts';
+
+interface BackgroundTask {
+  done: Promise<void>;
+  controller: AbortController;
+}
 
 export type SendResult = { ok: true; outcome: Promise<TurnOutcome> } | { ok: false; code: 'session_busy' };
 
@@ -13,6 +19,8 @@ export type SendResult = { ok: true; outcome: Promise<TurnOutcome> } | { ok: fal
 export class Agent {
   private readonly hub = new RunHub();
   private readonly turns = new Map<string, Promise<TurnOutcome>>();
+  /** Post-turn work per session (compression); it never holds up the answer, and the next turn waits for it. */
+  private readonly background = new Map<string, BackgroundTask>();
 
   constructor(readonly deps: AgentDependencies) {}
 
@@ -21,7 +29,8 @@ export class Agent {
     const started = this.hub.start(sessionId);
     if (!started.ok) return { ok: false, code: 'session_busy' };
     const context: ToolContext = { sessionId, signal: started.signal, emit: started.emit, isSubagent: false };
-    const outcome = runWithContext(context, () => runTurn(sessionId, input, this.deps, context)).catch((error: unknown) => {
+    const background = this.backgroundWork(sessionId);
+    const outcome = runWithContext(context, () => runTurn(sessionId, input, this.deps, context, background)).catch((error: unknown) => {
       this.deps.logger.error({ err: error, sessionId }, 'turn failed');
       const message = `Internal error: ${error instanceof Error ? error.message : String(error)}`;
       started.emit({ type: 'error', code: 'internal_error', message });
@@ -35,10 +44,14 @@ export class Agent {
     return { ok: true, outcome };
   }
 
-  /** Stops the session's run, waits for it to settle, then removes everything that belongs to the session. */
+  /** Stops the session's run and background work, waits for them to settle, then removes everything that belongs to the session. */
   async deleteSession(sessionId: string): Promise<boolean> {
     this.hub.stop(sessionId);
     await this.turns.get(sessionId);
+    // Read after the turn: a turn that finished as it was stopped may just have started its compression.
+    const background = this.background.get(sessionId);
+    background?.controller.abort();
+    await background?.done;
     await Promise.all(this.deps.tools.list().map((tool) => tool.releaseSession?.(sessionId)));
     const existed = await deleteSession(this.deps.db, sessionId);
     await rm(path.join(this.deps.config.SESSION_FILES_DIR, sessionId), { recursive: true, force: true });
@@ -49,10 +62,15 @@ export class Agent {
   async stopAll(): Promise<void> {
     for (const sessionId of this.turns.keys()) this.hub.stop(sessionId);
     await Promise.all(this.turns.values());
+    for (const task of this.background.values()) task.controller.abort();
+    await Promise.all([...this.background.values()].map((task) => task.done));
   }
 
+  /** Stops the session's run; a stopped turn does not wait for the previous turn's compression either. */
   stop(sessionId: string): boolean {
-    return this.hub.stop(sessionId);
+    const stopped = this.hub.stop(sessionId);
+    if (stopped) this.background.get(sessionId)?.controller.abort();
+    return stopped;
   }
 
   isRunning(sessionId: string): boolean {
@@ -65,5 +83,29 @@ export class Agent {
 
   broadcast(...args: Parameters<RunHub['broadcast']>): void {
     this.hub.broadcast(...args);
+  }
+
+  private backgroundWork(sessionId: string): SessionBackgroundWork {
+    return {
+      settled: async () => {
+        await this.background.get(sessionId)?.done;
+      },
+      start: (work) => {
+        const previous = this.background.get(sessionId)?.done;
+        const controller = new AbortController();
+        const emit = (event: AgentEvent) => this.hub.broadcast(event, sessionId);
+        const task: BackgroundTask = {
+          controller,
+          done: (async () => {
+            await previous;
+            await work(emit, controller.signal);
+          })().catch((error: unknown) => this.deps.logger.error({ err: error, sessionId }, 'background work failed')),
+        };
+        this.background.set(sessionId, task);
+        void task.done.finally(() => {
+          if (this.background.get(sessionId) === task) this.background.delete(sessionId);
+        });
+      },
+    };
   }
 }

@@ -1,4 +1,5 @@
 import type { ChatMessage, LlmBackend, LlmError } from '../llm/types.ts';
+import { fitRequest } from './fit-request.ts';
 
 export type PlanningResult = { kind: 'direct' } | { kind: 'plan'; plan: string } | { kind: 'failed'; error: LlmError };
 
@@ -27,13 +28,14 @@ function instruction(toolNames: readonly string[], profileNames: readonly string
 
 /** DESIGN §6 step 3: one non-streaming call without tools; a plan needs numbered steps. */
 export async function runPlanning(input: PlanningInput): Promise<PlanningResult> {
+  const messages: ChatMessage[] = [
+    ...input.systemMessages,
+    ...input.history,
+    { role: 'system', content: instruction(input.toolNames, input.profileNames) },
+  ];
   const result = await input.backend.complete({
     model: input.model,
-    messages: [
-      ...input.systemMessages,
-      ...input.history,
-      { role: 'system', content: instruction(input.toolNames, input.profileNames) },
-    ],
+    messages: fitRequest(messages, [], input.contextWindow).messages,
     temperature: planningTemperature,
     think: false,
     contextWindow: input.contextWindow,

@@ -1,5 +1,6 @@
 import type { LlmError } from '../llm/types.ts';
 import type { Profile } from '../profiles/profile.ts';
+import { findSession } from '../store/sessions-repository.ts';
 import type { RoundSetup } from './agent-loop.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import type { AgentDependencies } from './turn.ts';
@@ -47,4 +48,12 @@ export function setupForProfile(
 export function profileNamed(profileId: string | undefined, deps: AgentDependencies): Profile | LlmError {
   const profile = profileId === undefined ? undefined : deps.profiles.get(profileId);
   return profile ?? { code: 'llm_error', message: `There is no profile "${profileId}". Profiles: ${deps.profiles.list().map((known) => known.id).join(', ')}.` };
+}
+
+/** The setup for a stored session's next call, with what is remembered about the user. */
+export async function setupForSession(sessionId: string, deps: AgentDependencies): Promise<ProfileSetup> {
+  const session = await findSession(deps.db, sessionId);
+  const profile = profileNamed(session?.profileId, deps);
+  if (!('prompt' in profile)) return { ok: false, error: profile };
+  return setupForProfile(profile, deps, { memory: await deps.memorySummary() });
 }

@@ -1,18 +1,21 @@
 import type { Config } from '../config.ts';
 import type { BackendRegistry } from '../llm/backend-registry.ts';
-import type { ChatMessage, LlmError } from '../llm/types.ts';
+import type { LlmError } from '../llm/types.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
 import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
-import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
+import { setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
-import { defaultToolTimeoutMs, runAgentLoop, type Conversation } from './agent-loop.ts';
+import { defaultToolTimeoutMs, runAgentLoop, type Conversation, type LoopOutcome } from './agent-loop.ts';
+import { toChatMessage } from './chat-message.ts';
+import { compressIfNeeded, needsCompression } from './compression.ts';
+import type { AgentEvent } from './events.ts';
 import { runPlanning } from './planning.ts';
-import { profileNamed, setupForProfile, type ProfileSetup } from './round-setup.ts';
+import { setupForSession } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
 
 export interface AgentDependencies {
@@ -35,27 +38,48 @@ export interface UserInput {
   files?: { name: string; path: string }[];
 }
 
+/** Work that outlives a turn (post-turn compression), shared with the session's next turn. */
+export interface SessionBackgroundWork {
+  /** Settles once the session's background work has finished (at once when there is none). */
+  settled(): Promise<void>;
+  /** Starts work in the background; its events go to the session's sockets. */
+  start(work: (emit: (event: AgentEvent) => void, signal: AbortSignal) => Promise<void>): void;
+}
+
 export type TurnOutcome =
   | { status: 'completed'; content: string; contextTokens: number }
   | { status: 'stopped'; content: string }
   | { status: 'failed'; content: string; error: LlmError };
 
 /** One whole turn of DESIGN §6 for a stored session; emits its events and ends with exactly one run-end event. */
-export async function runTurn(sessionId: string, input: UserInput, deps: AgentDependencies, context: ToolContext): Promise<TurnOutcome> {
+export async function runTurn(
+  sessionId: string,
+  input: UserInput,
+  deps: AgentDependencies,
+  context: ToolContext,
+  background: SessionBackgroundWork,
+): Promise<TurnOutcome> {
   const { db, config } = deps;
-  await appendMessage(db, sessionId, {
+  const userMessage: NewMessage = {
     role: 'user',
     content: withAttachments(input),
     ...(input.images?.length && { images: input.images.map(stripDataUri) }),
-  });
+  };
+  await appendMessage(db, sessionId, userMessage);
   await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(input.content));
+  // The previous turn's compression may still be rewriting the context.
+  await background.settled();
+  await compressIfNeeded(sessionId, deps, {
+    emit: context.emit,
+    signal: context.signal,
+    addedTokens: estimateTokens([toChatMessage(userMessage)]),
+  });
   const conversation = await storedConversation(db, sessionId);
-  // DESIGN §6 step 2 (compression) runs here once it exists.
   await plan(sessionId, deps, conversation, context);
 
   const outcome = await runAgentLoop({
     conversation,
-    setup: () => sessionSetup(sessionId, deps),
+    setup: () => setupForSession(sessionId, deps),
     registry: deps.tools,
     toolTimeoutMs: defaultToolTimeoutMs,
     context,
@@ -63,11 +87,15 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
 
   switch (outcome.status) {
     case 'completed': {
-      const contextTokens = outcome.usage
-        ? outcome.usage.promptTokens + outcome.usage.completionTokens
-        : estimateTokens(await conversation.load());
+      const contextTokens = countedTokens(outcome);
       await updateSession(db, sessionId, { contextTokens });
       context.emit({ type: 'stream_end', content: outcome.content, context_tokens: contextTokens, max_context_tokens: config.OLLAMA_NUM_CTX });
+      // DESIGN §6 step 5, after stream_end so the answer is not held up; the next turn waits for it.
+      if (needsCompression(config, contextTokens)) {
+        background.start(async (emit, signal) => {
+          await compressIfNeeded(sessionId, deps, { emit, signal });
+        });
+      }
       return { status: 'completed', content: outcome.content, contextTokens };
     }
     case 'stopped':
@@ -80,11 +108,15 @@ export async function runTurn(sessionId: string, input: UserInput, deps: AgentDe
   }
 }
 
-async function sessionSetup(sessionId: string, deps: AgentDependencies): Promise<ProfileSetup> {
-  const session = await findSession(deps.db, sessionId);
-  const profile = profileNamed(session?.profileId, deps);
-  if (!('prompt' in profile)) return { ok: false, error: profile };
-  return setupForProfile(profile, deps, { memory: await deps.memorySummary() });
+/**
+ * What the backend counted for the last call (prompt and answer); an estimate where it
+ * counted nothing, or where the request had to be cut to fit and so counted less than the
+ * context holds.
+ */
+function countedTokens(outcome: Extract<LoopOutcome, { status: 'completed' }>): number {
+  const reported = outcome.usage && outcome.usage.promptTokens + outcome.usage.completionTokens;
+  if (reported === undefined) return outcome.estimatedTokens;
+  return outcome.cut ? Math.max(reported, outcome.estimatedTokens) : reported;
 }
 
 /**
@@ -108,7 +140,7 @@ async function storedConversation(db: Db, sessionId: string): Promise<Conversati
 
 /** DESIGN §6 step 3. A failed planning call is logged and skipped: the turn still runs. */
 async function plan(sessionId: string, deps: AgentDependencies, conversation: Conversation, context: ToolContext): Promise<void> {
-  const resolved = await sessionSetup(sessionId, deps);
+  const resolved = await setupForSession(sessionId, deps);
   if (!resolved.ok || !resolved.profile.planning_enabled) return;
   const { setup } = resolved;
   const result = await runPlanning({
@@ -143,16 +175,4 @@ function withAttachments(input: UserInput): string {
 
 function stripDataUri(image: string): string {
   return image.replace(/^data:[^;,]*;base64,/, '');
-}
-
-export function toChatMessage(message: NewMessage): ChatMessage {
-  return {
-    role: message.role,
-    content: message.content,
-    ...(message.thinking !== undefined && { thinking: message.thinking }),
-    ...(message.images && { images: message.images }),
-    ...(message.tool_calls && { tool_calls: message.tool_calls }),
-    ...(message.tool_call_id !== undefined && { tool_call_id: message.tool_call_id }),
-    ...(message.name !== undefined && { name: message.name }),
-  };
 }

@@ -25,7 +25,13 @@ const PinBody = Type.Object({ pinned: Type.Boolean() }, { additionalProperties: 
 
 const defaultProfileId = 'secretary';
 
-export async function sessionRoutes(app: FastifyInstance, options: { agent: Agent }) {
+export interface SessionRouteOptions {
+  agent: Agent;
+  /** Runs after a session was created (long-term memory extracts idle sessions then). */
+  onSessionCreated?: () => void;
+}
+
+export async function sessionRoutes(app: FastifyInstance, options: SessionRouteOptions) {
   const { agent } = options;
   const { db, profiles, config } = agent.deps;
 
@@ -53,6 +59,7 @@ export async function sessionRoutes(app: FastifyInstance, options: { agent: Agen
 
   app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
     const session = await createSession(db, knownProfile(request.body?.profile_id ?? defaultProfileId));
+    options.onSessionCreated?.();
     return reply.code(201).send({
       session_id: session.id,
       profile_id: session.profileId,

@@ -76,3 +76,34 @@ export async function countMessages(db: Db, sessionId: string, buffer: BufferNam
     .executeTakeFirstOrThrow();
   return Number(count);
 }
+
+/**
+ * Replaces the context messages up to and including `throughId` with one message in their
+ * place (compression), in one transaction; the later messages keep their positions and the
+ * display buffer is not touched. Answers the stored message.
+ */
+export async function replaceContextPrefix(db: Db, sessionId: string, throughId: number, message: NewMessage): Promise<Message> {
+  return db.transaction().execute(async (transaction) => {
+    const last = await transaction
+      .selectFrom('messages')
+      .select('position')
+      .where('id', '=', throughId)
+      .where('session_id', '=', sessionId)
+      .where('buffer', '=', 'context')
+      .executeTakeFirst();
+    if (!last) throw new Error(`Message ${throughId} is not in the context of session ${sessionId}.`);
+    await transaction
+      .deleteFrom('messages')
+      .where('session_id', '=', sessionId)
+      .where('buffer', '=', 'context')
+      .where('position', '<=', last.position)
+      .execute();
+    const createdAt = new Date().toISOString();
+    const { id } = await transaction
+      .insertInto('messages')
+      .values(toRow(sessionId, 'context', last.position, message, createdAt))
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { ...message, id, created_at: createdAt };
+  });
+}

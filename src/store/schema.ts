@@ -47,10 +47,41 @@ export interface UserToolKvTable {
   updated_at: string;
 }
 
+export interface MemoryFactsTable {
+  id: Generated<number>;
+  /** Stored trimmed, lower-case, with inner whitespace as `_` (see memory-repository.ts). */
+  category: string;
+  key: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A single row (id 1). */
+export interface MemorySummaryTable {
+  id: number;
+  content: string;
+  updated_at: string;
+  /** Bumped by triggers on every change to memory_facts. */
+  facts_version: number;
+  /** The facts_version the stored summary was written from. */
+  summarised_version: number;
+}
+
+export interface SessionMemoryStateTable {
+  session_id: string;
+  extracted_at: string;
+  /** The highest display-buffer position the last extraction covered. */
+  last_position: number;
+}
+
 export interface Database {
   sessions: SessionsTable;
   messages: MessagesTable;
   scratchpad_sections: ScratchpadSectionsTable;
   todo_lists: TodoListsTable;
   user_tool_kv: UserToolKvTable;
+  memory_facts: MemoryFactsTable;
+  memory_summary: MemorySummaryTable;
+  session_memory_state: SessionMemoryStateTable;
 }

@@ -100,6 +100,7 @@ export async function deleteSession(db: Db, id: string): Promise<boolean> {
     await transaction.deleteFrom('scratchpad_sections').where('session_id', '=', id).execute();
     await transaction.deleteFrom('todo_lists').where('session_id', '=', id).execute();
     await transaction.deleteFrom('messages').where('session_id', '=', id).execute();
+    await transaction.deleteFrom('session_memory_state').where('session_id', '=', id).execute();
     const result = await transaction.deleteFrom('sessions').where('id', '=', id).executeTakeFirst();
     return result.numDeletedRows > 0n;
   });

@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './2026-11-22-initial.ts';
 import * as userToolKv from './2026-11-22-user-tool-kv.ts';
+import * as longTermMemory from './2026-11-23-long-term-memory.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
   '2026-11-22-initial': initial,
   '2026-11-22-user-tool-kv': userToolKv,
+  '2026-11-23-long-term-memory': longTermMemory,
 };
 
 export const migrationProvider: MigrationProvider = {

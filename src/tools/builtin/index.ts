@@ -9,6 +9,9 @@ import { createFilesystemTool } from './filesystem.ts';
 import { createHttpRequestTool } from './http-request.ts';
 import { createImageViewTool } from './image-view.ts';
 import { createListToolsTool } from './list-tools.ts';
+import { createMemoryForgetTool } from './memory-forget.ts';
+import { createMemorySaveTool } from './memory-save.ts';
+import { createMemorySearchTool } from './memory-search.ts';
 import { createScratchpadTool } from './scratchpad.ts';
 import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
 import { createSshExecTool } from './ssh-exec.ts';
@@ -32,6 +35,8 @@ export interface BuiltinToolDependencies {
    * (it fills the registry), so it is read when they run; without it they say user tools are off.
    */
   userTools?: () => UserToolManager | undefined;
+  /** Called after memory_save or memory_forget changed a fact (the memory summary is then rewritten). */
+  onMemoryChanged?: () => void;
 }
 
 /** A registry holding every built-in tool. */
@@ -53,6 +58,9 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createWebViewTool(),
     createSwitchProfileTool({ db, profiles }),
     createSpawnAgentTool(deps.runSubagent),
+    createMemorySearchTool(db),
+    createMemorySaveTool(db, deps.onMemoryChanged),
+    createMemoryForgetTool(db, deps.onMemoryChanged),
   ]);
   const userTools = deps.userTools ?? (() => undefined);
   registry.addBuiltins([

@@ -1,0 +1,198 @@
+import type { Config } from '../config.ts';
+import type { BackendRegistry } from '../llm/backend-registry.ts';
+import type { LlmBackend } from '../llm/types.ts';
+import type { Logger } from '../logger.ts';
+import type { Db } from '../store/database.ts';
+import {
+  applyExtraction,
+  displayMessagesAfter,
+  readSummary,
+  recentFacts,
+  sessionsDueForExtraction,
+  writeSummary,
+  type DueSession,
+  type MemoryFact,
+} from '../store/memory-repository.ts';
+import { extractFacts, transcriptBatches } from './extraction.ts';
+import { summariseFacts } from './summary.ts';
+
+export interface MemoryServiceOptions {
+  db: Db;
+  backends: BackendRegistry;
+  config: Pick<Config, 'MEMORY_IDLE_MINUTES' | 'OLLAMA_NUM_CTX'>;
+  logger: Logger;
+}
+
+export interface ExtractionReport {
+  /** Sessions whose new messages were read, with how many facts that created or changed. */
+  processed: { sessionId: string; factsChanged: number }[];
+  /** Sessions left for the next run, and why. */
+  failed: { sessionId: string; message: string }[];
+  summaryUpdated: boolean;
+}
+
+export interface ExtractionOptions {
+  /** Also read sessions that are not idle yet (a manual "remember now"). */
+  ignoreIdle?: boolean;
+}
+
+type Model = { backend: LlmBackend; model: string };
+type SessionOutcome = { ok: true; factsChanged: number } | { ok: false; message: string; stopRun: boolean };
+
+const checkEveryMinutes = 5;
+const knownFactsForExtraction = 100;
+const factsForSummary = 500;
+
+/**
+ * Long-term memory in the background: extracts facts from sessions that went idle, keeps
+ * the narrative summary in step with the facts, and hands the summary to every LLM call.
+ * Runs never overlap, and nothing here is awaited by a turn.
+ */
+export class MemoryService {
+  private readonly db: Db;
+  private running: Promise<ExtractionReport> | undefined;
+  private followUp: Promise<ExtractionReport> | undefined;
+  private followUpIgnoresIdle = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly options: MemoryServiceOptions) {
+    this.db = options.db;
+  }
+
+  /** The summary injected after the system prompt, or undefined while there is none. */
+  async summary(): Promise<string | undefined> {
+    const { content } = await readSummary(this.db);
+    return content.trim() === '' ? undefined : content;
+  }
+
+  /**
+   * Extracts every due session, one at a time, then refreshes the summary if facts changed.
+   * A call made while a run is going waits for it and then runs once more (calls made
+   * meanwhile share that one follow-up run), so nothing that became due is missed.
+   */
+  runExtraction(options: ExtractionOptions = {}): Promise<ExtractionReport> {
+    if (!this.running) return this.begin(options.ignoreIdle ?? false);
+    this.followUpIgnoresIdle ||= options.ignoreIdle ?? false;
+    this.followUp ??= this.running.then(() => {
+      const ignoreIdle = this.followUpIgnoresIdle;
+      this.followUp = undefined;
+      this.followUpIgnoresIdle = false;
+      return this.begin(ignoreIdle);
+    });
+    return this.followUp;
+  }
+
+  /** Starts a run without waiting for it (session created, a fact changed by hand). */
+  runInBackground(): void {
+    void this.runExtraction();
+  }
+
+  /** Checks for idle sessions every few minutes (sooner when the idle threshold is shorter). */
+  start(): void {
+    if (this.timer || this.stopping.signal.aborted) return;
+    const minutes = Math.min(checkEveryMinutes, this.options.config.MEMORY_IDLE_MINUTES);
+    this.timer = setInterval(() => this.runInBackground(), minutes * 60_000).unref();
+  }
+
+  /** Stops the timer, cancels a run's LLM call and waits for the run to end. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.stopping.abort();
+    await this.running;
+    await this.followUp;
+  }
+
+  private begin(ignoreIdle: boolean): Promise<ExtractionReport> {
+    const run = this.extractDue(ignoreIdle)
+      .catch((error: unknown): ExtractionReport => {
+        this.options.logger.error({ err: error }, 'memory extraction run failed');
+        return { processed: [], failed: [], summaryUpdated: false };
+      })
+      .finally(() => {
+        this.running = undefined;
+      });
+    this.running = run;
+    return run;
+  }
+
+  private async extractDue(ignoreIdle: boolean): Promise<ExtractionReport> {
+    const report: ExtractionReport = { processed: [], failed: [], summaryUpdated: false };
+    if (this.stopping.signal.aborted) return report;
+    const choice = this.options.backends.choose();
+    if (!choice.ok) {
+      this.options.logger.warn(`long-term memory is paused: ${choice.error.message}`);
+      return report;
+    }
+    const model = { backend: choice.backend, model: choice.model };
+    const idleSince = ignoreIdle ? undefined : new Date(Date.now() - this.options.config.MEMORY_IDLE_MINUTES * 60_000).toISOString();
+    for (const due of await sessionsDueForExtraction(this.db, idleSince)) {
+      const outcome = await this.extractSession(due, model);
+      if (outcome.ok) {
+        report.processed.push({ sessionId: due.sessionId, factsChanged: outcome.factsChanged });
+        continue;
+      }
+      report.failed.push({ sessionId: due.sessionId, message: outcome.message });
+      this.options.logger.warn({ sessionId: due.sessionId }, `memory extraction failed, retried next run: ${outcome.message}`);
+      if (outcome.stopRun) break;
+    }
+    if (!this.stopping.signal.aborted) report.summaryUpdated = await this.refreshSummary(model);
+    return report;
+  }
+
+  /** Reads a session's new messages in batches; each batch's facts and progress are stored together. */
+  private async extractSession(due: DueSession, model: Model): Promise<SessionOutcome> {
+    const contextWindow = this.options.config.OLLAMA_NUM_CTX;
+    const messages = await displayMessagesAfter(this.db, due.sessionId, due.afterPosition);
+    // About half the window for the conversation, at roughly four characters a token.
+    const batches = transcriptBatches(messages, Math.min(48_000, Math.max(4_000, contextWindow * 2)));
+    let factsChanged = 0;
+    for (const batch of batches) {
+      let facts: { category: string; key: string; value: string }[] = [];
+      if (batch.transcript !== '') {
+        const knownFacts = withinCharacters(await recentFacts(this.db, knownFactsForExtraction), Math.min(6_000, contextWindow / 2));
+        const result = await extractFacts({ ...model, transcript: batch.transcript, knownFacts, contextWindow, signal: this.stopping.signal });
+        if (!result.ok) {
+          if (result.reason === 'malformed') return { ok: false, message: `malformed reply: ${result.message}`, stopRun: false };
+          // An unreachable or cancelled backend would fail the same way for every other session.
+          return { ok: false, message: result.error.message, stopRun: result.error.code !== 'llm_error' };
+        }
+        facts = result.facts;
+      }
+      factsChanged += (await applyExtraction(this.db, due.sessionId, batch.throughPosition, facts)).length;
+    }
+    return { ok: true, factsChanged };
+  }
+
+  /** Rewrites the summary when facts changed since it was written; a failure keeps the old one for the next run. */
+  private async refreshSummary(model: Model): Promise<boolean> {
+    const { stale, factsVersion } = await readSummary(this.db);
+    if (!stale) return false;
+    const contextWindow = this.options.config.OLLAMA_NUM_CTX;
+    const facts = withinCharacters(await recentFacts(this.db, factsForSummary), Math.min(24_000, contextWindow * 2));
+    if (facts.length === 0) {
+      await writeSummary(this.db, '', factsVersion);
+      return true;
+    }
+    const result = await summariseFacts({ ...model, facts, contextWindow, signal: this.stopping.signal });
+    if (!result.ok) {
+      this.options.logger.warn(`memory summary not regenerated, retried next run: ${result.error.message}`);
+      return false;
+    }
+    await writeSummary(this.db, result.summary, factsVersion);
+    return true;
+  }
+}
+
+/** The leading facts whose lines fit in about `limit` characters. */
+function withinCharacters(facts: MemoryFact[], limit: number): MemoryFact[] {
+  let length = 0;
+  const kept: MemoryFact[] = [];
+  for (const fact of facts) {
+    length += fact.category.length + fact.key.length + Math.min(fact.value.length, 300) + 8;
+    if (length > limit && kept.length > 0) break;
+    kept.push(fact);
+  }
+  return kept;
+}

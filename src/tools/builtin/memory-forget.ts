@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Db } from '../../store/database.ts';
+import { deleteFact, deleteFactByKey } from '../../store/memory-repository.ts';
+import type { Tool } from '../tool.ts';
+import { describeFact } from './memory-search.ts';
+
+const parameters = Type.Object(
+  {
+    id: Type.Optional(Type.Integer({ description: 'Fact id from memory_search' })),
+    category: Type.Optional(Type.String()),
+    key: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/** `onChange` runs after a fact was deleted, so the memory summary can be rewritten. */
+export function createMemoryForgetTool(db: Db, onChange: () => void = () => {}): Tool<Static<typeof parameters>> {
+  return {
+    name: 'memory_forget',
+    description: 'Delete a remembered fact by id, or by category and key. Use only when the user asks to forget something.',
+    parameters,
+    source: 'builtin',
+    async execute({ id, category, key }) {
+      if (id === undefined && (category === undefined || key === undefined)) {
+        return { output: 'Send id (from memory_search), or both category and key.', success: false };
+      }
+      const forgotten = id !== undefined ? await deleteFact(db, id) : await deleteFactByKey(db, category!, key!);
+      if (!forgotten) {
+        const which = id !== undefined ? `#${id}` : `with category "${category}" and key "${key}"`;
+        return { output: `There is no remembered fact ${which}. Use memory_search to find it and its id.`, success: false };
+      }
+      onChange();
+      return `Forgot ${describeFact(forgotten)}`;
+    },
+  };
+}

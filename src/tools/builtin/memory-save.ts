@@ -1,0 +1,40 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Db } from '../../store/database.ts';
+import { factLimits, factName, upsertFact } from '../../store/memory-repository.ts';
+import type { Tool, ToolOutput } from '../tool.ts';
+import { describeFact } from './memory-search.ts';
+
+const parameters = Type.Object(
+  {
+    category: Type.String({ description: 'e.g. preferences, environment' }),
+    key: Type.String({ description: 'snake_case' }),
+    value: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+function failure(output: string): ToolOutput {
+  return { output, success: false };
+}
+
+/** `onChange` runs after a fact changed, so the memory summary can be rewritten. */
+export function createMemorySaveTool(db: Db, onChange: () => void = () => {}): Tool<Static<typeof parameters>> {
+  return {
+    name: 'memory_save',
+    description: 'Remember a durable fact about the user for later sessions; an existing category+key is replaced.',
+    parameters,
+    source: 'builtin',
+    async execute(args) {
+      for (const field of ['category', 'key', 'value'] as const) {
+        const text = field === 'value' ? args[field].trim() : factName(args[field]);
+        if (text === '') return failure(`Send ${field}: it must not be empty.`);
+        if (text.length > factLimits[field]) return failure(`${field} is at most ${factLimits[field]} characters; this one has ${text.length}. Shorten it.`);
+      }
+      const saved = await upsertFact(db, args);
+      if (saved.change === 'unchanged') return `Already remembered: ${describeFact(saved.fact)}`;
+      onChange();
+      if (saved.change === 'updated') return `Updated ${describeFact(saved.fact)} (was: ${saved.previousValue})`;
+      return `Saved ${describeFact(saved.fact)}`;
+    },
+  };
+}

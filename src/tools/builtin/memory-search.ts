@@ -1,0 +1,30 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Db } from '../../store/database.ts';
+import { searchFacts, type MemoryFact } from '../../store/memory-repository.ts';
+import type { Tool } from '../tool.ts';
+
+const parameters = Type.Object({ query: Type.String({ description: 'Words to look for' }) }, { additionalProperties: false });
+
+const maximumResults = 10;
+const valueLimit = 300;
+
+/** One fact as the memory tools show it: `#id [category] key: value`. */
+export function describeFact(fact: MemoryFact): string {
+  const value = fact.value.length > valueLimit ? `${fact.value.slice(0, valueLimit)}…` : fact.value;
+  return `#${fact.id} [${fact.category}] ${fact.key}: ${value}`;
+}
+
+export function createMemorySearchTool(db: Db): Tool<Static<typeof parameters>> {
+  return {
+    name: 'memory_search',
+    description: 'Search long-term memory about the user (facts kept across sessions). Answers matching facts, best first, with their ids.',
+    parameters,
+    source: 'builtin',
+    async execute({ query }) {
+      if (query.trim() === '') return { output: 'Send query: the words to look for, e.g. "home server".', success: false };
+      const { facts } = await searchFacts(db, query, maximumResults);
+      if (facts.length === 0) return `No remembered fact matches "${query.trim()}". Try other or fewer words.`;
+      return [`${facts.length} fact${facts.length === 1 ? '' : 's'}, best match first:`, ...facts.map(describeFact)].join('\n');
+    },
+  };
+}
