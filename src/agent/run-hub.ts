@@ -28,7 +28,6 @@ export class RunHub {
     const run: ActiveRun = { controller: new AbortController(), history: [] };
     this.runs.set(sessionId, run);
     const emit = (event: AgentEvent) => this.emit(sessionId, run, event);
-    emit({ type: 'stream_start' });
     return { ok: true, signal: run.controller.signal, emit };
   }
 

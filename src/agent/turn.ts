@@ -67,6 +67,8 @@ export async function runTurn(
   };
   await appendMessage(db, sessionId, userMessage);
   await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(input.content));
+  // After the user message is stored (DESIGN §6), so a client that reads the session on stream_start finds it.
+  context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.
   await background.settled();
   await compressIfNeeded(sessionId, deps, {
