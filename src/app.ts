@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -15,8 +15,11 @@ import { ProfileRegistry } from './profiles/profile-registry.ts';
 import { agentRoutes } from './server/agent-routes.ts';
 import { requireToken } from './server/auth.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
+import { fileRoutes } from './server/file-routes.ts';
+import { startFileSweeper } from './server/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { sessionRoutes } from './server/session-routes.ts';
+import { vendorRoutes } from './server/vendor-routes.ts';
 import { startWatchers, type Watchers } from './server/watchers.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
 import { openDatabase } from './store/database.ts';
@@ -24,6 +27,9 @@ import { createToolRegistry } from './tools/builtin/index.ts';
 import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
 
 export const version = '0.1.0';
+
+/** The web page, found from this file so the server serves it whatever the working folder. */
+const publicDir = fileURLToPath(new URL('../public', import.meta.url));
 
 export type AppDependencies = AgentDependencies & {
   /** Long-term memory: background extraction, the summary, the facts. */
@@ -96,14 +102,18 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     api.get('/health', async () => ({ status: 'ok', version }));
     await api.register(agentRoutes, { agent });
     await api.register(sessionRoutes, { agent, onSessionCreated: () => deps.memory.runInBackground() });
+    await api.register(fileRoutes, { db: deps.db, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(websocketRoutes, { agent });
   });
-  await app.register(fastifyStatic, { root: path.resolve('public'), wildcard: false });
+  await app.register(vendorRoutes);
+  await app.register(fastifyStatic, { root: publicDir, wildcard: false });
 
   let watchers: Watchers | undefined;
+  const fileSweeper = startFileSweeper({ dir: config.SESSION_FILES_DIR, ttlHours: config.SESSION_FILES_TTL_HOURS, db: deps.db, logger: deps.logger });
   app.addHook('onClose', async () => {
     await watchers?.close();
+    await fileSweeper.stop();
     await agent.stopAll();
     await deps.memory.stop();
     await deps.userTools.close();

@@ -68,6 +68,12 @@ export async function listSessions(db: Db): Promise<Session[]> {
   return rows.map(fromRow);
 }
 
+/** Every session's id, in no particular order. */
+export async function listSessionIds(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('sessions').select('id').execute();
+  return rows.map((row) => row.id);
+}
+
 export async function updateSession(db: Db, id: string, changes: SessionChanges): Promise<Session | undefined> {
   const values = {
     ...(changes.title !== undefined && { title: changes.title }),

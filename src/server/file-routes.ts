@@ -1,0 +1,93 @@
+import { finished } from 'node:stream/promises';
+import fastifyMultipart from '@fastify/multipart';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import type { Db } from '../store/database.ts';
+import { sessionFolder, stageUpload, type SavedFile, type StagedUpload } from '../store/session-files.ts';
+import { findSession } from '../store/sessions-repository.ts';
+
+const SessionParams = Type.Object({ id: Type.String() });
+type SessionParams = Static<typeof SessionParams>;
+
+const megabyte = 1024 * 1024;
+const howToSend = 'Send one file as multipart/form-data, e.g. curl -F file=@notes.txt http://HOST:PORT/sessions/<id>/files.';
+
+export interface FileRouteOptions {
+  db: Db;
+  config: Config;
+}
+
+/** `POST /sessions/:id/files`: one uploaded file per request into the session's folder (DESIGN §3). */
+export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions) {
+  const { db, config } = options;
+  const limitMegabytes = config.SESSION_FILES_MAX_SIZE_MB;
+  // Any other body is left unread, and the route refuses it as not multipart whatever its type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  await app.register(fastifyMultipart, { limits: { fileSize: limitMegabytes * megabyte } });
+
+  app.post<{ Params: SessionParams }>(
+    '/sessions/:id/files',
+    {
+      schema: { params: SessionParams },
+      // Before the body is read: an upload to an unknown session is refused, not received.
+      onRequest: async (request) => {
+        const { id } = request.params;
+        if (!(await findSession(db, id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
+      },
+    },
+    async (request) => {
+      if (!request.isMultipart()) throw new ApiError('no_file', `The body is not multipart/form-data. ${howToSend}`);
+      const folder = await sessionFolder(config.SESSION_FILES_DIR, request.params.id);
+      return receiveOneFile(request, folder, limitMegabytes);
+    },
+  );
+}
+
+/** Reads the whole body, keeps its one file part, and leaves nothing on disk when the request is refused or fails. */
+async function receiveOneFile(request: FastifyRequest, folder: string, limitMegabytes: number): Promise<SavedFile> {
+  let staged: StagedUpload | undefined;
+  let clientName = '';
+  let fileParts = 0;
+  let truncated = false;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type !== 'file') continue;
+      fileParts += 1;
+      if (fileParts > 1) {
+        part.file.resume();
+        await finished(part.file);
+        continue;
+      }
+      clientName = part.filename;
+      staged = await stageUpload(folder, part.file);
+      truncated = part.file.truncated;
+    }
+  } catch (error) {
+    await staged?.discard();
+    if ((error as { code?: unknown }).code !== 'FST_REQ_FILE_TOO_LARGE') throw asClientError(error);
+    truncated = true;
+  }
+  const refusal =
+    fileParts === 0
+      ? new ApiError('no_file', `The form has no file part. ${howToSend}`)
+      : fileParts > 1
+        ? new ApiError('one_file_per_request', `Send one file per request; this one had ${fileParts}. None was saved.`)
+        : truncated
+          ? new ApiError('file_too_large', `The file is larger than the upload limit of ${limitMegabytes} MB (SESSION_FILES_MAX_SIZE_MB).`)
+          : undefined;
+  if (refusal !== undefined || staged === undefined) {
+    await staged?.discard();
+    throw refusal ?? new ApiError('no_file', howToSend);
+  }
+  return staged.commit(clientName);
+}
+
+/** Parser failures (a missing boundary, a cut-off body) are the client's; file-system failures stay server errors. */
+function asClientError(error: unknown): unknown {
+  const failure = error as { statusCode?: unknown; syscall?: unknown; message?: unknown };
+  if (failure.statusCode !== undefined || failure.syscall !== undefined) return error;
+  return new ApiError('invalid_request', `Malformed multipart body: ${String(failure.message ?? error)}.`);
+}
