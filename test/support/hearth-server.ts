@@ -23,6 +23,8 @@ export interface HearthOptions {
   llm?: ScriptedLlm;
   /** Keep the shipped profiles' planning phase (off by default so scripts answer the tool loop directly). */
   planning?: boolean;
+  /** Listen on this port instead of a free one (restart tests reuse the previous app's port). */
+  port?: number;
 }
 
 export interface Hearth {
@@ -65,7 +67,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
   const deps = await createDependencies(config);
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps);
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   const baseUrl = `http://127.0.0.1:${address.port}`;

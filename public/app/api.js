@@ -1,0 +1,56 @@
+/** The REST API of DESIGN §3. Failures are thrown as ApiError carrying the server's code and message. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function request(method, url, body) {
+  let response;
+  try {
+    response = await fetch(url, {
+      method,
+      credentials: 'same-origin',
+      headers: body !== undefined && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {},
+      body: body === undefined || body instanceof FormData ? body : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'The Hearth server cannot be reached.');
+  }
+  if (response.status === 204) return undefined;
+  const text = await response.text();
+  let data;
+  try {
+    data = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    data = undefined;
+  }
+  if (!response.ok) {
+    const error = data?.error;
+    throw new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `The server answered ${response.status}.`);
+  }
+  return data;
+}
+
+export const api = {
+  health: () => request('GET', '/health'),
+  profiles: () => request('GET', '/agents/profiles'),
+  tools: () => request('GET', '/agents/tools'),
+  sessions: () => request('GET', '/sessions'),
+  session: (id) => request('GET', `/sessions/${encodeURIComponent(id)}`),
+  context: (id) => request('GET', `/sessions/${encodeURIComponent(id)}/context`),
+  createSession: (profileId) => request('POST', '/sessions', profileId ? { profile_id: profileId } : {}),
+  updateSession: (id, changes) => request('PATCH', `/sessions/${encodeURIComponent(id)}`, changes),
+  deleteSession: (id) => request('DELETE', `/sessions/${encodeURIComponent(id)}`),
+  stop: (id) => request('POST', `/sessions/${encodeURIComponent(id)}/stop`),
+  upload(id, file) {
+    const form = new FormData();
+    form.append('file', file, file.name);
+    return request('POST', `/sessions/${encodeURIComponent(id)}/files`, form);
+  },
+  memory: () => request('GET', '/memory'),
+  saveFact: (fact) => request('PUT', '/memory/facts', fact),
+  deleteFact: (id) => request('DELETE', `/memory/facts/${encodeURIComponent(id)}`),
+};

@@ -1,0 +1,34 @@
+const svgNamespace = 'http://www.w3.org/2000/svg';
+
+// Line icons on a 24-unit grid, drawn with the text colour: no icon font or emoji font needed.
+const paths = {
+  attach: 'M17 8.5l-7.6 7.6a2.1 2.1 0 0 1-3-3l7.9-7.9a3.9 3.9 0 0 1 5.5 5.5l-8 8a5.7 5.7 0 0 1-8-8l7.1-7.1',
+  close: 'M6 6l12 12M18 6L6 18',
+  edit: 'M4 20h4L19 9l-4-4L4 16zM13.5 6.5l4 4',
+  file: 'M6 3h8l4 4v14H6zM14 3v4h4',
+  flame: 'M12 3c.8 3.2 5 5.4 5 10.2a5 5 0 0 1-10 0c0-2.2 1-3.7 2.2-4.9.1 2 .9 3.2 2.1 3.4-.4-3 .1-5.8.7-8.7z',
+  image: 'M4 5h16v14H4zM4 16l5-5 4 4 2.5-2.5L20 17M15.5 9.5h.01',
+  menu: 'M4 7h16M4 12h16M4 17h16',
+  plus: 'M12 5v14M5 12h14',
+  refresh: 'M19.5 12a7.5 7.5 0 1 1-2.2-5.3M19.5 4.5v4.2h-4.2',
+  star: 'M12 3.5l2.6 5.4 5.9.8-4.3 4.1 1.1 5.8L12 16.8l-5.3 2.8 1.1-5.8-4.3-4.1 5.9-.8z',
+  trash: 'M4 7h16M9.5 7V4.5h5V7M6.5 7l1 13h9l1-13M10 11v5.5M14 11v5.5',
+};
+
+/** An inline SVG icon; decorative, so the button or text beside it must carry the name. */
+export function icon(name, { filled = false } = {}) {
+  const svg = document.createElementNS(svgNamespace, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', `icon icon-${name}`);
+  const path = document.createElementNS(svgNamespace, 'path');
+  path.setAttribute('d', paths[name]);
+  if (filled) path.setAttribute('fill', 'currentColor');
+  svg.append(path);
+  return svg;
+}
+
+/** Puts the icon named by each `data-icon` placeholder in the page's static markup. */
+export function fillIconPlaceholders(root = document) {
+  for (const placeholder of root.querySelectorAll('[data-icon]')) placeholder.replaceWith(icon(placeholder.dataset.icon));
+}

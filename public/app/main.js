@@ -1,0 +1,231 @@
+import { ApiError, api } from './api.js';
+import { Composer } from './composer.js';
+import { SessionHeader } from './header.js';
+import { fillIconPlaceholders } from './icons.js';
+import { signIn } from './login.js';
+import { ContextPanel, MemoryPanel, ToolsPanel } from './panels.js';
+import { PanelSwitcher } from './panel-switcher.js';
+import { SessionView } from './session-view.js';
+import { Sidebar } from './sidebar.js';
+import { Transcript } from './transcript.js';
+
+const byId = (id) => document.getElementById(id);
+fillIconPlaceholders();
+const modelImageTypes = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+const profileStorageKey = 'hearth.profile';
+const contentForAttachmentsOnly = '(see attachments)';
+
+const layout = byId('app');
+const drawerBackdrop = document.querySelector('.drawer-backdrop');
+const banner = byId('connection-banner');
+const profileSelect = byId('profile-select');
+let profiles = [];
+let view;
+
+const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
+const transcript = new Transcript(byId('transcript'));
+const header = new SessionHeader({ title: byId('session-title'), profile: byId('session-profile'), meter: byId('context-meter'), share: byId('context-share'), profileName });
+const toolsPanel = new ToolsPanel(byId('tools-panel'));
+const memoryPanel = new MemoryPanel(byId('memory-panel'));
+const contextPanel = new ContextPanel(byId('context-panel'));
+const panels = new PanelSwitcher({
+  buttons: [...document.querySelectorAll('.panel-toggle')],
+  panels: { Context: contextPanel.aside, Tools: toolsPanel.aside, Memory: memoryPanel.aside },
+  onOpen: (name) => refreshPanel(name),
+});
+const sidebar = new Sidebar({
+  list: byId('session-list'),
+  empty: byId('session-list-empty'),
+  filter: byId('session-filter'),
+  dialog: byId('delete-dialog'),
+  profileName,
+  onDeleted: (id) => {
+    if (view?.sessionId === id) location.hash = '';
+  },
+  onError: (message) => composer.showError(message),
+  onRefreshed: (sessions) => {
+    const current = sessions.find((session) => session.session_id === view?.sessionId);
+    if (current) header.show({ title: current.title });
+  },
+});
+const composer = new Composer(byId('composer'), {
+  onSend: (message) => send(message),
+  onStop: () => view?.stop(),
+  dropZone: document.querySelector('main'),
+});
+
+/** On a phone the session list is a drawer over the conversation. */
+function setDrawer(open) {
+  layout.classList.toggle('drawer-open', open);
+  drawerBackdrop.hidden = !open;
+}
+
+function refreshPanel(name) {
+  if (name === 'Tools') toolsPanel.refresh();
+  else if (name === 'Memory') memoryPanel.refresh();
+  else if (name === 'Context') contextPanel.refresh(view?.sessionId);
+}
+
+function showConnection(status) {
+  if (status === 'open') banner.hidden = true;
+  else if (status === 'disconnected') {
+    banner.replaceChildren('Disconnected from Hearth — reconnecting… ', Object.assign(document.createElement('button'), { type: 'button', textContent: 'Retry now', onclick: () => view?.reconnectNow() }));
+    banner.hidden = false;
+  }
+}
+
+function onViewChange(openedView, change) {
+  if (openedView !== view) return;
+  if (change.connection) showConnection(change.connection);
+  if (change.connection === 'gone') {
+    transcript.clear('This session no longer exists.');
+    composer.setState({ running: false, canSend: false });
+    sidebar.refresh();
+    return;
+  }
+  header.show(change);
+  if (change.running !== undefined || change.synced !== undefined || change.connection !== undefined) {
+    composer.setState({ running: openedView.running, canSend: openedView.synced });
+  }
+  if (change.running !== undefined) sidebar.refresh();
+}
+
+function onViewEvent(openedView, event) {
+  if (openedView !== view && event.type !== 'tools_changed') return;
+  if (event.type === 'tools_changed' && panels.openPanel === 'Tools') toolsPanel.refresh();
+  if (event.type === 'profile_switched') sidebar.refresh();
+  if ((event.type === 'stream_end' || event.type === 'context_compressed') && panels.openPanel === 'Context') contextPanel.refresh(openedView.sessionId);
+}
+
+async function showContextMeter(sessionId) {
+  try {
+    const context = await api.context(sessionId);
+    if (view?.sessionId === sessionId) header.show({ context: { used: context.context_tokens, max: context.max_context_tokens } });
+  } catch {
+    // The meter stays empty; the transcript shows what matters.
+  }
+}
+
+function openSession(sessionId) {
+  if (view?.sessionId === sessionId) return view;
+  view?.close();
+  view = undefined;
+  setDrawer(false);
+  sidebar.setCurrent(sessionId);
+  if (!sessionId) {
+    transcript.clear('Start a conversation: pick a profile, type below and press Enter.');
+    header.show({ title: '', profileId: profileSelect.value, context: { used: 0, max: 1 } });
+    banner.hidden = true;
+    composer.setState({ running: false, canSend: true });
+    return undefined;
+  }
+  const opened = new SessionView({
+    sessionId,
+    transcript,
+    onChange: (change) => onViewChange(opened, change),
+    onEvent: (event) => onViewEvent(opened, event),
+  });
+  view = opened;
+  opened.open();
+  composer.setState({ running: false, canSend: false });
+  showContextMeter(sessionId);
+  if (panels.openPanel === 'Context') contextPanel.refresh(sessionId);
+  return opened;
+}
+
+function route() {
+  openSession(decodeURIComponent(location.hash.slice(1)));
+}
+
+async function newSession() {
+  const created = await api.createSession(profileSelect.value);
+  await sidebar.refresh();
+  location.hash = encodeURIComponent(created.session_id);
+  return openSession(created.session_id);
+}
+
+function readAsDataUrl(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(new Error(`Could not read ${file.name}.`));
+    reader.readAsDataURL(file);
+  });
+}
+
+/** Images go to the model inline; other files are uploaded to the session's folder first. */
+async function send({ content, attachments }) {
+  const target = view ?? (await newSession());
+  await target.ready;
+  if (target !== view) return false;
+  const images = [];
+  const files = [];
+  for (const file of attachments) {
+    if (modelImageTypes.has(file.type)) images.push(await readAsDataUrl(file));
+    else {
+      const uploaded = await api.upload(target.sessionId, file);
+      files.push({ name: uploaded.name, path: uploaded.path });
+    }
+  }
+  const sent = target.send({
+    content: content || contentForAttachmentsOnly,
+    ...(images.length > 0 && { images }),
+    ...(files.length > 0 && { files }),
+  });
+  if (!sent) composer.showError('Not connected to Hearth right now; your message is kept. Send it again once the connection is back.');
+  return sent;
+}
+
+async function loadProfiles() {
+  try {
+    ({ profiles } = await api.profiles());
+  } catch (error) {
+    composer.showError(`Could not load the profiles: ${error.message}`);
+    return;
+  }
+  const remembered = localStorage.getItem(profileStorageKey);
+  profileSelect.replaceChildren(...profiles.map((profile) => new Option(profile.name, profile.id)));
+  profileSelect.title = profiles.find((profile) => profile.id === profileSelect.value)?.description ?? '';
+  if (profiles.some((profile) => profile.id === remembered)) profileSelect.value = remembered;
+  else if (profiles.some((profile) => profile.id === 'secretary')) profileSelect.value = 'secretary';
+}
+
+function wireChrome() {
+  byId('new-session').addEventListener('click', () => newSession().catch((error) => composer.showError(error.message)));
+  profileSelect.addEventListener('change', () => {
+    localStorage.setItem(profileStorageKey, profileSelect.value);
+    profileSelect.title = profiles.find((profile) => profile.id === profileSelect.value)?.description ?? '';
+    if (!view) header.show({ profileId: profileSelect.value });
+  });
+  document.querySelector('.open-drawer').addEventListener('click', () => setDrawer(true));
+  document.querySelector('.close-drawer').addEventListener('click', () => setDrawer(false));
+  drawerBackdrop.addEventListener('click', () => setDrawer(false));
+  byId('session-list').addEventListener('click', (event) => {
+    if (event.target.closest('.session-link')) setDrawer(false);
+  });
+  window.addEventListener('hashchange', route);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') view?.reconnectNow();
+  });
+}
+
+async function start() {
+  try {
+    await api.health();
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) {
+      const startupError = byId('startup-error');
+      startupError.textContent = `Hearth is not answering (${error.message}). Reload the page once the server runs.`;
+      startupError.hidden = false;
+      return;
+    }
+    await signIn(byId('login'));
+  }
+  layout.hidden = false;
+  wireChrome();
+  await loadProfiles();
+  await sidebar.refresh();
+  route();
+}
+
+start();

@@ -1,0 +1,166 @@
+import { ApiError, api } from './api.js';
+import { SessionConnection } from './connection.js';
+import { metrics } from './metrics.js';
+
+const runEnds = new Set(['stream_end', 'stream_stopped']);
+
+function lastUserIndex(messages) {
+  for (let index = messages.length - 1; index >= 0; index -= 1) if (messages[index].role === 'user') return index;
+  return -1;
+}
+
+/**
+ * One open session: its socket, its transcript and whether it is answering.
+ *
+ * Whenever the socket (re)opens the view resynchronises: events are held until the first one says
+ * whether a run is active, the stored history is read, and then the held events are applied. While
+ * a run is active the history is drawn only up to its user message, because the server replays the
+ * rest of the run as events; so nothing is drawn twice and nothing is lost across a reconnect.
+ */
+export class SessionView {
+  #connection;
+  #held;
+  #expectingOwnRun = false;
+  #running = false;
+  #resolveReady;
+
+  /**
+   * `onChange` hears partial state: `{ running, connection, synced, title, profileId, context }`;
+   * `onEvent` hears every event after the transcript has (tools_changed, profile_switched…).
+   */
+  constructor({ sessionId, transcript, onChange, onEvent }) {
+    this.sessionId = sessionId;
+    this.transcript = transcript;
+    this.onChange = onChange;
+    this.onEvent = onEvent;
+    this.ready = new Promise((resolve) => (this.#resolveReady = resolve));
+    this.openedAt = performance.now();
+  }
+
+  /** Connects and draws the session; separate from construction so callers hold the view before it reports. */
+  open() {
+    this.transcript.clear('Loading…');
+    this.#connection = this.#connect();
+    return this;
+  }
+
+  get running() {
+    return this.#running;
+  }
+
+  get synced() {
+    return this.#held === undefined && this.#connection?.isOpen === true;
+  }
+
+  /** Sends a message; false (and nothing drawn) when the socket is not open, so the composer keeps it. */
+  send(message) {
+    if (!this.synced || this.#running) return false;
+    if (!this.#connection.send({ type: 'message', ...message })) return false;
+    this.#expectingOwnRun = true;
+    this.transcript.appendUser(message);
+    this.#setRunning(true);
+    return true;
+  }
+
+  stop() {
+    if (this.#connection?.send({ type: 'stop' })) return;
+    api.stop(this.sessionId).catch(() => {});
+  }
+
+  reconnectNow() {
+    this.#connection?.retryNow();
+  }
+
+  close() {
+    this.#connection?.close();
+    this.transcript.scheduler.countFrames(false);
+  }
+
+  #connect() {
+    return new SessionConnection(this.sessionId, {
+      onEvent: (event) => this.#receive(event),
+      onStatus: (status) => this.#status(status),
+    });
+  }
+
+  #reopen() {
+    this.#connection.close();
+    this.#setRunning(false);
+    this.#connection = this.#connect();
+  }
+
+  #status(status) {
+    if (status === 'open') this.#held = [];
+    else if (status === 'disconnected') this.#held = undefined;
+    this.onChange({ connection: status, synced: false });
+  }
+
+  #receive(event) {
+    metrics.eventsReceived += 1;
+    metrics.lastEventAt = performance.now();
+    if (event.type === 'tools_changed') return this.onEvent(event);
+    if (this.#held) {
+      this.#held.push(event);
+      if (this.#held.length === 1) this.#resynchronise();
+      return;
+    }
+    if (event.type === 'stream_start' && !this.#expectingOwnRun) {
+      // Someone else (another tab, the REST API) started this run: its user message is only in the store.
+      this.#held = [event];
+      this.#resynchronise();
+      return;
+    }
+    this.#apply(event);
+  }
+
+  async #resynchronise() {
+    let session;
+    try {
+      session = await api.session(this.sessionId);
+    } catch (error) {
+      this.#held = undefined;
+      if (error instanceof ApiError && error.code === 'session_not_found') this.onChange({ connection: 'gone' });
+      else this.transcript.apply({ type: 'error', code: error.code ?? 'error', message: `Could not load this session: ${error.message}` });
+      return;
+    }
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    const runActive = held.some((event) => event.type === 'stream_start');
+    const messages = runActive ? session.messages.slice(0, lastUserIndex(session.messages) + 1) : session.messages;
+    const drawn = this.transcript.renderHistory(messages);
+    if (messages.length === 0 && !runActive) this.transcript.clear('Say hello — the conversation starts here.');
+    if (metrics.lastOpen?.sessionId !== this.sessionId) {
+      const open = { sessionId: this.sessionId, messages: session.messages.length, ms: performance.now() - this.openedAt };
+      metrics.lastOpen = open;
+      drawn.then((complete) => complete && (open.allDrawnMs = performance.now() - this.openedAt));
+    }
+    this.#expectingOwnRun = false;
+    this.onChange({ title: session.title, profileId: session.profile_id, synced: true });
+    this.#setRunning(false);
+    for (const event of held) this.#apply(event);
+    this.#resolveReady();
+  }
+
+  #apply(event) {
+    this.transcript.apply(event);
+    if (event.type === 'stream_start') {
+      this.#expectingOwnRun = false;
+      this.#setRunning(true);
+    } else if (runEnds.has(event.type) || (event.type === 'session_sync' && !event.running)) {
+      this.#setRunning(false);
+    } else if (event.type === 'error' && event.code === 'session_busy') {
+      // Another tab's run began just before ours was sent: our message was refused, so draw that run afresh.
+      this.#expectingOwnRun = false;
+      this.#reopen();
+    }
+    if (event.type === 'stream_end') this.onChange({ context: { used: event.context_tokens, max: event.max_context_tokens } });
+    if (event.type === 'profile_switched') this.onChange({ profileId: event.profile_id });
+    this.onEvent(event);
+  }
+
+  #setRunning(running) {
+    if (this.#running === running) return;
+    this.#running = running;
+    this.onChange({ running });
+  }
+}

@@ -1,0 +1,169 @@
+import { element, foldable } from './dom.js';
+import { icon } from './icons.js';
+import { MarkdownStream, renderMarkdown } from './markdown.js';
+
+const foldedResultLength = 600;
+const attachedFilesMarker = '\n\nAttached files:\n';
+
+function imageSource(image) {
+  return image.startsWith('data:') ? image : `data:image/png;base64,${image}`;
+}
+
+/** The person's message: plain text, the images they attached and the files they uploaded. */
+export function userItem({ content, images = [], files = [] }) {
+  let text = content;
+  let attached = files.map((file) => file.name);
+  const marker = content.lastIndexOf(attachedFilesMarker);
+  if (marker !== -1 && attached.length === 0) {
+    text = content.slice(0, marker);
+    attached = content
+      .slice(marker + attachedFilesMarker.length)
+      .split('\n')
+      .map((line) => /^- (.*?): /.exec(line)?.[1])
+      .filter(Boolean);
+  } else if (marker !== -1) {
+    text = content.slice(0, marker);
+  }
+  return element(
+    'article',
+    { className: 'item user', dataset: { role: 'user' } },
+    element('div', { className: 'user-text' }, text),
+    images.length > 0 && element('div', { className: 'user-images' }, images.map((image) => element('img', { src: imageSource(image), alt: 'attached image' }))),
+    attached.length > 0 && element('ul', { className: 'user-files', 'aria-label': 'Attached files' }, attached.map((name) => element('li', {}, icon('file'), name))),
+  );
+}
+
+/**
+ * An answer from the model, possibly still streaming: reasoning in a foldable block, Markdown
+ * text rendered by a MarkdownStream.
+ */
+export class AssistantItem {
+  constructor({ subagent = false } = {}) {
+    this.markdown = element('div', { className: 'markdown' });
+    this.stream = new MarkdownStream(this.markdown);
+    this.thinkingText = '';
+    this.thinkingBody = element('div', { className: 'thinking-text' });
+    this.thinking = foldable('Reasoning', this.thinkingBody, { className: 'thinking', open: true });
+    this.thinking.hidden = true;
+    this.node = element('article', { className: 'item assistant', dataset: { role: 'assistant', ...(subagent && { subagent: 'true' }) } }, this.thinking, this.markdown);
+    this.dirty = false;
+  }
+
+  get isEmpty() {
+    return this.thinkingText === '' && this.stream.text === '';
+  }
+
+  set streaming(value) {
+    if (value) this.node.dataset.streaming = 'true';
+    else delete this.node.dataset.streaming;
+  }
+
+  appendThinking(delta) {
+    this.thinkingText += delta;
+    this.dirty = true;
+  }
+
+  appendText(delta) {
+    this.stream.append(delta);
+    this.dirty = true;
+  }
+
+  /** Draws what has arrived since the last call; the frame scheduler calls it at most once per frame. */
+  render() {
+    if (!this.dirty) return;
+    this.dirty = false;
+    if (this.thinkingText !== '') {
+      this.thinking.hidden = false;
+      this.thinkingBody.textContent = this.thinkingText;
+    }
+    this.stream.render();
+  }
+
+  endThinking() {
+    this.thinking.open = false;
+  }
+
+  finish({ content, stopped = false } = {}) {
+    this.render();
+    this.streaming = false;
+    this.thinking.open = false;
+    if (content !== undefined && (content !== '' || this.stream.text === '')) this.stream.finish(content);
+    else this.stream.finish();
+    if (stopped) this.markStopped();
+  }
+
+  markStopped() {
+    this.node.dataset.stopped = 'true';
+    if (!this.node.querySelector('.stopped-label')) this.node.append(element('p', { className: 'stopped-label' }, 'Stopped'));
+  }
+
+  /** A stored answer, drawn at once. */
+  static fromMessage(message) {
+    const item = new AssistantItem();
+    if (message.thinking) {
+      item.thinkingText = message.thinking;
+      item.thinking.hidden = false;
+      item.thinking.open = false;
+      item.thinkingBody.textContent = message.thinking;
+    }
+    if (message.content) item.markdown.replaceChildren(renderMarkdown(message.content));
+    if (message.stopped) item.markStopped();
+    return item;
+  }
+}
+
+function formatArguments(args) {
+  try {
+    return JSON.stringify(args, null, 2);
+  } catch {
+    return String(args);
+  }
+}
+
+/** One tool call: a spinner while it runs, then its result, green or red. */
+export class ToolCard {
+  constructor({ callId, tool, args, subagent = false }) {
+    this.tool = tool;
+    this.status = element('span', { className: 'tool-status', role: 'img', 'aria-label': 'running' });
+    this.result = element('div', { className: 'tool-result-slot' });
+    this.subagentActivity = tool === 'spawn_agent' ? element('div', { className: 'subagent-activity', 'aria-label': 'Sub-agent activity' }) : undefined;
+    this.node = element(
+      'article',
+      { className: 'item tool', dataset: { role: 'tool', tool, status: 'pending', callId: callId ?? '', ...(subagent && { subagent: 'true' }) } },
+      element('header', { className: 'tool-header' }, this.status, element('span', { className: 'tool-name' }, tool)),
+      foldable('Arguments', element('pre', { className: 'tool-args-text' }, formatArguments(args ?? {})), { className: 'tool-args' }),
+      this.subagentActivity,
+      this.result,
+    );
+  }
+
+  complete({ result, success }) {
+    this.node.dataset.status = success ? 'done' : 'failed';
+    this.status.setAttribute('aria-label', success ? 'succeeded' : 'failed');
+    const text = result ?? '';
+    const long = text.length > foldedResultLength;
+    const body = element('pre', { className: 'tool-result-text' }, text);
+    const summary = long ? `Result (${text.length.toLocaleString()} characters)` : 'Result';
+    this.result.replaceChildren(foldable(summary, body, { className: 'tool-result', open: !long && text.length > 0 && !success }));
+  }
+}
+
+export function planItem(plan) {
+  return element('article', { className: 'item plan', dataset: { role: 'plan' } }, foldable('Plan', element('div', { className: 'markdown' }, renderMarkdown(plan)), { open: true }));
+}
+
+export function summaryItem(content) {
+  return element(
+    'article',
+    { className: 'item summary', dataset: { role: 'summary' } },
+    foldable('Summary of earlier conversation', element('div', { className: 'markdown' }, renderMarkdown(content))),
+  );
+}
+
+export function errorItem({ code, message }) {
+  return element('article', { className: 'item error', role: 'alert', dataset: { role: 'error', code: code ?? 'error' } }, element('strong', {}, 'Error: '), message);
+}
+
+export function noticeItem(text) {
+  return element('p', { className: 'item notice', dataset: { role: 'notice' } }, text);
+}

@@ -1,0 +1,273 @@
+import { element, foldable } from './dom.js';
+import { FrameScheduler } from './frame-scheduler.js';
+import { AssistantItem, ToolCard, errorItem, noticeItem, planItem, summaryItem, userItem } from './transcript-items.js';
+
+const followDistancePx = 80;
+const firstSliceEntries = 60;
+const sliceBudgetMs = 10;
+
+/** Stored messages in the order they are drawn; a tool call and its result share one entry. */
+function historyEntries(messages) {
+  const entries = [];
+  const calls = new Map();
+  for (const message of messages) {
+    if (message.role === 'user') entries.push({ kind: 'user', message });
+    else if (message.role === 'assistant') {
+      if (message.is_plan) entries.push({ kind: 'plan', message });
+      else if (message.is_summary) entries.push({ kind: 'summary', message });
+      else if (message.content || message.thinking || message.stopped || !message.tool_calls?.length) entries.push({ kind: 'assistant', message });
+      for (const call of message.tool_calls ?? []) {
+        const entry = { kind: 'tool', call };
+        calls.set(call.id, entry);
+        entries.push(entry);
+      }
+    } else if (message.role === 'tool') {
+      const entry = calls.get(message.tool_call_id);
+      if (entry && !entry.result) entry.result = message;
+      else entries.push({ kind: 'tool', call: { id: message.tool_call_id, name: message.name ?? 'tool', arguments: {} }, result: message });
+    }
+  }
+  return entries;
+}
+
+function entryNode(entry) {
+  switch (entry.kind) {
+    case 'user':
+      return userItem(entry.message);
+    case 'plan':
+      return planItem(entry.message.content);
+    case 'summary':
+      return summaryItem(entry.message.content);
+    case 'assistant':
+      return AssistantItem.fromMessage(entry.message).node;
+    case 'tool': {
+      const card = new ToolCard({ callId: entry.call.id, tool: entry.call.name, args: entry.call.arguments });
+      if (entry.result) card.complete({ result: entry.result.content, success: entry.result.success !== false });
+      return card.node;
+    }
+  }
+}
+
+async function copyCode(button) {
+  const code = button.closest('.code-block').querySelector('code').textContent;
+  try {
+    await navigator.clipboard.writeText(code);
+    button.textContent = 'Copied';
+  } catch {
+    button.textContent = 'Copy failed';
+  }
+  setTimeout(() => (button.textContent = 'Copy'), 1500);
+}
+
+/**
+ * The conversation as the person sees it: the stored history, then the live run drawn from the
+ * event union of DESIGN §4. Rounds of one run become an answer, tool cards, the next answer…
+ */
+export class Transcript {
+  #run;
+  #generation = 0;
+
+  constructor(container) {
+    this.container = container;
+    this.scheduler = new FrameScheduler();
+    this.scheduler.onBeforeRender = () => this.#nearBottom();
+    this.scheduler.onAfterRender = (follow) => follow && this.scrollToEnd();
+    container.addEventListener('click', (event) => {
+      const button = event.target.closest('button.copy-code');
+      if (button) copyCode(button);
+    });
+  }
+
+  get running() {
+    return this.#run !== undefined;
+  }
+
+  clear(placeholder) {
+    this.#generation += 1;
+    this.#run = undefined;
+    this.scheduler.countFrames(false);
+    this.container.replaceChildren(...(placeholder ? [element('div', { className: 'transcript-empty' }, placeholder)] : []));
+  }
+
+  /**
+   * Draws stored messages (the display buffer). The newest entries are drawn at once; older ones
+   * are drawn above them a slice per animation frame, so a long session opens without waiting for
+   * all of it. Resolves when everything is drawn (or when the transcript was cleared meanwhile).
+   */
+  renderHistory(messages) {
+    this.clear();
+    const generation = this.#generation;
+    const entries = historyEntries(messages);
+    const newest = entries.splice(Math.max(0, entries.length - firstSliceEntries));
+    this.container.append(...newest.map(entryNode));
+    this.scrollToEnd();
+    return new Promise((resolve) => {
+      const drawOlder = () => {
+        if (generation !== this.#generation) return resolve(false);
+        const sliceStarted = performance.now();
+        const slice = [];
+        while (entries.length > 0 && performance.now() - sliceStarted < sliceBudgetMs) slice.unshift(entryNode(entries.pop()));
+        // Scroll anchoring keeps the entries in view where they are while older ones go in above.
+        this.container.prepend(...slice);
+        if (entries.length === 0) resolve(true);
+        else requestAnimationFrame(drawOlder);
+      };
+      if (entries.length === 0) resolve(true);
+      else requestAnimationFrame(drawOlder);
+    });
+  }
+
+  appendUser(message) {
+    const follow = this.#nearBottom();
+    this.#removePlaceholder();
+    this.container.append(userItem(message));
+    if (follow) this.scrollToEnd();
+  }
+
+  appendNotice(text) {
+    this.#append(noticeItem(text));
+  }
+
+  /** Applies one run event; events that are not about the transcript are ignored here. */
+  apply(event) {
+    switch (event.type) {
+      case 'stream_start':
+        this.#endRun({ stopped: false });
+        this.#run = { answer: undefined, cards: new Map() };
+        this.scheduler.countFrames(true);
+        return;
+      case 'plan_ready':
+        this.#closeAnswer();
+        this.#append(planItem(event.plan));
+        return;
+      case 'thinking_delta':
+        this.#answer().appendThinking(event.delta);
+        this.scheduler.schedule(this.#run.answer);
+        return;
+      case 'thinking_end':
+        this.scheduler.flush();
+        this.#run?.answer?.endThinking();
+        return;
+      case 'stream_delta':
+        this.#answer().appendText(event.delta);
+        this.scheduler.schedule(this.#run.answer);
+        return;
+      case 'turn_thinking':
+        if (event.is_subagent) this.#subagentSlot().append(foldable('Sub-agent reasoning', element('div', { className: 'thinking-text' }, event.thinking), { className: 'thinking' }));
+        return;
+      case 'tool_started':
+        this.#toolCard(event);
+        return;
+      case 'tool_call':
+        this.#toolCard(event).complete(event);
+        return;
+      case 'stream_end':
+        this.#finishAnswer({ content: event.content });
+        this.#endRun({ stopped: false });
+        return;
+      case 'stream_stopped':
+        this.#finishAnswer({ content: event.content, stopped: true, always: true });
+        this.#endRun({ stopped: true });
+        return;
+      case 'session_sync':
+        if (!event.running) this.#endRun({ stopped: false });
+        return;
+      case 'error':
+        this.#closeAnswer();
+        this.#append(errorItem(event));
+        return;
+      case 'context_compressed':
+        this.appendNotice(`Older messages were summarised to keep the model's context small (${event.messages_before} → ${event.messages_after} messages).`);
+        return;
+      default:
+        return;
+    }
+  }
+
+  scrollToEnd() {
+    this.container.scrollTop = this.container.scrollHeight;
+  }
+
+  #nearBottom() {
+    const { scrollTop, scrollHeight, clientHeight } = this.container;
+    return scrollHeight - scrollTop - clientHeight < followDistancePx;
+  }
+
+  #append(node) {
+    const follow = this.#nearBottom();
+    this.#removePlaceholder();
+    this.container.append(node);
+    if (follow) this.scrollToEnd();
+  }
+
+  #removePlaceholder() {
+    this.container.querySelector(':scope > .transcript-empty')?.remove();
+  }
+
+  /** The answer being streamed in this round, started on its first delta. */
+  #answer() {
+    this.#run ??= { answer: undefined, cards: new Map() };
+    if (!this.#run.answer) {
+      const answer = new AssistantItem();
+      answer.streaming = true;
+      this.#run.answer = answer;
+      this.#append(answer.node);
+    }
+    return this.#run.answer;
+  }
+
+  /** Ends the round's answer before tool cards or a plan; an answer with nothing in it is removed. */
+  #closeAnswer() {
+    const answer = this.#run?.answer;
+    if (!answer) return;
+    this.scheduler.flush();
+    if (answer.isEmpty) answer.node.remove();
+    else answer.finish();
+    this.#run.answer = undefined;
+  }
+
+  #finishAnswer({ content, stopped = false, always = false }) {
+    this.scheduler.flush();
+    const answer = this.#run?.answer ?? (content || always ? this.#answer() : undefined);
+    answer?.finish({ content, stopped });
+    if (this.#run) this.#run.answer = undefined;
+    if (this.#nearBottom()) this.scrollToEnd();
+  }
+
+  #endRun({ stopped }) {
+    if (!this.#run) return;
+    this.#closeAnswer();
+    for (const card of this.#run.cards.values()) {
+      if (card.node.dataset.status === 'pending') card.complete({ result: stopped ? 'Stopped before it finished.' : 'No result arrived.', success: false });
+    }
+    this.#run = undefined;
+    this.scheduler.countFrames(false);
+  }
+
+  /** Where a sub-agent's activity goes: inside the spawn_agent card that is still running. */
+  #subagentSlot() {
+    const cards = [...(this.#run?.cards.values() ?? [])];
+    const parent = cards.reverse().find((card) => card.subagentActivity && card.node.dataset.status === 'pending');
+    return parent?.subagentActivity ?? this.container;
+  }
+
+  #toolCard(event) {
+    this.#run ??= { answer: undefined, cards: new Map() };
+    // A sub-agent numbers its calls on its own, so its ids may repeat the parent's.
+    const key = `${event.is_subagent ? 'subagent' : 'agent'}:${event.call_id}`;
+    const known = this.#run.cards.get(key);
+    if (known) return known;
+    const card = new ToolCard({ callId: event.call_id, tool: event.tool, args: event.args, subagent: event.is_subagent });
+    if (event.is_subagent) {
+      const slot = this.#subagentSlot();
+      this.#run.cards.set(key, card);
+      if (slot === this.container) this.#append(card.node);
+      else slot.append(card.node);
+      return card;
+    }
+    this.#closeAnswer();
+    this.#run.cards.set(key, card);
+    this.#append(card.node);
+    return card;
+  }
+}

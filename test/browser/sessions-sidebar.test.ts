@@ -1,0 +1,218 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Hearth } from '../support/hearth-server.ts';
+import { browserTest, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+
+/** The session ids of the sidebar list, top to bottom (only the visible items). */
+function listedIds(page: Page): Promise<string[]> {
+  return page.locator(`${sel.sessionItem}:visible`).evaluateAll((items) => items.map((item) => item.getAttribute('data-session-id')!));
+}
+
+async function waitForListed(page: Page, ids: string[]): Promise<void> {
+  try {
+    await page.waitForFunction(
+      ({ selector, want }) => {
+        const got = [...document.querySelectorAll(selector)]
+          .filter((item) => (item as HTMLElement).offsetParent !== null || (item as HTMLElement).getClientRects().length > 0)
+          .map((item) => item.getAttribute('data-session-id'));
+        return JSON.stringify(got) === JSON.stringify(want);
+      },
+      { selector: sel.sessionItem, want: ids },
+    );
+  } catch (error) {
+    throw new Error(`session list is ${JSON.stringify(await listedIds(page))}, expected ${JSON.stringify(ids)}\n${String(error)}`);
+  }
+}
+
+async function titled(hearth: Hearth, title: string, profileId?: string): Promise<string> {
+  const id = await hearth.createSession(profileId);
+  expect((await hearth.request('PATCH', `/sessions/${id}`, { title })).status).toBe(200);
+  return id;
+}
+
+const hashOf = (page: Page) => page.evaluate(() => decodeURIComponent(location.hash.slice(1)));
+
+describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
+  const browser = useBrowser();
+
+  it('creates a new session with the profile chosen in the Profile select and puts its id in the hash', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const existing = await titled(hearth, 'Existing chat');
+    const page = await browser.openPage(hearth, { hash: existing });
+    await waitForApp(page);
+    const select = page.locator(sel.profileSelect);
+    await select.locator('option[value="server_admin"]').waitFor({ state: 'attached' });
+    expect(await select.locator('option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(
+      expect.arrayContaining(['secretary', 'server_admin', 'smart_home']),
+    );
+    await select.selectOption('server_admin');
+    await page.locator(sel.newSession).click();
+    await page.waitForFunction((old) => location.hash !== '' && location.hash !== `#${old}`, existing);
+    const created = await hashOf(page);
+
+    const { status, body } = await hearth.request('GET', `/sessions/${created}`);
+    expect(status).toBe(200);
+    expect(body.profile_id).toBe('server_admin');
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Server Administrator'), sel.sessionProfile);
+    await page.locator(`${sel.sessionItem}[data-session-id="${created}"]`).waitFor();
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${created}"] .session-link`).getAttribute('aria-current')).toBe('page');
+    expect(await page.locator(sel.user).count()).toBe(0);
+
+    // A message goes to the new session.
+    hearth.llm.script({ content: 'Admin here.' });
+    await sendMessage(page, 'Check the disk');
+    await waitForAnswer(page, 'Admin here.');
+    const messages = (await hearth.request('GET', `/sessions/${created}`)).body.messages;
+    expect(messages.map((message: any) => message.content)).toEqual(['Check the disk', 'Admin here.']);
+    expect((await hearth.request('GET', `/sessions/${existing}`)).body.messages).toEqual([]);
+  });
+
+  it('lists pinned sessions first, pins with the Pin button and opens a session by its link', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const oldest = await titled(hearth, 'Oldest chat');
+    const middle = await titled(hearth, 'Middle chat');
+    const newest = await titled(hearth, 'Newest chat');
+    await hearth.request('PATCH', `/sessions/${oldest}`, { pinned: true });
+    const restOrder = (await hearth.request('GET', '/sessions')).body.map((summary: any) => summary.session_id ?? summary.id);
+    expect(restOrder[0]).toBe(oldest);
+
+    const page = await browser.openPage(hearth, { hash: newest });
+    await waitForApp(page);
+    await waitForListed(page, restOrder);
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${oldest}"]`).getAttribute('data-pinned')).toBe('true');
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${middle}"]`).getAttribute('data-pinned')).toBe('false');
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${oldest}"] button[aria-label="Unpin"]`).count()).toBe(1);
+
+    await page.locator(`${sel.sessionItem}[data-session-id="${middle}"] button[aria-label="Pin"]`).click();
+    await page.locator(`${sel.sessionItem}[data-session-id="${middle}"][data-pinned="true"]`).waitFor();
+    expect((await hearth.request('GET', `/sessions/${middle}`)).body.pinned).toBe(true);
+    const pinnedOrder = (await hearth.request('GET', '/sessions')).body.map((summary: any) => summary.session_id ?? summary.id);
+    await waitForListed(page, pinnedOrder);
+    expect(pinnedOrder.slice(0, 2).sort()).toEqual([oldest, middle].sort());
+    expect(pinnedOrder[2]).toBe(newest);
+
+    await page.locator(`${sel.sessionItem}[data-session-id="${oldest}"] .session-link`).click();
+    await page.waitForFunction((id) => location.hash === `#${id}`, oldest);
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Oldest chat'), sel.sessionTitle);
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${oldest}"] .session-link`).getAttribute('aria-current')).toBe('page');
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${newest}"] .session-link`).getAttribute('aria-current')).not.toBe('page');
+  });
+
+  it('renames a session with the Rename button, the title input and Enter', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const id = await titled(hearth, 'Untitled plans');
+    const page = await browser.openPage(hearth, { hash: id });
+    await waitForApp(page);
+    const item = page.locator(`${sel.sessionItem}[data-session-id="${id}"]`);
+    await item.locator('button[aria-label="Rename"]').click();
+    const input = page.locator('input[aria-label="Session title"]');
+    await input.waitFor();
+    await input.fill('Holiday plans 2025');
+    await input.press('Enter');
+    await input.waitFor({ state: 'detached' });
+    await page.waitForFunction(
+      ({ selector, id }) => document.querySelector(`${selector}[data-session-id="${id}"]`)?.textContent?.includes('Holiday plans 2025'),
+      { selector: sel.sessionItem, id },
+    );
+    expect((await hearth.request('GET', `/sessions/${id}`)).body.title).toBe('Holiday plans 2025');
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.trim() === 'Holiday plans 2025', sel.sessionTitle);
+
+    // Escape cancels a rename.
+    await item.locator('button[aria-label="Rename"]').click();
+    await input.waitFor();
+    await input.fill('Should not be saved');
+    await input.press('Escape');
+    await input.waitFor({ state: 'detached' });
+    expect(await item.textContent()).toContain('Holiday plans 2025');
+    expect((await hearth.request('GET', `/sessions/${id}`)).body.title).toBe('Holiday plans 2025');
+  });
+
+  it('deletes a session after the dialog is confirmed, and keeps it when cancelled', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const keep = await titled(hearth, 'Keep me');
+    const doomed = await titled(hearth, 'Delete me');
+    const page = await browser.openPage(hearth, { hash: keep });
+    await waitForApp(page);
+    const item = page.locator(`${sel.sessionItem}[data-session-id="${doomed}"]`);
+    await item.waitFor();
+
+    await item.locator('button[aria-label="Delete"]').click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await hearth.request('GET', `/sessions/${doomed}`)).status).toBe(200);
+    expect(await item.count()).toBe(1);
+
+    await item.locator('button[aria-label="Delete"]').click();
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Delete me');
+    await dialog.locator('button[aria-label="Confirm delete"]').click();
+    await item.waitFor({ state: 'detached' });
+    expect((await hearth.request('GET', `/sessions/${doomed}`)).status).toBe(404);
+    expect((await hearth.request('GET', `/sessions/${keep}`)).status).toBe(200);
+    expect(await hashOf(page)).toBe(keep);
+  });
+
+  it('leaves a deleted open session for another one', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const other = await titled(hearth, 'Other chat');
+    const open = await titled(hearth, 'Open chat');
+    const page = await browser.openPage(hearth, { hash: open });
+    await waitForApp(page);
+    await page.locator(`${sel.sessionItem}[data-session-id="${open}"] button[aria-label="Delete"]`).click();
+    await page.locator('dialog[open] button[aria-label="Confirm delete"]').click();
+    await page.locator(`${sel.sessionItem}[data-session-id="${open}"]`).waitFor({ state: 'detached' });
+    await page.waitForFunction((id) => location.hash !== `#${id}`, open);
+    expect((await hearth.request('GET', `/sessions/${open}`)).status).toBe(404);
+    expect((await hearth.request('GET', `/sessions/${other}`)).status).toBe(200);
+    await waitForApp(page);
+  });
+
+  it('filters the list by title, case-insensitively', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const garden = await titled(hearth, 'Garden watering');
+    const server = await titled(hearth, 'Server backups');
+    const gardenTwo = await titled(hearth, 'GARDEN lights');
+    const page = await browser.openPage(hearth, { hash: server });
+    await waitForApp(page);
+    await page.locator(`${sel.sessionItem}[data-session-id="${garden}"]`).waitFor();
+    const all = (await hearth.request('GET', '/sessions')).body.map((summary: any) => summary.session_id ?? summary.id);
+    await waitForListed(page, all);
+
+    await page.locator(sel.filter).fill('garden');
+    await waitForListed(page, all.filter((id: string) => id === garden || id === gardenTwo));
+    await page.locator(sel.filter).fill('BACKUP');
+    await waitForListed(page, [server]);
+    await page.locator(sel.filter).fill('nothing matches this');
+    await waitForListed(page, []);
+    await page.locator(sel.filter).fill('');
+    await waitForListed(page, all);
+  });
+
+  it('keeps the session in the hash and restores its transcript on reload', browserTest, async () => {
+    const hearth = await browser.hearth();
+    hearth.llm.script({ content: 'The **answer** is 42.' });
+    const id = await hearth.createSession();
+    const page = await browser.openPage(hearth, { hash: id });
+    await waitForApp(page);
+    await sendMessage(page, 'What is the answer?');
+    await waitForAnswer(page, 'The answer is 42.');
+    await waitForIdle(page);
+    expect(await hashOf(page)).toBe(id);
+
+    await page.reload();
+    await waitForApp(page);
+    await waitForAnswer(page, 'The answer is 42.');
+    expect(await hashOf(page)).toBe(id);
+    expect(await page.locator(sel.user).count()).toBe(1);
+    expect(await page.locator(sel.assistant).count()).toBe(1);
+    expect(await page.locator(sel.user).textContent()).toContain('What is the answer?');
+    expect(await page.locator(`${sel.assistant} strong`).textContent()).toBe('answer');
+    // The session was titled from its first message, shown in the header and the list.
+    const { body } = await hearth.request('GET', `/sessions/${id}`);
+    await page.waitForFunction(({ selector, title }) => document.querySelector(selector)?.textContent?.trim() === title, { selector: sel.sessionTitle, title: body.title });
+  });
+});

@@ -1,0 +1,174 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { describe, expect, it } from 'vitest';
+import type { Tool } from '../../src/tools/tool.ts';
+import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+
+/** A tool that runs until the test releases it, and one that always reports failure. */
+function gatedTools() {
+  let release!: (output: string) => void;
+  const gate = new Promise<string>((resolve) => (release = resolve));
+  const tools: Tool[] = [
+    {
+      name: 'wait_for_gate',
+      description: 'Waits until the test opens the gate.',
+      parameters: { type: 'object', properties: { item: { type: 'string' } }, required: ['item'], additionalProperties: false },
+      source: 'builtin',
+      timeoutMs: 60_000,
+      execute: () => gate,
+    },
+    {
+      name: 'refuse',
+      description: 'Always refuses.',
+      parameters: { type: 'object', properties: {} },
+      source: 'builtin',
+      execute: async () => ({ output: 'refused on purpose', success: false }),
+    },
+  ];
+  return { tools, release };
+}
+
+const gateProfile = `---
+id: gatekeeper
+name: Gatekeeper
+description: Opens gates in tests.
+temperature: 0.1
+max_iterations: 4
+tools: [wait_for_gate, refuse, switch_profile]
+---
+You open gates.
+`;
+
+describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browser', () => {
+  const browser = useBrowser();
+
+  it('shows a tool card pending while the tool runs and done after it returns', browserTest, async () => {
+    const { tools, release } = gatedTools();
+    const hearth = await browser.hearth({ tools, profiles: { gatekeeper: gateProfile } });
+    hearth.llm.script({ toolCalls: [{ name: 'wait_for_gate', arguments: { item: 'garden-gate' } }] }, { content: 'The gate is open.' });
+    const sessionId = await hearth.createSession('gatekeeper');
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    await sendMessage(page, 'Open the gate');
+
+    const card = page.locator(`${sel.tool}[data-tool="wait_for_gate"]`);
+    await page.locator(`${sel.tool}[data-tool="wait_for_gate"][data-status="pending"]`).waitFor();
+    expect(await card.count()).toBe(1);
+    expect(await card.getAttribute('data-call-id')).toBeTruthy();
+    expect(await card.locator('details.tool-args').textContent()).toContain('garden-gate');
+    expect(await page.locator(sel.stop).isVisible()).toBe(true);
+    await screenshot(page, 'tool-card-pending');
+
+    release('gate opened at 07:00');
+    await page.locator(`${sel.tool}[data-tool="wait_for_gate"][data-status="done"]`).waitFor();
+    expect(await card.locator('details.tool-result').textContent()).toContain('gate opened at 07:00');
+    await waitForAnswer(page, 'The gate is open.');
+    await waitForIdle(page);
+    expect(await page.locator(sel.tool).count()).toBe(1);
+
+    // The stored history renders the same card after a reload.
+    await page.reload();
+    await waitForApp(page);
+    await page.locator(`${sel.tool}[data-tool="wait_for_gate"][data-status="done"]`).waitFor();
+    expect(await page.locator(sel.tool).count()).toBe(1);
+    await waitForAnswer(page, 'The gate is open.');
+  });
+
+  it('marks a call that reports failure and a call to an unknown tool as failed', browserTest, async () => {
+    const { tools } = gatedTools();
+    const hearth = await browser.hearth({ tools, profiles: { gatekeeper: gateProfile } });
+    hearth.llm.script(
+      { toolCalls: [{ name: 'refuse', arguments: {} }, { name: 'no_such_tool', arguments: { x: 1 } }] },
+      { content: 'Both calls failed.' },
+    );
+    const sessionId = await hearth.createSession('gatekeeper');
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    await sendMessage(page, 'Try both');
+    await page.locator(`${sel.tool}[data-tool="refuse"][data-status="failed"]`).waitFor();
+    await page.locator(`${sel.tool}[data-tool="no_such_tool"][data-status="failed"]`).waitFor();
+    expect(await page.locator(`${sel.tool}[data-tool="refuse"] details.tool-result`).textContent()).toContain('refused on purpose');
+    await waitForAnswer(page, 'Both calls failed.');
+    expect(await page.locator(`${sel.tool}[data-status="done"]`).count()).toBe(0);
+    expect(await page.locator(`${sel.tool}[data-status="pending"]`).count()).toBe(0);
+    await screenshot(page, 'tool-cards-failed');
+  });
+
+  it('streams reasoning into an open details.thinking and folds it when the reasoning ends', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const thinking = 'First I check the weather, then I decide about the umbrella.';
+    hearth.llm.script({ thinking, chunkSize: 6, content: 'Take the umbrella.', delayMs: 90 });
+    const sessionId = await hearth.createSession();
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    await sendMessage(page, 'Umbrella?');
+
+    const details = page.locator(`${sel.assistant} details.thinking`);
+    await page.waitForFunction(
+      (selector) => {
+        const block = document.querySelector(selector) as HTMLDetailsElement | null;
+        return block !== null && block.open && (block.textContent ?? '').includes('weather') && !(block.textContent ?? '').includes('umbrella.');
+      },
+      `${sel.assistant} details.thinking`,
+      { polling: 'raf' },
+    );
+    await screenshot(page, 'thinking-streaming');
+    await page.waitForFunction((selector) => (document.querySelector(selector) as HTMLDetailsElement | null)?.open === false, `${sel.assistant} details.thinking`, { polling: 'raf' });
+    await waitForAnswer(page, 'Take the umbrella.');
+    expect(await details.count()).toBe(1);
+    expect(await details.evaluate((block) => (block as HTMLDetailsElement).open)).toBe(false);
+    expect((await details.textContent())?.replace(/\s+/g, ' ')).toContain(thinking);
+    expect(await page.locator(`${sel.assistant} .markdown`).last().textContent()).not.toContain('weather');
+
+    await page.reload();
+    await waitForApp(page);
+    await waitForAnswer(page, 'Take the umbrella.');
+    expect(await page.locator(`${sel.assistant} details.thinking`).evaluate((block) => (block as HTMLDetailsElement).open)).toBe(false);
+    expect(await page.locator(`${sel.assistant} details.thinking`).textContent()).toContain('umbrella.');
+  });
+
+  it('shows the plan of the planning phase as a plan card', browserTest, async () => {
+    const hearth = await browser.hearth({ planning: true });
+    const plan = '1. Check the kettle (scratchpad)\n2. Pour the tea';
+    hearth.llm.script({ content: plan }, { content: 'Tea poured as planned.', delayMs: 20 });
+    const sessionId = await hearth.createSession();
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    await sendMessage(page, 'Make tea, step by step');
+    const card = page.locator(sel.plan);
+    await card.waitFor();
+    expect(await card.textContent()).toContain('Check the kettle');
+    expect(await card.textContent()).toContain('Pour the tea');
+    await waitForAnswer(page, 'Tea poured as planned.');
+    await screenshot(page, 'plan-card');
+    expect(await page.locator(sel.plan).count()).toBe(1);
+    // The plan is not shown a second time as an ordinary answer.
+    expect(await page.locator(sel.assistant).filter({ hasText: 'Check the kettle' }).count()).toBe(0);
+
+    await page.reload();
+    await waitForApp(page);
+    await page.locator(sel.plan).waitFor();
+    expect(await page.locator(sel.plan).count()).toBe(1);
+    await waitForAnswer(page, 'Tea poured as planned.');
+  });
+
+  it('updates the header profile when the model calls switch_profile', browserTest, async () => {
+    const hearth = await browser.hearth();
+    hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'server_admin' } }] }, { content: 'Switched to the admin.' });
+    const sessionId = await hearth.createSession('secretary');
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    const header = page.locator(sel.sessionProfile);
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Personal Secretary'), sel.sessionProfile);
+    await sendMessage(page, 'Please look at my server');
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Server Administrator'), sel.sessionProfile);
+    await waitForAnswer(page, 'Switched to the admin.');
+    expect(await header.textContent()).not.toContain('Personal Secretary');
+    await page.locator(`${sel.tool}[data-tool="switch_profile"][data-status="done"]`).waitFor();
+    expect((await hearth.request('GET', `/sessions/${sessionId}`)).body.profile_id).toBe('server_admin');
+
+    await page.reload();
+    await waitForApp(page);
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Server Administrator'), sel.sessionProfile);
+  });
+});

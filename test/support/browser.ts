@@ -1,0 +1,286 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { startHearth, type Hearth, type HearthOptions } from './hearth-server.ts';
+
+/** Debian's Chromium; browser tests never download one. */
+export const chromiumPath = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
+export const browserAvailable = existsSync(chromiumPath);
+/** Set by CI: a missing browser then fails the browser tests instead of skipping them. */
+export const browserRequired = process.env.HEARTH_REQUIRE_BROWSER === '1';
+/** For `describe.skipIf(skipBrowserTests)`. */
+export const skipBrowserTests = !browserAvailable && !browserRequired;
+
+export const artifactsDir = path.resolve('test-artifacts');
+
+/** Generous per-test budget for browser tests (passed as the test's options, never slept). */
+export const browserTest = { timeout: 60_000 } as const;
+
+/** Close a page as soon as it throws an uncaught error (set HEARTH_BROWSER_KEEP_OPEN=1 to keep it open). */
+const failFast = process.env.HEARTH_BROWSER_KEEP_OPEN !== '1';
+
+/** How long one page action or wait may take before it fails with its call log. */
+export const actionTimeoutMs = 20_000;
+
+const launchArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!browserAvailable) {
+    throw new Error(`Chromium not found at ${chromiumPath}; install it with "apt-get install -y chromium" (HEARTH_REQUIRE_BROWSER=1 makes this a failure).`);
+  }
+  return chromium.launch({ executablePath: chromiumPath, headless: true, args: launchArgs });
+}
+
+export interface OpenPageOptions {
+  /** The session id (or any fragment) for `/#<hash>`. */
+  hash?: string;
+  viewport?: { width: number; height: number };
+  colorScheme?: 'light' | 'dark';
+  /** Console errors matching one of these are expected by the test and not counted as failures. */
+  allowErrors?: RegExp[];
+  /** Open the page in this context (shares cookies) instead of a fresh one. */
+  context?: BrowserContext;
+  /** Browser permissions granted to the new context, e.g. clipboard-read. */
+  permissions?: string[];
+}
+
+export interface PageProblems {
+  pageErrors: string[];
+  consoleErrors: string[];
+}
+
+export interface BrowserHarness {
+  readonly browser: Browser;
+  /** Starts the real app (port 0 unless `port` is given); closed after the test, after its pages. */
+  hearth(options?: HearthOptions): Promise<Hearth>;
+  /** Opens the app in a new page (own context unless one is given); its errors fail the test. */
+  openPage(hearth: Hearth, options?: OpenPageOptions): Promise<Page>;
+  /** Allows console errors matching `pattern` on every page of the current test. */
+  allowErrors(pattern: RegExp): void;
+  /** Page errors and console errors seen so far in the current test (not counting allowed ones). */
+  problems(): PageProblems;
+}
+
+/**
+ * Registers the hooks of one browser per test file: launched before the first test, closed after the last.
+ * After each test the pages are checked for uncaught errors and console errors (the test fails if any occurred),
+ * then the pages, their contexts and the apps started through the harness are closed.
+ */
+export function useBrowser(): BrowserHarness {
+  let browser: Browser | undefined;
+  let contexts: BrowserContext[] = [];
+  let hearths: Hearth[] = [];
+  let allowed: RegExp[] = [];
+  let problems: PageProblems = { pageErrors: [], consoleErrors: [] };
+
+  let launchError: unknown;
+  beforeAll(async () => {
+    try {
+      browser = await launchBrowser();
+    } catch (error) {
+      launchError = error;
+    }
+  }, 60_000);
+  // Every test fails (not skips) when the browser could not be launched.
+  beforeEach(() => {
+    if (launchError) throw launchError;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  }, 30_000);
+
+  afterEach(async (context) => {
+    // A failed test leaves a screenshot of each of its pages for the post-mortem.
+    if (context.task.result?.state === 'fail') {
+      const pages = contexts.flatMap((browserContext) => browserContext.pages()).filter((page) => !page.isClosed());
+      await Promise.all(pages.map((page, index) => screenshot(page, `failed-${context.task.name.slice(0, 80)}-${index}`).catch(() => undefined)));
+    }
+    const found = problems;
+    problems = { pageErrors: [], consoleErrors: [] };
+    const closingContexts = contexts;
+    contexts = [];
+    allowed = [];
+    // Errors caused by the teardown itself (closing pages, then the apps) go to the next record and don't count.
+    await Promise.all(closingContexts.map((context) => context.close().catch(() => undefined)));
+    const closingHearths = hearths;
+    hearths = [];
+    await Promise.all(closingHearths.map((hearth) => hearth.close().catch(() => undefined)));
+    const lines = [
+      ...found.pageErrors.map((error) => `page error: ${error}`),
+      ...found.consoleErrors.map((error) => `console error: ${error}`),
+    ];
+    if (lines.length > 0) throw new Error(`The page reported errors during the test:\n${lines.join('\n')}`);
+  }, 30_000);
+
+  const isAllowed = (text: string, extra: RegExp[]): boolean => [...allowed, ...extra].some((pattern) => pattern.test(text));
+
+  return {
+    get browser() {
+      if (!browser) throw new Error('the browser is not launched (use the harness inside tests)');
+      return browser;
+    },
+    async hearth(options = {}) {
+      const started = await startHearth(options);
+      let closing: Promise<void> | undefined;
+      const close = started.close;
+      const hearth: Hearth = { ...started, close: () => (closing ??= close()) };
+      hearths.push(hearth);
+      return hearth;
+    },
+    async openPage(hearth, options = {}) {
+      if (!browser) throw new Error('the browser is not launched');
+      let context = options.context;
+      if (!context) {
+        context = await browser.newContext({
+          viewport: options.viewport ?? { width: 1280, height: 800 },
+          colorScheme: options.colorScheme ?? 'light',
+          ...(options.permissions && { permissions: options.permissions }),
+        });
+        context.setDefaultTimeout(actionTimeoutMs);
+        contexts.push(context);
+      }
+      const page = await context.newPage();
+      const extra = options.allowErrors ?? [];
+      // This test's record: errors of a page still open after the test can't leak into the next one.
+      const sink = problems;
+      page.on('pageerror', (error) => {
+        sink.pageErrors.push(`${error.name}: ${error.message}\n${error.stack ?? ''}`);
+        // An uncaught error fails the test anyway: closing the page ends its pending waits now instead of at their timeouts.
+        if (failFast) void page.close().catch(() => undefined);
+      });
+      page.on('console', (message: ConsoleMessage) => {
+        if (message.type() !== 'error') return;
+        const location = message.location();
+        const text = `${message.text()}${location.url ? ` (${location.url}:${location.lineNumber})` : ''}`;
+        if (!isAllowed(text, extra)) sink.consoleErrors.push(text);
+      });
+      const url = `${hearth.baseUrl}/${options.hash !== undefined ? `#${options.hash}` : ''}`;
+      await page.goto(url, { waitUntil: 'load' });
+      return page;
+    },
+    allowErrors(pattern) {
+      allowed.push(pattern);
+    },
+    problems: () => ({ pageErrors: [...problems.pageErrors], consoleErrors: [...problems.consoleErrors] }),
+  };
+}
+
+/** Saves a full-page PNG to the git-ignored test-artifacts/ folder; answers its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(artifactsDir, { recursive: true });
+  const file = path.join(artifactsDir, `${name.replace(/[^\w.-]+/g, '-')}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+// ---- selectors of the DOM-hook contract (/tmp/notes/hooks.md) -------------------------------------------------
+
+export const sel = {
+  transcript: '#transcript',
+  message: 'textarea[aria-label="Message"]',
+  send: 'button[aria-label="Send"]',
+  stop: 'button[aria-label="Stop"]',
+  files: 'input[aria-label="Files to attach"]',
+  user: '#transcript [data-role="user"]',
+  assistant: '#transcript [data-role="assistant"]',
+  tool: '#transcript [data-role="tool"]',
+  plan: '#transcript [data-role="plan"]',
+  error: '#transcript [data-role="error"]',
+  banner: '#connection-banner',
+  sessionList: 'ul[aria-label="Session list"]',
+  sessionItem: 'ul[aria-label="Session list"] li[data-session-id]',
+  newSession: 'button[aria-label="New session"]',
+  profileSelect: 'select[aria-label="Profile"]',
+  filter: 'input[aria-label="Filter sessions"]',
+  sessionTitle: '#session-title',
+  sessionProfile: '#session-profile',
+  openSessions: 'button[aria-label="Open sessions"]',
+  closeSessions: 'button[aria-label="Close sessions"]',
+  signIn: 'form[aria-label="Sign in"]',
+  accessToken: 'input[aria-label="Access token"]',
+} as const;
+
+/** The app's composer and transcript are on the page. */
+export async function waitForApp(page: Page): Promise<void> {
+  await page.locator(sel.message).waitFor({ state: 'visible' });
+  await page.locator(sel.transcript).waitFor({ state: 'attached' });
+}
+
+/** Types `text` into the message box and presses Enter. */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  const box = page.locator(sel.message);
+  await box.waitFor({ state: 'visible' });
+  await expectEnabled(box);
+  await box.fill(text);
+  await box.press('Enter');
+}
+
+async function expectEnabled(locator: Locator): Promise<void> {
+  await locator.page().waitForFunction((element) => !(element as HTMLTextAreaElement).disabled, await locator.elementHandle());
+}
+
+/** The text of the rendered Markdown of the last assistant item, whitespace-normalised. */
+export async function lastAnswerText(page: Page): Promise<string> {
+  return page.evaluate((selector) => {
+    const items = document.querySelectorAll(selector);
+    const last = items[items.length - 1];
+    const markdown = last?.querySelector('.markdown') ?? last;
+    return (markdown?.textContent ?? '').replace(/\s+/g, ' ').trim();
+  }, sel.assistant);
+}
+
+/** Waits until the last assistant item's Markdown text (whitespace-normalised) equals `expected`. */
+export async function waitForAnswer(page: Page, expected: string, timeout = actionTimeoutMs): Promise<void> {
+  const want = expected.replace(/\s+/g, ' ').trim();
+  try {
+    await page.waitForFunction(
+      ({ selector, want }) => {
+        const items = document.querySelectorAll(selector);
+        const last = items[items.length - 1];
+        const markdown = last?.querySelector('.markdown') ?? last;
+        return (markdown?.textContent ?? '').replace(/\s+/g, ' ').trim() === want;
+      },
+      { selector: sel.assistant, want },
+      { timeout, polling: 'raf' },
+    );
+  } catch (error) {
+    const seen = await lastAnswerText(page).catch(() => '<page gone>');
+    throw new Error(`The last answer never became ${JSON.stringify(want.slice(0, 200))}; it is ${JSON.stringify(seen.slice(0, 200))}\n${String(error)}`);
+  }
+}
+
+/** Waits until the run is over from the page's point of view: Send is back and the textarea is enabled. */
+export async function waitForIdle(page: Page, timeout = actionTimeoutMs): Promise<void> {
+  await page.locator(sel.send).waitFor({ state: 'visible', timeout });
+  await page.waitForFunction((selector) => {
+    const box = document.querySelector(selector) as HTMLTextAreaElement | null;
+    return box !== null && !box.disabled;
+  }, sel.message, { timeout });
+}
+
+/** Whether the element is visible and at least partly inside the viewport (an off-canvas drawer is not). */
+export async function onScreen(locator: Locator): Promise<boolean> {
+  if (!(await locator.isVisible())) return false;
+  const box = await locator.boundingBox();
+  const viewport = locator.page().viewportSize();
+  if (!box || !viewport) return false;
+  return box.x + box.width > 0 && box.y + box.height > 0 && box.x < viewport.width && box.y < viewport.height && box.width > 0 && box.height > 0;
+}
+
+/** Evaluates `window.hearthMetrics` (undefined when the client doesn't expose it). */
+export async function hearthMetrics(page: Page): Promise<any> {
+  return page.evaluate(() => (window as any).hearthMetrics && JSON.parse(JSON.stringify((window as any).hearthMetrics)));
+}
