@@ -153,6 +153,17 @@ function readAsDataUrl(file) {
   });
 }
 
+/** Files already in a session's folder, so that sending again after a failed upload does not upload them twice. */
+const uploads = new WeakMap();
+
+async function upload(sessionId, file) {
+  const known = uploads.get(file);
+  if (known?.sessionId === sessionId) return known.file;
+  const { name, path } = await api.upload(sessionId, file);
+  uploads.set(file, { sessionId, file: { name, path } });
+  return { name, path };
+}
+
 /** Images go to the model inline; other files are uploaded to the session's folder first. */
 async function send({ content, attachments }) {
   const target = view ?? (await newSession());
@@ -162,10 +173,7 @@ async function send({ content, attachments }) {
   const files = [];
   for (const file of attachments) {
     if (modelImageTypes.has(file.type)) images.push(await readAsDataUrl(file));
-    else {
-      const uploaded = await api.upload(target.sessionId, file);
-      files.push({ name: uploaded.name, path: uploaded.path });
-    }
+    else files.push(await upload(target.sessionId, file));
   }
   const sent = target.send({
     content: content || contentForAttachmentsOnly,
