@@ -94,6 +94,7 @@ function onViewEvent(openedView, event) {
   if (openedView !== view && event.type !== 'tools_changed') return;
   if (event.type === 'tools_changed' && panels.openPanel === 'Tools') toolsPanel.refresh();
   if (event.type === 'profile_switched') sidebar.refresh();
+  if (event.type === 'context_compressed') showContextMeter(openedView.sessionId);
   if ((event.type === 'stream_end' || event.type === 'context_compressed') && panels.openPanel === 'Context') contextPanel.refresh(openedView.sessionId);
 }
 

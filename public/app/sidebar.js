@@ -2,6 +2,8 @@ import { api } from './api.js';
 import { element, formatTime } from './dom.js';
 import { icon } from './icons.js';
 
+const untitled = 'New conversation';
+
 /**
  * The session list: pinned first, then most recently active (the server's order), filtered by
  * title. Each entry opens its session through the URL hash and can be renamed, pinned or deleted.
@@ -52,7 +54,7 @@ export class Sidebar {
 
   render() {
     const query = this.filter.value.trim().toLowerCase();
-    const shown = this.#sessions.filter((session) => (session.title || 'Untitled').toLowerCase().includes(query));
+    const shown = this.#sessions.filter((session) => (session.title || untitled).toLowerCase().includes(query));
     this.list.replaceChildren(...shown.map((session) => this.#entry(session)));
     this.empty.hidden = shown.length > 0;
     this.empty.textContent = this.#sessions.length === 0 ? 'No sessions yet.' : 'No session matches.';
@@ -60,7 +62,7 @@ export class Sidebar {
 
   #entry(session) {
     const id = session.session_id;
-    const title = session.title || 'Untitled';
+    const title = session.title || untitled;
     const current = id === this.#currentId;
     const label =
       this.#renaming === id
@@ -138,7 +140,7 @@ export class Sidebar {
   }
 
   #confirmDelete(session) {
-    this.dialog.querySelector('p').textContent = `Delete “${session.title || 'Untitled'}”? Its messages and files are removed for good.`;
+    this.dialog.querySelector('p').textContent = `Delete “${session.title || untitled}”? Its messages and files are removed for good.`;
     this.dialog.returnValue = '';
     this.dialog.addEventListener(
       'close',

@@ -99,7 +99,13 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
     expect(await notice.textContent()).toMatch(/summarised/);
     expect(await page.locator(sel.user).count()).toBe(3);
 
+    // The meter then shows the compressed context, as the Context panel does.
+    const compressed = (await hearth.request('GET', `/sessions/${sessionId}/context`)).body;
+    expect(compressed.context_tokens).toBeLessThan(3_920);
+    await page.waitForFunction((tokens) => (document.querySelector('#context-meter') as HTMLMeterElement).value === tokens, compressed.context_tokens);
+
     const panel = await openPanel(page, 'Context');
+    expect(await panel.textContent()).toContain(`${compressed.context_tokens.toLocaleString('en-US')} of 4,096 tokens`);
     const summary = panel.locator('[data-role="summary"]');
     await summary.waitFor();
     await summary.locator('summary').click();
