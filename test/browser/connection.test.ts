@@ -52,4 +52,36 @@ describe.skipIf(skipBrowserTests)('connection in the browser', () => {
     const { body } = await second.request('GET', `/sessions/${sessionId}`);
     expect(body.messages.map((message: any) => message.content)).toEqual(['Hello before', 'Before the restart.', 'Hello after', 'After the restart.']);
   });
+
+  it('resynchronises after the socket drops mid-run: the answer ends whole, with no text lost or shown twice', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const chunks = Array.from({ length: 100 }, (_, index) => `part${index} `);
+    const expected = chunks.join('').trim();
+    hearth.llm.script({ chunks, delayMs: 40 });
+    const sessionId = await hearth.createSession();
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    await sendMessage(page, 'Stream through a network blip');
+    await page.waitForFunction((selector) => (document.querySelector(selector)?.textContent ?? '').includes('part10 '), sel.assistant);
+
+    // The server cuts every socket (as a proxy or a flaky network would); the run itself goes on.
+    let dropped = 0;
+    for (const client of hearth.app.websocketServer.clients) {
+      client.terminate();
+      dropped += 1;
+    }
+    expect(dropped).toBe(1);
+    await page.locator(sel.banner).waitFor({ state: 'visible' });
+    await page.locator(sel.banner).waitFor({ state: 'hidden' });
+    // Reconnected while the model was still streaming: the page picks the run up from the server's replay.
+    expect(hearth.llm.requests[0]!.completed).toBe(false);
+
+    await waitForAnswer(page, expected);
+    await waitForIdle(page);
+    expect(await page.locator(sel.user).count()).toBe(1);
+    expect(await page.locator(sel.assistant).count()).toBe(1);
+    const text = await lastAnswerText(page);
+    expect(text.match(/part10 /g)).toHaveLength(1);
+    expect(text).toBe(expected);
+  });
 });
