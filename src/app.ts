@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -18,6 +19,7 @@ import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
 import { startFileSweeper } from './server/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
+import { securityHeaders } from './server/security-headers.ts';
 import { sessionRoutes } from './server/session-routes.ts';
 import { vendorRoutes } from './server/vendor-routes.ts';
 import { startWatchers, type Watchers } from './server/watchers.ts';
@@ -95,6 +97,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('agent', agent);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
+  await app.register(fastifyHelmet, securityHeaders);
   await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 * 1024 } });
 
   await app.register(async (api) => {

@@ -1,0 +1,25 @@
+import type { FastifyHelmetOptions } from '@fastify/helmet';
+
+/**
+ * The options of @fastify/helmet for every response. Scripts, styles and sockets come from this
+ * server only, so nothing a model writes into an answer can load or run anything else.
+ */
+export const securityHeaders: FastifyHelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:', 'blob:'],
+      // 'self' covers the page's own ws:// or wss:// origin.
+      connectSrc: ["'self'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+    },
+  },
+  // Hearth speaks plain HTTP on a home network; TLS, and so HSTS, is a reverse proxy's to decide.
+  strictTransportSecurity: false,
+};
