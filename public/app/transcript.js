@@ -85,6 +85,7 @@ export class Transcript {
   clear(placeholder) {
     this.#generation += 1;
     this.#run = undefined;
+    delete this.container.dataset.working;
     this.scheduler.countFrames(false);
     this.container.replaceChildren(...(placeholder ? [element('div', { className: 'transcript-empty' }, placeholder)] : []));
   }
@@ -134,6 +135,7 @@ export class Transcript {
       case 'stream_start':
         this.#endRun({ stopped: false });
         this.#run = { answer: undefined, cards: new Map() };
+        this.container.dataset.working = 'true';
         this.scheduler.countFrames(true);
         return;
       case 'plan_ready':
@@ -241,6 +243,7 @@ export class Transcript {
       if (card.node.dataset.status === 'pending') card.complete({ result: stopped ? 'Stopped before it finished.' : 'No result arrived.', success: false });
     }
     this.#run = undefined;
+    delete this.container.dataset.working;
     this.scheduler.countFrames(false);
   }
 

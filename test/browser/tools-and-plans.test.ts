@@ -57,6 +57,10 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     expect(await card.getAttribute('data-call-id')).toBeTruthy();
     expect(await card.locator('details.tool-args').textContent()).toContain('garden-gate');
     expect(await page.locator(sel.stop).isVisible()).toBe(true);
+    // The end of the transcript says the run is still working while nothing streams.
+    const working = page.locator(`${sel.transcript}[data-working="true"]`);
+    expect(await working.count()).toBe(1);
+    expect(await page.evaluate((selector) => getComputedStyle(document.querySelector(selector)!, '::after').content, sel.transcript)).toBe('"Working"');
     await screenshot(page, 'tool-card-pending');
 
     release('gate opened at 07:00');
@@ -65,6 +69,7 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     await waitForAnswer(page, 'The gate is open.');
     await waitForIdle(page);
     expect(await page.locator(sel.tool).count()).toBe(1);
+    expect(await working.count()).toBe(0);
 
     // The stored history renders the same card after a reload.
     await page.reload();
