@@ -19,6 +19,7 @@ import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
 import { startFileSweeper } from './server/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
+import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
 import { sessionRoutes } from './server/session-routes.ts';
 import { vendorRoutes } from './server/vendor-routes.ts';
@@ -99,6 +100,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.setNotFoundHandler(handleNotFound);
   await app.register(fastifyHelmet, securityHeaders);
   await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 * 1024 } });
+  // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
+  app.addHook('onRequest', guardRequests({ requireLoopbackHost: config.AUTH_TOKEN === '' }));
 
   await app.register(async (api) => {
     if (config.AUTH_TOKEN !== '') api.addHook('onRequest', requireToken(config.AUTH_TOKEN));

@@ -5,6 +5,8 @@ export const errorStatus = {
   no_file: 400,
   one_file_per_request: 400,
   unauthorized: 401,
+  forbidden_host: 403,
+  forbidden_origin: 403,
   session_not_found: 404,
   not_found: 404,
   session_busy: 409,

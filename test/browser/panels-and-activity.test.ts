@@ -89,9 +89,14 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
     await sendMessage(page, 'Question 2');
     await waitForAnswer(page, 'Answer 2.');
     await waitForIdle(page);
+    // Every share the header shows from here on, as it is drawn (compression follows the turn at once).
+    await page.evaluate(() => {
+      const share = document.querySelector('#context-share')!;
+      const shown: string[] = ((window as any).sharesShown = []);
+      new MutationObserver(() => shown.push(share.textContent ?? '')).observe(share, { childList: true, characterData: true, subtree: true });
+    });
     await sendMessage(page, 'Question 3');
     await waitForAnswer(page, 'Answer 3.');
-    expect(await page.locator('#context-share').textContent()).toBe('96%');
 
     // Compression after the turn is announced in the transcript, and the display history keeps every message.
     const notice = page.locator(`${sel.transcript} [data-role="notice"]`);
@@ -103,6 +108,8 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
     const compressed = (await hearth.request('GET', `/sessions/${sessionId}/context`)).body;
     expect(compressed.context_tokens).toBeLessThan(3_920);
     await page.waitForFunction((tokens) => (document.querySelector('#context-meter') as HTMLMeterElement).value === tokens, compressed.context_tokens);
+    const compressedShare = `${Math.round((100 * compressed.context_tokens) / 4_096)}%`;
+    expect(await page.evaluate(() => (window as any).sharesShown)).toEqual(['96%', compressedShare]);
 
     const panel = await openPanel(page, 'Context');
     expect(await panel.textContent()).toContain(`${compressed.context_tokens.toLocaleString('en-US')} of 4,096 tokens`);
