@@ -12,6 +12,7 @@ function storeToken(token) {
 export function signIn(form) {
   const input = form.querySelector('input[type=password]');
   const errorLine = form.querySelector('.login-error');
+  errorLine.hidden = true;
   form.hidden = false;
   input.focus();
   return new Promise((resolve) => {

@@ -71,7 +71,28 @@ function showConnection(status) {
   else if (status === 'disconnected') {
     banner.replaceChildren('Disconnected from Hearth — reconnecting… ', Object.assign(document.createElement('button'), { type: 'button', textContent: 'Retry now', onclick: () => view?.reconnectNow() }));
     banner.hidden = false;
+    // A socket refused for its token looks like any other drop; the server says which it was.
+    api.health().catch((error) => {
+      if (error instanceof ApiError && error.status === 401) signInAgain();
+    });
   }
+}
+
+let signingIn;
+
+/** The server's AUTH_TOKEN changed under an open page: ask for the new one, then reopen where the person was. */
+function signInAgain() {
+  signingIn ??= (async () => {
+    view?.close();
+    view = undefined;
+    layout.hidden = true;
+    banner.hidden = true;
+    await signIn(byId('login'));
+    layout.hidden = false;
+    await loadProfiles();
+    await sidebar.refresh();
+    route();
+  })().finally(() => (signingIn = undefined));
 }
 
 function onViewChange(openedView, change) {

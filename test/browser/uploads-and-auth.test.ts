@@ -1,9 +1,11 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { startScriptedOllama } from '../support/scripted-ollama.ts';
 
 /** A 2×2 red PNG. */
 const pngBase64 = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4z8DwnwGMgRQAH+4D/dJQfRoAAAAASUVORK5CYII=';
@@ -109,5 +111,44 @@ describe.skipIf(skipBrowserTests)('uploads and sign-in in the browser', () => {
     await waitForApp(page);
     await waitForAnswer(page, 'Signed in and streaming.');
     expect(await page.locator(sel.signIn).isVisible()).toBe(false);
+  });
+
+  it('asks for the new token when the server restarts with another AUTH_TOKEN, then reopens the session', browserTest, async () => {
+    const llm = await startScriptedOllama();
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-browser-token-'));
+    onTestFinished(async () => {
+      await llm.close();
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    const first = await browser.hearth({ llm, dataDir, env: { AUTH_TOKEN: 'old-token' } });
+    const created = await first.request('POST', '/sessions', {}, { authorization: 'Bearer old-token' });
+    const sessionId = created.body.session_id as string;
+    llm.script({ content: 'Before the new token.' });
+    await first.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello' }, { authorization: 'Bearer old-token' });
+
+    browser.allowErrors(/\b401\b|WebSocket connection to .* failed|ERR_CONNECTION_REFUSED|Failed to fetch/);
+    const page = await browser.openPage(first, { hash: sessionId });
+    const form = page.locator(sel.signIn);
+    await form.locator(sel.accessToken).fill('old-token');
+    await form.locator(sel.accessToken).press('Enter');
+    await waitForAnswer(page, 'Before the new token.');
+    expect(await form.isVisible()).toBe(false);
+
+    await first.close();
+    const second = await browser.hearth({ llm, dataDir, port: Number(new URL(first.baseUrl).port), env: { AUTH_TOKEN: 'new-token' } });
+    await form.waitFor({ state: 'visible', timeout: 30_000 });
+    expect(await page.locator(sel.message).isVisible()).toBe(false);
+    await form.locator(sel.accessToken).fill('new-token');
+    await form.locator(sel.accessToken).press('Enter');
+    await form.waitFor({ state: 'hidden' });
+    await waitForAnswer(page, 'Before the new token.');
+    expect(await page.evaluate(() => location.hash)).toBe(`#${sessionId}`);
+
+    llm.script({ content: 'After the new token.' });
+    await sendMessage(page, 'Still there?');
+    await waitForAnswer(page, 'After the new token.');
+    await waitForIdle(page);
+    expect(await page.locator(sel.user).count()).toBe(2);
+    expect((await second.request('GET', `/sessions/${sessionId}`, undefined, { authorization: 'Bearer new-token' })).body.messages).toHaveLength(4);
   });
 });
