@@ -28,9 +28,7 @@ describe.skipIf(skipBrowserTests)('chat in the browser: send and stream', () => 
     const hearth = await browser.hearth();
     const chunks = ['The ', 'kettle ', 'is ', 'on, ', 'and ', 'the ', 'tea ', 'is ', 'ready.'];
     hearth.llm.script({ chunks, delayMs: 120 });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth);
     expect(await page.locator(sel.send).isVisible()).toBe(true);
     expect(await page.locator(sel.stop).count()).toBe(0);
 
@@ -76,9 +74,7 @@ describe.skipIf(skipBrowserTests)('chat in the browser: send and stream', () => 
   it('inserts a newline on Shift+Enter instead of sending', browserTest, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ content: 'Two lines received.' });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth);
     const box = page.locator(sel.message);
     await box.click();
     await box.pressSequentially('first line');
@@ -100,9 +96,7 @@ describe.skipIf(skipBrowserTests)('chat in the browser: send and stream', () => 
     it(`stops a hanging stream with ${how}, marks the answer stopped and frees the composer`, browserTest, async () => {
       const hearth = await browser.hearth();
       hearth.llm.script({ chunks: ['Once ', 'upon ', 'a time'], hang: true }, { content: 'Next answer.' });
-      const sessionId = await hearth.createSession();
-      const page = await browser.openPage(hearth, { hash: sessionId });
-      await waitForApp(page);
+      const { page, sessionId } = await browser.openSession(hearth);
       await sendMessage(page, 'Tell me a long story');
       await waitForAnswer(page, 'Once upon a time');
       await page.locator(sel.stop).waitFor({ state: 'visible' });
@@ -134,9 +128,7 @@ describe.skipIf(skipBrowserTests)('chat in the browser: send and stream', () => 
   it('shows an LLM HTTP 500 inline as an error item with its message and code', browserTest, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ status: 500, errorMessage: 'the model ran out of memory' }, { content: 'Recovered.' });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth);
     await sendMessage(page, 'Hello?');
     const error = page.locator(sel.error);
     await error.waitFor();
@@ -155,9 +147,7 @@ describe.skipIf(skipBrowserTests)('chat in the browser: send and stream', () => 
     const deadUrl = probe.llm.url;
     await probe.close();
     const hearth = await browser.hearth({ env: { OLLAMA_HOST: deadUrl } });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth);
     await sendMessage(page, 'Anyone there?');
     const error = page.locator(sel.error);
     await error.waitFor();

@@ -58,9 +58,7 @@ describe.skipIf(skipBrowserTests)('connection in the browser', () => {
     const chunks = Array.from({ length: 100 }, (_, index) => `part${index} `);
     const expected = chunks.join('').trim();
     hearth.llm.script({ chunks, delayMs: 40 });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth);
     await sendMessage(page, 'Stream through a network blip');
     await page.waitForFunction((selector) => (document.querySelector(selector)?.textContent ?? '').includes('part10 '), sel.assistant);
 

@@ -47,9 +47,7 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
       { content: 'one two three' },
       { content: 'The sub-agent counted: one two three.' },
     );
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth);
     await sendMessage(page, 'Delegate counting');
     await waitForAnswer(page, 'The sub-agent counted: one two three.');
     await waitForIdle(page);
@@ -74,9 +72,7 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
       const turn = Number(/Question (\d+)/.exec(lastUserContent(request))?.[1]);
       return { content: `Answer ${turn}.`, usage: turn === 3 ? { promptTokens: 3_900, completionTokens: 20 } : { promptTokens: 1_000, completionTokens: 24 } };
     });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth);
     const meter = page.locator('#context-meter');
 
     await sendMessage(page, 'Question 1');
@@ -122,9 +118,7 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
 
   it('lists built-in and user tools in the Tools panel and follows tools_changed, load errors included', browserTest, async () => {
     const hearth = await browser.hearth();
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth);
     await page.locator(sel.send).waitFor();
     const panel = await openPanel(page, 'Tools');
     await panel.locator('li[data-tool-name="todo"][data-source="builtin"]').waitFor();
@@ -186,9 +180,7 @@ export async function execute() { return String(1 + Math.floor(Math.random() * 6
   it('attaches files that are dropped on the conversation or pasted into the message box', browserTest, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ content: 'Got both files.' });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth);
     await dispatchFiles(page, 'drop', [{ name: 'dropped.md', type: 'text/markdown', text: '# Dropped\n' }]);
     await dispatchFiles(page, 'paste', [{ name: 'pasted.csv', type: 'text/csv', text: 'a,b\n1,2\n' }]);
     await page.waitForFunction(() => document.querySelectorAll('li[data-attachment]').length === 2);
@@ -206,9 +198,7 @@ export async function execute() { return String(1 + Math.floor(Math.random() * 6
     // Chromium logs every 4xx response; this one is the point of the test.
     browser.allowErrors(/status of 413 \(Payload Too Large\)/);
     hearth.llm.script({ content: 'Read the notes.' });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth);
     await page.locator(sel.files).setInputFiles([
       { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('small enough\n') },
       { name: 'huge.log', mimeType: 'text/plain', buffer: Buffer.alloc(2 * 1024 * 1024, 'x') },

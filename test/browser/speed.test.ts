@@ -125,9 +125,7 @@ describe.skipIf(skipBrowserTests)('speed in the browser', () => {
     const piece = (index: number) => `w${index} `;
     const expected = Array.from({ length: count }, (_, index) => piece(index)).join('').trim();
     hearth.llm.script({ chunkCount: count, chunkText: piece });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth);
     await page.locator(sel.send).waitFor();
     const before = await hearthMetrics(page);
 

@@ -46,9 +46,7 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     const { tools, release } = gatedTools();
     const hearth = await browser.hearth({ tools, profiles: { gatekeeper: gateProfile } });
     hearth.llm.script({ toolCalls: [{ name: 'wait_for_gate', arguments: { item: 'garden-gate' } }] }, { content: 'The gate is open.' });
-    const sessionId = await hearth.createSession('gatekeeper');
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth, 'gatekeeper');
     await sendMessage(page, 'Open the gate');
 
     const card = page.locator(`${sel.tool}[data-tool="wait_for_gate"]`);
@@ -86,9 +84,7 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
       { toolCalls: [{ name: 'refuse', arguments: {} }, { name: 'no_such_tool', arguments: { x: 1 } }] },
       { content: 'Both calls failed.' },
     );
-    const sessionId = await hearth.createSession('gatekeeper');
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth, 'gatekeeper');
     await sendMessage(page, 'Try both');
     await page.locator(`${sel.tool}[data-tool="refuse"][data-status="failed"]`).waitFor();
     await page.locator(`${sel.tool}[data-tool="no_such_tool"][data-status="failed"]`).waitFor();
@@ -103,9 +99,7 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     const hearth = await browser.hearth();
     const thinking = 'First I check the weather, then I decide about the umbrella.';
     hearth.llm.script({ thinking, chunkSize: 6, content: 'Take the umbrella.', delayMs: 90 });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth);
     await sendMessage(page, 'Umbrella?');
 
     const details = page.locator(`${sel.assistant} details.thinking`);
@@ -136,9 +130,7 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     const hearth = await browser.hearth({ planning: true });
     const plan = '1. Check the kettle (scratchpad)\n2. Pour the tea';
     hearth.llm.script({ content: plan }, { content: 'Tea poured as planned.', delayMs: 20 });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page } = await browser.openSession(hearth);
     await sendMessage(page, 'Make tea, step by step');
     const card = page.locator(sel.plan);
     await card.waitFor();
@@ -160,9 +152,7 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
   it('updates the header profile when the model calls switch_profile', browserTest, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'server_admin' } }] }, { content: 'Switched to the admin.' });
-    const sessionId = await hearth.createSession('secretary');
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth, 'secretary');
     const header = page.locator(sel.sessionProfile);
     await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Personal Secretary'), sel.sessionProfile);
     await sendMessage(page, 'Please look at my server');

@@ -16,9 +16,7 @@ describe.skipIf(skipBrowserTests)('uploads and sign-in in the browser', () => {
   it('attaches a text file and an image, sends them with the message and shows them in the user item', browserTest, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ content: 'I see your notes and the red square.' });
-    const sessionId = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: sessionId });
-    await waitForApp(page);
+    const { page, sessionId } = await browser.openSession(hearth);
     const notes = 'Buy oat milk.\nCall the plumber.\n';
     await page.locator(sel.files).setInputFiles([
       { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(notes) },

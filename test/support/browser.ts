@@ -1,15 +1,12 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { browserAvailable, launchBrowser } from './chromium.ts';
 import { startHearth, type Hearth, type HearthOptions } from './hearth-server.ts';
 
-/** Debian's Chromium; browser tests never download one. */
-export const chromiumPath = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
-export const browserAvailable = existsSync(chromiumPath);
 /** Set by CI: a missing browser then fails the browser tests instead of skipping them. */
 export const browserRequired = process.env.HEARTH_REQUIRE_BROWSER === '1';
 /** For `describe.skipIf(skipBrowserTests)`. */
@@ -25,23 +22,6 @@ const failFast = process.env.HEARTH_BROWSER_KEEP_OPEN !== '1';
 
 /** How long one page action or wait may take before it fails with its call log. */
 export const actionTimeoutMs = 20_000;
-
-const launchArgs = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
-export async function launchBrowser(): Promise<Browser> {
-  if (!browserAvailable) {
-    throw new Error(`Chromium not found at ${chromiumPath}; install it with "apt-get install -y chromium" (HEARTH_REQUIRE_BROWSER=1 makes this a failure).`);
-  }
-  return chromium.launch({ executablePath: chromiumPath, headless: true, args: launchArgs });
-}
 
 export interface OpenPageOptions {
   /** The session id (or any fragment) for `/#<hash>`. */
@@ -67,6 +47,8 @@ export interface BrowserHarness {
   hearth(options?: HearthOptions): Promise<Hearth>;
   /** Opens the app in a new page (own context unless one is given); its errors fail the test. */
   openPage(hearth: Hearth, options?: OpenPageOptions): Promise<Page>;
+  /** Creates a session (with this profile, or the default one) and opens the app on it, ready for input. */
+  openSession(hearth: Hearth, profileId?: string): Promise<{ page: Page; sessionId: string }>;
   /** Allows console errors matching `pattern` on every page of the current test. */
   allowErrors(pattern: RegExp): void;
   /** Page errors and console errors seen so far in the current test (not counting allowed ones). */
@@ -170,6 +152,12 @@ export function useBrowser(): BrowserHarness {
       const url = `${hearth.baseUrl}/${options.hash !== undefined ? `#${options.hash}` : ''}`;
       await page.goto(url, { waitUntil: 'load' });
       return page;
+    },
+    async openSession(hearth, profileId) {
+      const sessionId = await hearth.createSession(profileId);
+      const page = await this.openPage(hearth, { hash: sessionId });
+      await waitForApp(page);
+      return { page, sessionId };
     },
     allowErrors(pattern) {
       allowed.push(pattern);
