@@ -24,6 +24,7 @@ import { userToolCalls } from './scenarios/user-tool-call.ts';
 import { toolsChangedLatency } from './scenarios/tool-reload-latency.ts';
 import { reloadMemory } from './scenarios/reload-memory.ts';
 import { memorySearchTimes } from './scenarios/memory-search.ts';
+import { pageInChromium } from './scenarios/page.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -60,7 +61,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13`);
   }
   return options;
 }
@@ -132,6 +133,7 @@ async function main(): Promise<number> {
       [10, '10. 300 tool edit/reload cycles, server RSS', () => reloadMemory(context)],
       [11, '11. Compression bookkeeping, 5,000-message context', () => compressionBookkeeping()],
       [12, '12. `memory_search` over 10,000 facts', () => memorySearchTimes()],
+      [13, '13. The page in Chromium', () => pageInChromium(context, databaseFile)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

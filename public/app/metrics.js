@@ -8,9 +8,14 @@ export const metrics = {
   /** Animation frames that passed while a run was streaming. */
   frames: 0,
   eventsReceived: 0,
+  /** When the last event arrived, and when the page had finished drawing it into the DOM. */
   lastEventAt: 0,
+  lastAppliedAt: 0,
+  /** The longest time one event took to handle, and one frame's stream render. */
+  longestApplyMs: 0,
+  longestRenderMs: 0,
   lastRenderAt: 0,
-  /** `{ sessionId, messages, ms, allDrawnMs }` for the last session opened: first screen drawn, then all of it. */
+  /** `{ sessionId, messages, startedAt, ms, allDrawnMs }` for the last session opened: when it began (page clock), first screen drawn, then all of it. */
   lastOpen: null,
 };
 

@@ -96,8 +96,15 @@ export class SessionView {
   }
 
   #receive(event) {
+    const receivedAt = performance.now();
     metrics.eventsReceived += 1;
-    metrics.lastEventAt = performance.now();
+    metrics.lastEventAt = receivedAt;
+    this.#dispatch(event);
+    metrics.lastAppliedAt = performance.now();
+    metrics.longestApplyMs = Math.max(metrics.longestApplyMs, metrics.lastAppliedAt - receivedAt);
+  }
+
+  #dispatch(event) {
     if (event.type === 'tools_changed') return this.onEvent(event);
     if (this.#held) {
       this.#held.push(event);
@@ -130,7 +137,7 @@ export class SessionView {
     const drawn = this.transcript.renderHistory(messages);
     if (messages.length === 0 && !runActive) this.transcript.clear('Say hello — the conversation starts here.');
     if (metrics.lastOpen?.sessionId !== this.sessionId) {
-      const open = { sessionId: this.sessionId, messages: session.messages.length, ms: performance.now() - this.openedAt };
+      const open = { sessionId: this.sessionId, messages: session.messages.length, startedAt: this.openedAt, ms: performance.now() - this.openedAt };
       metrics.lastOpen = open;
       drawn.then((complete) => complete && (open.allDrawnMs = performance.now() - this.openedAt));
     }

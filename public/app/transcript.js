@@ -108,8 +108,10 @@ export class Transcript {
         const sliceStarted = performance.now();
         const slice = [];
         while (entries.length > 0 && performance.now() - sliceStarted < sliceBudgetMs) slice.unshift(entryNode(entries.pop()));
+        // One block a slice: the browser lays out the new block alone, and skips blocks out of view
+        // (content-visibility), so each frame costs the same however much is drawn already.
         // Scroll anchoring keeps the entries in view where they are while older ones go in above.
-        this.container.prepend(...slice);
+        this.container.prepend(element('div', { className: 'history-block' }, slice));
         if (entries.length === 0) resolve(true);
         else requestAnimationFrame(drawOlder);
       };

@@ -113,6 +113,11 @@ describe.skipIf(skipBrowserTests)('speed in the browser', () => {
     expect(switchMetrics.lastOpen.sessionId).toBe(longId);
     expect(switchMetrics.lastOpen.ms).toBeLessThan(1_000);
     expect(switchMs).toBeLessThan(1_000);
+    // The older messages follow, a slice per frame above the newest, until all 2,000 are in the page, in order.
+    await page.waitForFunction(() => (window as any).hearthMetrics.lastOpen.allDrawnMs !== undefined);
+    expect(await page.locator(`${sel.user}, ${sel.assistant}`).count()).toBe(2_000);
+    expect(await page.locator(sel.user).first().textContent()).toContain('Question 1:');
+    expect(await page.locator(sel.user).nth(499).textContent()).toContain('Question 500:');
     // Scrolled to the end: the last message is in view.
     const last = page.locator(sel.assistant).last();
     await last.scrollIntoViewIfNeeded();
