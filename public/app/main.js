@@ -89,8 +89,7 @@ function signInAgain() {
     banner.hidden = true;
     await signIn(byId('login'));
     layout.hidden = false;
-    await loadProfiles();
-    await sidebar.refresh();
+    await loadChrome();
     route();
   })().finally(() => (signingIn = undefined));
 }
@@ -220,6 +219,12 @@ async function loadProfiles() {
   else if (profiles.some((profile) => profile.id === 'secretary')) profileSelect.value = 'secretary';
 }
 
+/** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */
+async function loadChrome() {
+  await Promise.all([loadProfiles(), sidebar.refresh()]);
+  sidebar.render();
+}
+
 function wireChrome() {
   byId('new-session').addEventListener('click', () => newSession().catch((error) => composer.showError(error.message)));
   profileSelect.addEventListener('change', () => {
@@ -253,8 +258,7 @@ async function start() {
   }
   layout.hidden = false;
   wireChrome();
-  await loadProfiles();
-  await sidebar.refresh();
+  await loadChrome();
   route();
 }
 

@@ -6,6 +6,12 @@ const followDistancePx = 80;
 const firstSliceEntries = 60;
 const sliceBudgetMs = 10;
 
+/** Lets the browser handle input and paint before the next slice (scheduler.yield where there is one). */
+function yieldToBrowser() {
+  if (globalThis.scheduler?.yield) return globalThis.scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Stored messages in the order they are drawn; a tool call and its result share one entry. */
 function historyEntries(messages) {
   const entries = [];
@@ -92,32 +98,32 @@ export class Transcript {
 
   /**
    * Draws stored messages (the display buffer). The newest entries are drawn at once; older ones
-   * are drawn above them a slice per animation frame, so a long session opens without waiting for
-   * all of it. Resolves when everything is drawn (or when the transcript was cleared meanwhile).
+   * are drawn above them in slices of a few milliseconds, yielding to the browser in between, so a
+   * long session opens without waiting for all of it and stays responsive while the rest goes in.
+   * Resolves true when everything is drawn, false when the transcript was cleared meanwhile.
    */
   renderHistory(messages) {
     this.clear();
-    const generation = this.#generation;
     const entries = historyEntries(messages);
     const newest = entries.splice(Math.max(0, entries.length - firstSliceEntries));
     this.container.append(...newest.map(entryNode));
     this.scrollToEnd();
-    return new Promise((resolve) => {
-      const drawOlder = () => {
-        if (generation !== this.#generation) return resolve(false);
-        const sliceStarted = performance.now();
-        const slice = [];
-        while (entries.length > 0 && performance.now() - sliceStarted < sliceBudgetMs) slice.unshift(entryNode(entries.pop()));
-        // One block a slice: the browser lays out the new block alone, and skips blocks out of view
-        // (content-visibility), so each frame costs the same however much is drawn already.
-        // Scroll anchoring keeps the entries in view where they are while older ones go in above.
-        this.container.prepend(element('div', { className: 'history-block' }, slice));
-        if (entries.length === 0) resolve(true);
-        else requestAnimationFrame(drawOlder);
-      };
-      if (entries.length === 0) resolve(true);
-      else requestAnimationFrame(drawOlder);
-    });
+    return this.#drawOlder(entries, this.#generation);
+  }
+
+  async #drawOlder(entries, generation) {
+    while (entries.length > 0) {
+      await yieldToBrowser();
+      if (generation !== this.#generation) return false;
+      const sliceStarted = performance.now();
+      const slice = [];
+      while (entries.length > 0 && performance.now() - sliceStarted < sliceBudgetMs) slice.unshift(entryNode(entries.pop()));
+      // One block a slice: the browser lays out the new block alone, and skips blocks out of view
+      // (content-visibility), so each slice costs the same however much is drawn already.
+      // Scroll anchoring keeps the entries in view where they are while older ones go in above.
+      this.container.prepend(element('div', { className: 'history-block' }, slice));
+    }
+    return generation === this.#generation;
   }
 
   appendUser(message) {

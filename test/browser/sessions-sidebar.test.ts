@@ -42,6 +42,8 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     const existing = await titled(hearth, 'Existing chat');
     const page = await browser.openPage(hearth, { hash: existing });
     await waitForApp(page);
+    // The list names each session's profile as the person sees it, however its two requests came back.
+    await page.locator(`${sel.sessionItem}[data-session-id="${existing}"] .session-meta`).filter({ hasText: 'Personal Secretary' }).waitFor();
     const select = page.locator(sel.profileSelect);
     await select.locator('option[value="server_admin"]').waitFor({ state: 'attached' });
     expect(await select.locator('option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(
