@@ -163,7 +163,7 @@ export async function pageInChromium(context: BenchContext, databaseFile: string
       details: [
         `Scenario 13 drives ${chromiumPath} (headless, via playwright-core) against the bench server. 13a: a fresh page on /#<id> of a session seeded with 2,000 messages; ` +
           '"first screen" is from the page reading the hash to the newest 60 entries drawn (GET /sessions/:id included), "all drawn" until the older ones, drawn ' +
-          'a slice per animation frame above them, are all in the DOM. 13b: one page sends a message answered by 10,000 one-word chunks; the page\'s own counters ' +
+          'above them in slices of 10 ms between yields to the browser, are all in the DOM. 13b: one page sends a message answered by 10,000 one-word chunks; the page\'s own counters ' +
           '(window.hearthMetrics) give renders against animation frames while the run streamed, the longest single render and event, and the time from the last ' +
           'event\'s arrival (stream_end) to its handling being done, which includes rendering the whole answer once; the text drawn is compared with the stored answer.',
       ],
