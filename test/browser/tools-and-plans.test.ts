@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/tools/tool.ts';
 import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
 
-/** A tool that runs until the test releases it, and one that always reports failure. */
+const longReport = `${'disk /dev/sda1 healthy\n'.repeat(200)}END OF REPORT`;
+
+/** A tool that runs until the test releases it, one that always reports failure, and one with a long result. */
 function gatedTools() {
   let release!: (output: string) => void;
   const gate = new Promise<string>((resolve) => (release = resolve));
@@ -24,6 +26,13 @@ function gatedTools() {
       source: 'builtin',
       execute: async () => ({ output: 'refused on purpose', success: false }),
     },
+    {
+      name: 'long_report',
+      description: 'Prints a long report.',
+      parameters: { type: 'object', properties: {} },
+      source: 'builtin',
+      execute: async () => longReport,
+    },
   ];
   return { tools, release };
 }
@@ -34,7 +43,7 @@ name: Gatekeeper
 description: Opens gates in tests.
 temperature: 0.1
 max_iterations: 4
-tools: [wait_for_gate, refuse, switch_profile]
+tools: [wait_for_gate, refuse, long_report, switch_profile]
 ---
 You open gates.
 `;
@@ -92,7 +101,24 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     await waitForAnswer(page, 'Both calls failed.');
     expect(await page.locator(`${sel.tool}[data-status="done"]`).count()).toBe(0);
     expect(await page.locator(`${sel.tool}[data-status="pending"]`).count()).toBe(0);
+    // A short failure is shown unfolded, so the reason is in view.
+    expect(await page.locator(`${sel.tool}[data-tool="refuse"] details.tool-result`).getAttribute('open')).not.toBeNull();
     await screenshot(page, 'tool-cards-failed');
+  });
+
+  it('folds a long result behind a summary that gives its length, and unfolds it on a click', browserTest, async () => {
+    const { tools } = gatedTools();
+    const hearth = await browser.hearth({ tools, profiles: { gatekeeper: gateProfile } });
+    hearth.llm.script({ toolCalls: [{ name: 'long_report', arguments: {} }] }, { content: 'All disks are healthy.' });
+    const { page } = await browser.openSession(hearth, 'gatekeeper');
+    await sendMessage(page, 'Report on the disks');
+    await waitForAnswer(page, 'All disks are healthy.');
+    const result = page.locator(`${sel.tool}[data-tool="long_report"][data-status="done"] details.tool-result`);
+    expect(await result.locator('summary').textContent()).toBe(`Result (${longReport.length.toLocaleString('en-US')} characters)`);
+    expect(await result.getAttribute('open')).toBeNull();
+    expect(await result.locator('pre').isVisible()).toBe(false);
+    await result.locator('summary').click();
+    await result.locator('pre').filter({ hasText: 'END OF REPORT' }).waitFor({ state: 'visible' });
   });
 
   it('streams reasoning into an open details.thinking and folds it when the reasoning ends', browserTest, async () => {
