@@ -1,24 +1,15 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { browserTest, lastAnswerText, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
-import { startScriptedOllama } from '../support/scripted-ollama.ts';
 
 describe.skipIf(skipBrowserTests)('connection in the browser', () => {
   const browser = useBrowser();
 
   it('shows the Disconnected banner while the server is down and recovers on the same port without duplicating history', browserTest, async () => {
-    const llm = await startScriptedOllama();
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-browser-restart-'));
-    onTestFinished(async () => {
-      await llm.close();
-      await rm(dataDir, { recursive: true, force: true });
-    });
-    const first = await browser.hearth({ llm, dataDir });
-    const port = Number(new URL(first.baseUrl).port);
+    const server = await browser.restartable();
+    const llm = server.llm;
+    const first = await server.start();
     llm.script({ content: 'Before the restart.' });
     const sessionId = await first.createSession();
     const page = await browser.openPage(first, { hash: sessionId });
@@ -36,7 +27,7 @@ describe.skipIf(skipBrowserTests)('connection in the browser', () => {
     expect((await banner.innerText()).trim()).toMatch(/^Disconnected/);
     await screenshot(page, 'connection-banner-disconnected');
 
-    const second = await browser.hearth({ llm, dataDir, port });
+    const second = await server.start();
     expect(second.baseUrl).toBe(first.baseUrl);
     await banner.waitFor({ state: 'hidden', timeout: 30_000 });
     expect(await page.locator(sel.user).count()).toBe(1);

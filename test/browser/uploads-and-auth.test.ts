@@ -1,11 +1,9 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
-import { startScriptedOllama } from '../support/scripted-ollama.ts';
 
 /** A 2×2 red PNG. */
 const pngBase64 = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4z8DwnwGMgRQAH+4D/dJQfRoAAAAASUVORK5CYII=';
@@ -112,13 +110,9 @@ describe.skipIf(skipBrowserTests)('uploads and sign-in in the browser', () => {
   });
 
   it('asks for the new token when the server restarts with another AUTH_TOKEN, then reopens the session', browserTest, async () => {
-    const llm = await startScriptedOllama();
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-browser-token-'));
-    onTestFinished(async () => {
-      await llm.close();
-      await rm(dataDir, { recursive: true, force: true });
-    });
-    const first = await browser.hearth({ llm, dataDir, env: { AUTH_TOKEN: 'old-token' } });
+    const server = await browser.restartable();
+    const llm = server.llm;
+    const first = await server.start({ AUTH_TOKEN: 'old-token' });
     const created = await first.request('POST', '/sessions', {}, { authorization: 'Bearer old-token' });
     const sessionId = created.body.session_id as string;
     llm.script({ content: 'Before the new token.' });
@@ -133,7 +127,7 @@ describe.skipIf(skipBrowserTests)('uploads and sign-in in the browser', () => {
     expect(await form.isVisible()).toBe(false);
 
     await first.close();
-    const second = await browser.hearth({ llm, dataDir, port: Number(new URL(first.baseUrl).port), env: { AUTH_TOKEN: 'new-token' } });
+    const second = await server.start({ AUTH_TOKEN: 'new-token' });
     await form.waitFor({ state: 'visible', timeout: 30_000 });
     expect(await page.locator(sel.message).isVisible()).toBe(false);
     await form.locator(sel.accessToken).fill('new-token');

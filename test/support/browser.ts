@@ -1,11 +1,14 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, onTestFinished } from 'vitest';
 import { browserAvailable, launchBrowser } from './chromium.ts';
 import { startHearth, type Hearth, type HearthOptions } from './hearth-server.ts';
+import type { ScriptedLlm } from './scripted-llm.ts';
+import { startScriptedOllama } from './scripted-ollama.ts';
 
 /** Set by CI: a missing browser then fails the browser tests instead of skipping them. */
 export const browserRequired = process.env.HEARTH_REQUIRE_BROWSER === '1';
@@ -41,12 +44,21 @@ export interface PageProblems {
   consoleErrors: string[];
 }
 
+/** One server's data and LLM, to start again on the same port after it was closed (restart tests). */
+export interface RestartableHearth {
+  llm: ScriptedLlm;
+  /** Starts the server (on the first start's port after the first); closed after the test like any other. */
+  start(env?: Record<string, string>): Promise<Hearth>;
+}
+
 export interface BrowserHarness {
   readonly browser: Browser;
   /** Starts the real app (port 0 unless `port` is given); closed after the test, after its pages. */
   hearth(options?: HearthOptions): Promise<Hearth>;
   /** Opens the app in a new page (own context unless one is given); its errors fail the test. */
   openPage(hearth: Hearth, options?: OpenPageOptions): Promise<Page>;
+  /** A data folder and scripted LLM that outlive each server started from them; removed after the test. */
+  restartable(): Promise<RestartableHearth>;
   /** Creates a session (with this profile, or the default one) and opens the app on it, ready for input. */
   openSession(hearth: Hearth, profileId?: string): Promise<{ page: Page; sessionId: string }>;
   /** Allows console errors matching `pattern` on every page of the current test. */
@@ -152,6 +164,23 @@ export function useBrowser(): BrowserHarness {
       const url = `${hearth.baseUrl}/${options.hash !== undefined ? `#${options.hash}` : ''}`;
       await page.goto(url, { waitUntil: 'load' });
       return page;
+    },
+    async restartable() {
+      const llm = await startScriptedOllama();
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-browser-restart-'));
+      onTestFinished(async () => {
+        await llm.close();
+        await rm(dataDir, { recursive: true, force: true });
+      });
+      let port: number | undefined;
+      return {
+        llm,
+        start: async (env = {}) => {
+          const hearth = await this.hearth({ llm, dataDir, env, ...(port !== undefined && { port }) });
+          port = Number(new URL(hearth.baseUrl).port);
+          return hearth;
+        },
+      };
     },
     async openSession(hearth, profileId) {
       const sessionId = await hearth.createSession(profileId);
