@@ -1,22 +1,45 @@
-/** The session's title, its active profile and how full the model's context is. */
+/**
+ * The session's title, its active profile and how full the model's context is. The profile is a
+ * select: choosing another one switches the open session to it (between runs).
+ */
 export class SessionHeader {
-  constructor({ title, profile, meter, share, profileName }) {
+  #profileId = '';
+
+  /** `onProfileChange(profileId)` resolves true when the session now has that profile. */
+  constructor({ title, profile, meter, share, onProfileChange }) {
     this.title = title;
     this.profile = profile;
     this.meter = meter;
     this.share = share;
-    this.profileName = profileName;
+    profile.addEventListener('change', async () => {
+      const wanted = profile.value;
+      profile.disabled = true;
+      const switched = await onProfileChange(wanted);
+      profile.disabled = false;
+      this.show({ profileId: switched ? wanted : this.#profileId });
+    });
   }
 
-  show({ title, profileId, context }) {
+  setProfiles(profiles) {
+    this.profile.replaceChildren(...profiles.map((profile) => new Option(profile.name, profile.id)));
+    this.show({ profileId: this.#profileId });
+  }
+
+  show({ title, profileId, context, editable }) {
     if (title !== undefined) {
       this.title.textContent = title || 'New conversation';
       document.title = title ? `${title} · Hearth` : 'Hearth';
     }
     if (profileId !== undefined) {
-      this.profile.textContent = profileId ? this.profileName(profileId) : '';
-      this.profile.dataset.profileId = profileId ?? '';
+      this.#profileId = profileId ?? '';
+      // A profile that is not (or no longer) on the server is still shown as what the session has.
+      if (this.#profileId && ![...this.profile.options].some((option) => option.value === this.#profileId)) {
+        this.profile.append(new Option(this.#profileId, this.#profileId));
+      }
+      this.profile.value = this.#profileId;
+      this.profile.hidden = this.#profileId === '';
     }
+    if (editable !== undefined) this.profile.disabled = !editable;
     if (context !== undefined) this.#meter(context);
   }
 

@@ -24,7 +24,13 @@ let view;
 
 const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
 const transcript = new Transcript(byId('transcript'));
-const header = new SessionHeader({ title: byId('session-title'), profile: byId('session-profile'), meter: byId('context-meter'), share: byId('context-share'), profileName });
+const header = new SessionHeader({
+  title: byId('session-title'),
+  profile: byId('session-profile'),
+  meter: byId('context-meter'),
+  share: byId('context-share'),
+  onProfileChange: (profileId) => switchProfile(profileId),
+});
 const toolsPanel = new ToolsPanel(byId('tools-panel'));
 const memoryPanel = new MemoryPanel(byId('memory-panel'));
 const contextPanel = new ContextPanel(byId('context-panel'));
@@ -106,6 +112,7 @@ function onViewChange(openedView, change) {
   header.show(change);
   if (change.running !== undefined || change.synced !== undefined || change.connection !== undefined) {
     composer.setState({ running: openedView.running, canSend: openedView.synced });
+    header.show({ editable: openedView.synced && !openedView.running });
   }
   if (change.running !== undefined) sidebar.refresh();
 }
@@ -116,6 +123,24 @@ function onViewEvent(openedView, event) {
   if (event.type === 'profile_switched') sidebar.refresh();
   if (event.type === 'context_compressed') showContextMeter(openedView.sessionId);
   if ((event.type === 'stream_end' || event.type === 'context_compressed') && panels.openPanel === 'Context') contextPanel.refresh(openedView.sessionId);
+}
+
+/** The header's profile select: switches the open session, or picks the profile of the next new one. */
+async function switchProfile(profileId) {
+  if (!view) {
+    profileSelect.value = profileId;
+    profileSelect.dispatchEvent(new Event('change'));
+    return true;
+  }
+  try {
+    await api.updateSession(view.sessionId, { profile_id: profileId });
+  } catch (error) {
+    composer.showError(`Could not switch the profile: ${error.message}`);
+    return false;
+  }
+  sidebar.refresh();
+  if (panels.openPanel === 'Tools') toolsPanel.refresh();
+  return true;
 }
 
 async function showContextMeter(sessionId) {
@@ -135,7 +160,7 @@ function openSession(sessionId) {
   sidebar.setCurrent(sessionId);
   if (!sessionId) {
     transcript.clear('Start a conversation: pick a profile, type below and press Enter.');
-    header.show({ title: '', profileId: profileSelect.value, context: { used: 0, max: 1 } });
+    header.show({ title: '', profileId: profileSelect.value, context: { used: 0, max: 1 }, editable: true });
     banner.hidden = true;
     composer.setState({ running: false, canSend: true });
     return undefined;
@@ -149,6 +174,7 @@ function openSession(sessionId) {
   view = opened;
   opened.open();
   composer.setState({ running: false, canSend: false });
+  header.show({ editable: false });
   showContextMeter(sessionId);
   if (panels.openPanel === 'Context') contextPanel.refresh(sessionId);
   return opened;
@@ -217,6 +243,7 @@ async function loadProfiles() {
   profileSelect.title = profiles.find((profile) => profile.id === profileSelect.value)?.description ?? '';
   if (profiles.some((profile) => profile.id === remembered)) profileSelect.value = remembered;
   else if (profiles.some((profile) => profile.id === 'secretary')) profileSelect.value = 'secretary';
+  header.setProfiles(profiles);
 }
 
 /** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */

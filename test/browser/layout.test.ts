@@ -3,7 +3,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Hearth } from '../support/hearth-server.ts';
-import { browserTest, onScreen, screenshot, sel, skipBrowserTests, useBrowser, waitForApp } from '../support/browser.ts';
+import { browserTest, onScreen, screenshot, sel, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile } from '../support/browser.ts';
 
 const phone = { width: 390, height: 844 };
 const desktop = { width: 1280, height: 800 };
@@ -106,7 +106,7 @@ describe.skipIf(skipBrowserTests)('layout in the browser', () => {
       expect(await onScreen(page.locator(`${sel.sessionItem}[data-session-id="${other}"]`))).toBe(true);
       expect(await onScreen(page.locator(sel.transcript))).toBe(true);
       await page.locator(`${sel.tool}[data-tool="todo"][data-status="done"]`).waitFor();
-      expect(await page.locator(sel.sessionProfile).textContent()).toContain('Server Administrator');
+      await waitForHeaderProfile(page, 'Server Administrator');
       await screenshot(page, `desktop-${colorScheme}-chat`);
     });
   }

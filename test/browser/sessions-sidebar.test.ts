@@ -3,7 +3,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Hearth } from '../support/hearth-server.ts';
-import { browserTest, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { browserTest, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
 
 /** The session ids of the sidebar list, top to bottom (only the visible items). */
 function listedIds(page: Page): Promise<string[]> {
@@ -57,7 +57,7 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     const { status, body } = await hearth.request('GET', `/sessions/${created}`);
     expect(status).toBe(200);
     expect(body.profile_id).toBe('server_admin');
-    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Server Administrator'), sel.sessionProfile);
+    await waitForHeaderProfile(page, 'Server Administrator');
     await page.locator(`${sel.sessionItem}[data-session-id="${created}"]`).waitFor();
     expect(await page.locator(`${sel.sessionItem}[data-session-id="${created}"] .session-link`).getAttribute('aria-current')).toBe('page');
     expect(await page.locator(sel.user).count()).toBe(0);
@@ -216,5 +216,33 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     // The session was titled from its first message, shown in the header and the list.
     const { body } = await hearth.request('GET', `/sessions/${id}`);
     await page.waitForFunction(({ selector, title }) => document.querySelector(selector)?.textContent?.trim() === title, { selector: sel.sessionTitle, title: body.title });
+  });
+
+  it('switches the open session to another profile from the header, between runs only', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const sessionId = await titled(hearth, 'Disk trouble');
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    await waitForHeaderProfile(page, 'Personal Secretary');
+    const header = page.locator(sel.sessionProfile);
+    expect(await header.isEnabled()).toBe(true);
+
+    await header.selectOption({ label: 'Server Administrator' });
+    await page.locator(`${sel.sessionItem}[data-session-id="${sessionId}"] .session-meta`).filter({ hasText: 'Server Administrator' }).waitFor();
+    expect((await hearth.request('GET', `/sessions/${sessionId}`)).body.profile_id).toBe('server_admin');
+    // The profile for new sessions is another choice and stays as it was.
+    expect(await page.locator(sel.profileSelect).inputValue()).toBe('secretary');
+
+    // The next turn runs with the new profile's tools; the choice is locked while it runs.
+    hearth.llm.script({ chunks: ['Checking ', 'the ', 'disks.'], delayMs: 150 });
+    await sendMessage(page, 'Are the disks full?');
+    await page.locator(sel.stop).waitFor();
+    expect(await header.isDisabled()).toBe(true);
+    await waitForAnswer(page, 'Checking the disks.');
+    await waitForIdle(page);
+    expect(await header.isEnabled()).toBe(true);
+    const offered = hearth.llm.requests[0]!.body.tools.map((tool: any) => tool.function.name);
+    expect(offered).toContain('ssh_exec');
+    await waitForHeaderProfile(page, 'Server Administrator');
   });
 });

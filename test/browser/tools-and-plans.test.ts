@@ -2,7 +2,7 @@
 /// <reference lib="dom.iterable" />
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/tools/tool.ts';
-import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
 
 const longReport = `${'disk /dev/sda1 healthy\n'.repeat(200)}END OF REPORT`;
 
@@ -179,17 +179,15 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     const hearth = await browser.hearth();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'server_admin' } }] }, { content: 'Switched to the admin.' });
     const { page, sessionId } = await browser.openSession(hearth, 'secretary');
-    const header = page.locator(sel.sessionProfile);
-    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Personal Secretary'), sel.sessionProfile);
+    await waitForHeaderProfile(page, 'Personal Secretary');
     await sendMessage(page, 'Please look at my server');
-    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Server Administrator'), sel.sessionProfile);
+    await waitForHeaderProfile(page, 'Server Administrator');
     await waitForAnswer(page, 'Switched to the admin.');
-    expect(await header.textContent()).not.toContain('Personal Secretary');
     await page.locator(`${sel.tool}[data-tool="switch_profile"][data-status="done"]`).waitFor();
     expect((await hearth.request('GET', `/sessions/${sessionId}`)).body.profile_id).toBe('server_admin');
 
     await page.reload();
     await waitForApp(page);
-    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('Server Administrator'), sel.sessionProfile);
+    await waitForHeaderProfile(page, 'Server Administrator');
   });
 });

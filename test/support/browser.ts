@@ -297,6 +297,19 @@ export async function onScreen(locator: Locator): Promise<boolean> {
   return box.x + box.width > 0 && box.y + box.height > 0 && box.x < viewport.width && box.y < viewport.height && box.width > 0 && box.height > 0;
 }
 
+/** Waits until the header's profile select shows `name` as the session's profile. */
+export async function waitForHeaderProfile(page: Page, name: string): Promise<void> {
+  try {
+    await page.waitForFunction(
+      ({ selector, name }) => (document.querySelector(selector) as HTMLSelectElement | null)?.selectedOptions[0]?.textContent === name,
+      { selector: sel.sessionProfile, name },
+    );
+  } catch (error) {
+    const shown = await page.locator(sel.sessionProfile).evaluate((select: HTMLSelectElement) => select.selectedOptions[0]?.textContent).catch(() => '<page gone>');
+    throw new Error(`The header never showed the profile ${JSON.stringify(name)}; it shows ${JSON.stringify(shown)}\n${String(error)}`);
+  }
+}
+
 /** Evaluates `window.hearthMetrics` (undefined when the client doesn't expose it). */
 export async function hearthMetrics(page: Page): Promise<any> {
   return page.evaluate(() => (window as any).hearthMetrics && JSON.parse(JSON.stringify((window as any).hearthMetrics)));
