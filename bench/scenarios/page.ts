@@ -82,12 +82,12 @@ async function streamOnce(page: Page, context: BenchContext): Promise<StreamRun>
   const sessionId = await createSession(context.server);
   await page.evaluate((id) => (location.hash = `#${id}`), sessionId);
   await page.locator('button[aria-label="Send"]:not([disabled])').waitFor();
-  const before = await page.evaluate(() => {
+  await page.evaluate(() => {
     const metrics = (window as any).hearthMetrics;
     metrics.longestRenderMs = 0;
     metrics.longestApplyMs = 0;
-    return JSON.parse(JSON.stringify(metrics));
   });
+  const before = await readMetrics(page);
   const box = page.locator('textarea[aria-label="Message"]');
   await box.fill('Stream as fast as you can');
   const sentAt = await page.evaluate(() => performance.now());

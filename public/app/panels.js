@@ -1,4 +1,4 @@
-import { ApiError, api } from './api.js';
+import { api } from './api.js';
 import { element, replaceContent } from './dom.js';
 import { icon } from './icons.js';
 import { summaryItem } from './transcript-items.js';
@@ -16,6 +16,16 @@ function failure(error) {
   return element('p', { className: 'panel-error', role: 'alert' }, error.message);
 }
 
+/** A panel's data from `request`; on failure the panel shows the error under its heading, and undefined is answered. */
+async function load(aside, title, request, retry) {
+  try {
+    return await request();
+  } catch (error) {
+    replaceContent(aside, heading(title, retry), failure(error));
+    return undefined;
+  }
+}
+
 /** The tools the agent has (`/agents/tools`), built-in and user-written, and user tools that failed to load. */
 export class ToolsPanel {
   constructor(aside) {
@@ -23,13 +33,8 @@ export class ToolsPanel {
   }
 
   async refresh() {
-    let answer;
-    try {
-      answer = await api.tools();
-    } catch (error) {
-      replaceContent(this.aside, heading('Tools', () => this.refresh()), failure(error));
-      return;
-    }
+    const answer = await load(this.aside, 'Tools', () => api.tools(), () => this.refresh());
+    if (!answer) return;
     const { tools, errors = [] } = answer;
     const group = (source, title) => {
       const members = tools.filter((tool) => tool.source === source);
@@ -75,14 +80,8 @@ export class MemoryPanel {
   }
 
   async refresh() {
-    let memory;
-    try {
-      memory = await api.memory();
-    } catch (error) {
-      const message = error instanceof ApiError && error.status === 404 ? new Error('This server has no long-term memory.') : error;
-      replaceContent(this.aside, heading('Memory', () => this.refresh()), failure(message));
-      return;
-    }
+    const memory = await load(this.aside, 'Memory', () => api.memory(), () => this.refresh());
+    if (!memory) return;
     const byCategory = groupBy(memory.facts);
     replaceContent(
       this.aside,
@@ -156,13 +155,8 @@ export class ContextPanel {
       replaceContent(this.aside, heading('Context'), element('p', { className: 'muted' }, 'Open a session to see its context.'));
       return;
     }
-    let context;
-    try {
-      context = await api.context(sessionId);
-    } catch (error) {
-      replaceContent(this.aside, heading('Context', () => this.refresh(sessionId)), failure(error));
-      return;
-    }
+    const context = await load(this.aside, 'Context', () => api.context(sessionId), () => this.refresh(sessionId));
+    if (!context) return;
     const summaries = context.messages.filter((message) => message.is_summary);
     const share = context.max_context_tokens > 0 ? Math.round((100 * context.context_tokens) / context.max_context_tokens) : 0;
     replaceContent(
