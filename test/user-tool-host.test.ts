@@ -432,4 +432,18 @@ describe('user-tool host', () => {
       return folders.length === 1 && folders[0] !== before[0];
     });
   });
+
+  it('leaves nothing behind in TOOLS_DIR/.build once closed, even with a reload queued and a validation running', async () => {
+    const started = await startWithTools({ ping: pingTool });
+    const manager = userToolsOf(started);
+    const toolsDir = toolsDirOf(started);
+    const running = manager.reload({ force: true });
+    const queued = manager.reload({ force: true });
+    const validating = manager.validate('checked', toolModule('checked', pingTool));
+
+    await started.close();
+    expect(existsSync(path.join(toolsDir, '.build'))).toBe(false);
+    await Promise.all([running, queued, validating]);
+    expect(existsSync(path.join(toolsDir, '.build'))).toBe(false);
+  });
 });

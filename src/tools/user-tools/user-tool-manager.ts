@@ -50,6 +50,9 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private loaded: { fingerprint: string; report: ReloadReport } | undefined;
   private closed = false;
   private readonly buildRoot: string;
+  /** Reloads, validations, retirements and replacements still running: close waits for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly retiring = new Set<UserToolHost>();
 
   constructor(private readonly options: UserToolManagerOptions) {
     super();
@@ -67,18 +70,24 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
    */
   reload(options: { force?: boolean } = {}): Promise<ReloadReport> {
     if (!this.reloading) {
-      this.reloading = this.load(options.force ?? false).finally(() => (this.reloading = undefined));
+      this.reloading = this.track(this.load(options.force ?? false).finally(() => (this.reloading = undefined)));
       return this.reloading;
     }
-    this.reloadQueued ??= this.reloading.then(() => {
-      this.reloadQueued = undefined;
-      return this.reload(options);
-    });
+    this.reloadQueued ??= this.track(
+      this.reloading.then(() => {
+        this.reloadQueued = undefined;
+        return this.reload(options);
+      }),
+    );
     return this.reloadQueued;
   }
 
   /** Loads source that is not installed, in a throw-away host, and checks it is a usable tool named `name`. */
-  async validate(name: string, code: string): Promise<Validation> {
+  validate(name: string, code: string): Promise<Validation> {
+    return this.track(this.validateInHost(name, code));
+  }
+
+  private async validateInHost(name: string, code: string): Promise<Validation> {
     const outDir = this.freshBuildDir('check');
     try {
       const built = await buildToolSource(name, code, this.options.toolsDir, outDir);
@@ -100,14 +109,24 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     }
   }
 
+  /** Ends every host and waits for all work under way, so nothing writes to TOOLS_DIR/.build after it returns. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.reloading?.catch(() => undefined);
+    for (const host of this.retiring) await host.terminate('the server is shutting down');
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     await this.host?.terminate('the server is shutting down');
     await rm(this.buildRoot, { recursive: true, force: true });
   }
 
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const forget = () => this.inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
   private async load(force: boolean): Promise<ReloadReport> {
+    if (this.closed) return { loaded: [], errors: [] };
     const fingerprint = await fingerprintToolsDir(this.options.toolsDir);
     if (!force && fingerprint === this.loaded?.fingerprint && this.host && !this.host.ended) return this.loaded.report;
     const outDir = this.freshBuildDir('generation');
@@ -133,7 +152,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     this.host = host;
     this.modules = modules;
     this.watchForCrash(host);
-    if (previous) void this.retire(previous, previousModules);
+    if (previous) void this.track(this.retire(previous, previousModules));
     const refusedNames = new Set(refused.map(({ name }) => name));
     const report = { loaded: host.tools.map((entry) => entry.name).filter((name) => !refusedNames.has(name)), errors: this.failures };
     this.loaded = { fingerprint, report };
@@ -142,7 +161,9 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   private async retire(host: UserToolHost, modules: ModuleToLoad[]): Promise<void> {
+    this.retiring.add(host);
     await host.retire(retireWaitMs);
+    this.retiring.delete(host);
     const folders = new Set(modules.map((module) => path.dirname(module.modulePath)));
     await Promise.all([...folders].map((folder) => rm(folder, { recursive: true, force: true })));
   }
@@ -155,10 +176,10 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     host.once('ended', (reason) => {
       if (this.closed || this.host !== host) return;
       this.options.logger.warn({ reason }, 'user-tool host ended; starting a new one');
-      const replacing: Promise<UserToolHost | undefined> = this.startHost(this.modules).then(
+      const started = this.startHost(this.modules).then(
         (replacement) => {
           if (this.closed || this.host !== host) {
-            void replacement.terminate('superseded');
+            void this.track(replacement.terminate('superseded'));
             return undefined;
           }
           this.host = replacement;
@@ -170,6 +191,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
           return undefined;
         },
       );
+      const replacing = this.track(started);
       this.replacing = replacing;
       void replacing.finally(() => {
         if (this.replacing === replacing) this.replacing = undefined;
