@@ -57,10 +57,6 @@ export class Composer {
     this.#update();
   }
 
-  focus() {
-    this.textarea.focus();
-  }
-
   addFiles(files) {
     for (const file of files) this.#attachments.push(file);
     this.#renderChips();

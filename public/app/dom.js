@@ -35,6 +35,11 @@ export function foldable(summary, content, { open = false, className } = {}) {
   return element('details', { className, open }, element('summary', {}, summary), content);
 }
 
+/** A session's title as the page shows it: the sidebar and the header must agree on an untitled one. */
+export function displayTitle(title) {
+  return title || 'New conversation';
+}
+
 export function formatTime(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '';

@@ -1,3 +1,5 @@
+import { displayTitle } from './dom.js';
+
 /**
  * The session's title, its active profile and how full the model's context is. The profile is a
  * select: choosing another one switches the open session to it (between runs).
@@ -27,7 +29,7 @@ export class SessionHeader {
 
   show({ title, profileId, context, editable }) {
     if (title !== undefined) {
-      this.title.textContent = title || 'New conversation';
+      this.title.textContent = displayTitle(title);
       document.title = title ? `${title} · Hearth` : 'Hearth';
     }
     if (profileId !== undefined) {

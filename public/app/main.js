@@ -1,5 +1,6 @@
 import { ApiError, api } from './api.js';
 import { Composer } from './composer.js';
+import { element } from './dom.js';
 import { SessionHeader } from './header.js';
 import { fillIconPlaceholders } from './icons.js';
 import { signIn } from './login.js';
@@ -75,7 +76,7 @@ function refreshPanel(name) {
 function showConnection(status) {
   if (status === 'open') banner.hidden = true;
   else if (status === 'disconnected') {
-    banner.replaceChildren('Disconnected from Hearth — reconnecting… ', Object.assign(document.createElement('button'), { type: 'button', textContent: 'Retry now', onclick: () => view?.reconnectNow() }));
+    banner.replaceChildren('Disconnected from Hearth — reconnecting… ', element('button', { type: 'button', onclick: () => view?.reconnectNow() }, 'Retry now'));
     banner.hidden = false;
     // A socket refused for its token looks like any other drop; the server says which it was.
     api.health().catch((error) => {
@@ -240,10 +241,15 @@ async function loadProfiles() {
   }
   const remembered = localStorage.getItem(profileStorageKey);
   profileSelect.replaceChildren(...profiles.map((profile) => new Option(profile.name, profile.id)));
-  profileSelect.title = profiles.find((profile) => profile.id === profileSelect.value)?.description ?? '';
   if (profiles.some((profile) => profile.id === remembered)) profileSelect.value = remembered;
   else if (profiles.some((profile) => profile.id === 'secretary')) profileSelect.value = 'secretary';
+  describeChosenProfile();
   header.setProfiles(profiles);
+}
+
+/** The profile picker's tooltip is the chosen profile's description. */
+function describeChosenProfile() {
+  profileSelect.title = profiles.find((profile) => profile.id === profileSelect.value)?.description ?? '';
 }
 
 /** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */
@@ -256,7 +262,7 @@ function wireChrome() {
   byId('new-session').addEventListener('click', () => newSession().catch((error) => composer.showError(error.message)));
   profileSelect.addEventListener('change', () => {
     localStorage.setItem(profileStorageKey, profileSelect.value);
-    profileSelect.title = profiles.find((profile) => profile.id === profileSelect.value)?.description ?? '';
+    describeChosenProfile();
     if (!view) header.show({ profileId: profileSelect.value });
   });
   document.querySelector('.open-drawer').addEventListener('click', () => setDrawer(true));

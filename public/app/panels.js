@@ -82,7 +82,7 @@ export class MemoryPanel {
   async refresh() {
     const memory = await load(this.aside, 'Memory', () => api.memory(), () => this.refresh());
     if (!memory) return;
-    const byCategory = groupBy(memory.facts);
+    const byCategory = Map.groupBy(memory.facts, (fact) => fact.category);
     replaceContent(
       this.aside,
       heading('Memory', () => this.refresh()),
@@ -138,12 +138,6 @@ export class MemoryPanel {
   }
 }
 
-function groupBy(facts) {
-  const groups = new Map();
-  for (const fact of facts) groups.set(fact.category, [...(groups.get(fact.category) ?? []), fact]);
-  return groups;
-}
-
 /** What the model currently sees of the open session: its size and the summaries that replaced older turns. */
 export class ContextPanel {
   constructor(aside) {
@@ -167,6 +161,5 @@ export class ContextPanel {
         ? element('p', { className: 'muted' }, 'Nothing has been summarised yet: the model sees the whole conversation.')
         : summaries.map((message) => summaryItem(message.content)),
     );
-    return context;
   }
 }

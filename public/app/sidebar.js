@@ -1,8 +1,6 @@
 import { api } from './api.js';
-import { element, formatTime } from './dom.js';
+import { displayTitle, element, formatTime } from './dom.js';
 import { icon } from './icons.js';
-
-const untitled = 'New conversation';
 
 /**
  * The session list: pinned first, then most recently active (the server's order), filtered by
@@ -29,10 +27,6 @@ export class Sidebar {
     filter.addEventListener('input', () => this.render());
   }
 
-  get sessions() {
-    return this.#sessions;
-  }
-
   async refresh() {
     try {
       this.#sessions = await api.sessions();
@@ -54,7 +48,7 @@ export class Sidebar {
 
   render() {
     const query = this.filter.value.trim().toLowerCase();
-    const shown = this.#sessions.filter((session) => (session.title || untitled).toLowerCase().includes(query));
+    const shown = this.#sessions.filter((session) => displayTitle(session.title).toLowerCase().includes(query));
     this.list.replaceChildren(...shown.map((session) => this.#entry(session)));
     this.empty.hidden = shown.length > 0;
     this.empty.textContent = this.#sessions.length === 0 ? 'No sessions yet.' : 'No session matches.';
@@ -62,7 +56,7 @@ export class Sidebar {
 
   #entry(session) {
     const id = session.session_id;
-    const title = session.title || untitled;
+    const title = displayTitle(session.title);
     const current = id === this.#currentId;
     const label =
       this.#renaming === id
@@ -140,7 +134,7 @@ export class Sidebar {
   }
 
   #confirmDelete(session) {
-    this.dialog.querySelector('p').textContent = `Delete “${session.title || untitled}”? Its messages and files are removed for good.`;
+    this.dialog.querySelector('p').textContent = `Delete “${displayTitle(session.title)}”? Its messages and files are removed for good.`;
     this.dialog.returnValue = '';
     this.dialog.addEventListener(
       'close',

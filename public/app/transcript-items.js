@@ -38,14 +38,14 @@ export function userItem({ content, images = [], files = [] }) {
  * text rendered by a MarkdownStream.
  */
 export class AssistantItem {
-  constructor({ subagent = false } = {}) {
+  constructor() {
     this.markdown = element('div', { className: 'markdown' });
     this.stream = new MarkdownStream(this.markdown);
     this.thinkingText = '';
     this.thinkingBody = element('div', { className: 'thinking-text' });
     this.thinking = foldable('Reasoning', this.thinkingBody, { className: 'thinking', open: true });
     this.thinking.hidden = true;
-    this.node = element('article', { className: 'item assistant', dataset: { role: 'assistant', ...(subagent && { subagent: 'true' }) } }, this.thinking, this.markdown);
+    this.node = element('article', { className: 'item assistant', dataset: { role: 'assistant' } }, this.thinking, this.markdown);
     this.dirty = false;
   }
 

@@ -127,10 +127,7 @@ export class Transcript {
   }
 
   appendUser(message) {
-    const follow = this.#nearBottom();
-    this.#removePlaceholder();
-    this.container.append(userItem(message));
-    if (follow) this.scrollToEnd();
+    this.#append(userItem(message));
   }
 
   appendNotice(text) {
@@ -142,7 +139,7 @@ export class Transcript {
     switch (event.type) {
       case 'stream_start':
         this.#endRun({ stopped: false });
-        this.#run = { answer: undefined, cards: new Map() };
+        this.#currentRun();
         this.container.dataset.working = 'true';
         this.scheduler.countFrames(true);
         return;
@@ -214,10 +211,15 @@ export class Transcript {
     this.container.querySelector(':scope > .transcript-empty')?.remove();
   }
 
+  /** The run being drawn; events of a run whose stream_start was not seen start one too. */
+  #currentRun() {
+    this.#run ??= { answer: undefined, cards: new Map() };
+    return this.#run;
+  }
+
   /** The answer being streamed in this round, started on its first delta. */
   #answer() {
-    this.#run ??= { answer: undefined, cards: new Map() };
-    if (!this.#run.answer) {
+    if (!this.#currentRun().answer) {
       const answer = new AssistantItem();
       answer.streaming = true;
       this.#run.answer = answer;
@@ -263,7 +265,7 @@ export class Transcript {
   }
 
   #toolCard(event) {
-    this.#run ??= { answer: undefined, cards: new Map() };
+    this.#currentRun();
     // A sub-agent numbers its calls on its own, so its ids may repeat the parent's.
     const key = `${event.is_subagent ? 'subagent' : 'agent'}:${event.call_id}`;
     const known = this.#run.cards.get(key);
