@@ -203,7 +203,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return file;
 }
 
-// ---- selectors of the DOM-hook contract (/tmp/notes/hooks.md) -------------------------------------------------
+// ---- selectors of the page's stable hooks: aria-labels, and data-role / data-tool / data-status on transcript items ----
 
 export const sel = {
   transcript: '#transcript',
@@ -240,13 +240,16 @@ export async function waitForApp(page: Page): Promise<void> {
 export async function sendMessage(page: Page, text: string): Promise<void> {
   const box = page.locator(sel.message);
   await box.waitFor({ state: 'visible' });
-  await expectEnabled(box);
+  await waitForMessageBoxEnabled(page);
   await box.fill(text);
   await box.press('Enter');
 }
 
-async function expectEnabled(locator: Locator): Promise<void> {
-  await locator.page().waitForFunction((element) => !(element as HTMLTextAreaElement).disabled, await locator.elementHandle());
+async function waitForMessageBoxEnabled(page: Page, timeout = actionTimeoutMs): Promise<void> {
+  await page.waitForFunction((selector) => {
+    const box = document.querySelector(selector) as HTMLTextAreaElement | null;
+    return box !== null && !box.disabled;
+  }, sel.message, { timeout });
 }
 
 /** The text of the rendered Markdown of the last assistant item, whitespace-normalised. */
@@ -282,10 +285,7 @@ export async function waitForAnswer(page: Page, expected: string, timeout = acti
 /** Waits until the run is over from the page's point of view: Send is back and the textarea is enabled. */
 export async function waitForIdle(page: Page, timeout = actionTimeoutMs): Promise<void> {
   await page.locator(sel.send).waitFor({ state: 'visible', timeout });
-  await page.waitForFunction((selector) => {
-    const box = document.querySelector(selector) as HTMLTextAreaElement | null;
-    return box !== null && !box.disabled;
-  }, sel.message, { timeout });
+  await waitForMessageBoxEnabled(page, timeout);
 }
 
 /** Whether the element is visible and at least partly inside the viewport (an off-canvas drawer is not). */
