@@ -40,6 +40,10 @@ const ConfigSchema = Type.Object({
   SSH_HOSTS_FILE: Text('ssh_hosts.json'),
   USER_TOOL_TIMEOUT_MS: Count(30000, 100),
   WEB_SEARCH_URL: Text(''),
+  APPROVAL_TIMEOUT_S: Count(600),
+  TOOL_ENV_PASSTHROUGH: Text(''),
+  HTTP_BLOCK_PRIVATE: Flag(false),
+  USER_TOOL_MAX_RSS_MB: Count(256, 32),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

@@ -28,6 +28,16 @@ export interface Tool<Arguments = any> {
   description: string;
   parameters: JsonSchema;
   source: 'builtin' | 'user';
+  /**
+   * The one line approval rules match for a call (the command, `<host> <command>`,
+   * `<action> <path>`…); the tool's name when absent.
+   */
+  subject?(args: Arguments): string;
+  /**
+   * A reason this call must be put to the person whatever the allow rules and default say
+   * (a deny rule still denies), e.g. a user tool asking for permissions; undefined otherwise.
+   */
+  mustAsk?(args: Arguments): string | undefined;
   /** Wall-clock limit of one call; the registry's default applies when absent. */
   timeoutMs?: number;
   execute(args: Arguments, context: ToolContext): Promise<ToolOutput>;
