@@ -5,6 +5,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Agent } from './agent/agent.ts';
+import { ApprovalGate } from './agent/approval-gate.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/turn.ts';
@@ -14,6 +15,8 @@ import { createLogger } from './logger.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
 import { agentRoutes } from './server/agent-routes.ts';
+import { approvalRoutes } from './server/approval-routes.ts';
+import { eventsSocketRoutes } from './server/events-socket-routes.ts';
 import { requireToken } from './server/auth.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
@@ -60,6 +63,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       userTools: () => deps.userTools,
       onMemoryChanged: () => memory.runInBackground(),
     });
+  const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
+  await approvals.denyLeftovers();
   const userTools = new UserToolManager({ toolsDir: config.TOOLS_DIR, db, registry: tools, timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger });
   const deps: AppDependencies = {
     db,
@@ -71,6 +76,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     backends,
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
     memory,
+    approvals,
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
   };
   const { errors } = await userTools.reload();
@@ -93,7 +99,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
   const agent = new Agent(deps);
-  const announceTools = () => agent.broadcast({ type: 'tools_changed', tools: deps.tools.summaries() });
+  const announceTools = () => agent.announceTools();
   deps.userTools.on('changed', announceTools);
   app.decorate('agent', agent);
   app.setErrorHandler(handleError);
@@ -110,7 +116,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(sessionRoutes, { agent, onSessionCreated: () => deps.memory.runInBackground() });
     await api.register(fileRoutes, { db: deps.db, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
+    await api.register(approvalRoutes, { agent });
     await api.register(websocketRoutes, { agent });
+    await api.register(eventsSocketRoutes, { agent });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });

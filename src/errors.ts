@@ -9,6 +9,7 @@ export const errorStatus = {
   forbidden_origin: 403,
   session_not_found: 404,
   not_found: 404,
+  approval_not_found: 404,
   session_busy: 409,
   payload_too_large: 413,
   file_too_large: 413,

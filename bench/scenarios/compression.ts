@@ -111,6 +111,7 @@ export async function compressionBookkeeping(): Promise<ScenarioResult> {
       think: false,
       contextWindow: config.OLLAMA_NUM_CTX,
       maxIterations: profile.max_iterations,
+      approvalPolicies: [profile.approvals],
     };
     return await measure(db, config, setup, tools, backend);
   } finally {

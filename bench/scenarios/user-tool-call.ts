@@ -96,7 +96,7 @@ async function measure(
   for (let call = 0; call < measuredCalls; call++) direct.push((await timedCall(tool, {}, context, answersOk)).milliseconds);
 
   // Through the executor, as the tool loop calls it: allow-list, argument validation, timeout signal.
-  const options = { registry, allowedNames: ['noop'], context, defaultTimeoutMs };
+  const options = { registry, allowedNames: ['noop'], context, defaultTimeoutMs, authorize: async () => ({ allowed: true as const }) };
   const viaExecutor = async () => {
     const startedAt = performance.now();
     const result = await executeToolCall({ name: 'noop', arguments: {} }, options);

@@ -3,6 +3,8 @@ import type { NewMessage } from '../store/message.ts';
 import { executeToolCall } from '../tools/execute-tool-call.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { ApprovalPolicy } from '../approvals/policy.ts';
+import type { ApprovalGate } from './approval-gate.ts';
 import { fitRequest } from './fit-request.ts';
 import { streamRound, type RoundResult } from './stream-round.ts';
 import { charactersPerToken } from './token-estimate.ts';
@@ -26,6 +28,8 @@ export interface RoundSetup {
   think: boolean;
   contextWindow: number;
   maxIterations: number;
+  /** Every policy governing this run's calls; the strictest verdict wins (DESIGN §13). */
+  approvalPolicies: readonly ApprovalPolicy[];
 }
 
 export interface LoopInput {
@@ -34,6 +38,7 @@ export interface LoopInput {
   registry: ToolRegistry;
   toolTimeoutMs: number;
   context: ToolContext;
+  approvals: ApprovalGate;
 }
 
 export type LoopOutcome =
@@ -104,7 +109,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     }
 
     if (result.thinking !== '') context.emit({ type: 'turn_thinking', thinking: result.thinking, is_subagent: context.isSubagent });
-    const { toolMessages, images } = await runToolCalls(result.toolCalls, setup.toolNames, input);
+    const { toolMessages, images } = await runToolCalls(result.toolCalls, setup, input);
     await conversation.append([
       { role: 'assistant', content: result.text, ...thinkingOf(result), tool_calls: result.toolCalls },
       ...toolMessages,
@@ -123,10 +128,10 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
  */
 async function runToolCalls(
   calls: ToolCall[],
-  allowedNames: readonly string[],
+  setup: RoundSetup,
   input: LoopInput,
 ): Promise<{ toolMessages: NewMessage[]; images: NewMessage[] }> {
-  const { context } = input;
+  const context: ToolContext = { ...input.context, approvalPolicies: setup.approvalPolicies };
   const toolMessages: NewMessage[] = [];
   const images: NewMessage[] = [];
   for (const call of calls) {
@@ -134,9 +139,11 @@ async function runToolCalls(
     context.emit({ type: 'tool_started', ...announced });
     const result = await executeToolCall(call, {
       registry: input.registry,
-      allowedNames,
+      allowedNames: setup.toolNames,
       context,
       defaultTimeoutMs: input.toolTimeoutMs,
+      authorize: (entry, args) =>
+        input.approvals.authorize({ callId: call.id, tool: entry.tool, args, policies: setup.approvalPolicies, context }),
     });
     context.emit({ type: 'tool_call', ...announced, result: result.output, success: result.success });
     toolMessages.push({ role: 'tool', content: result.output, tool_call_id: call.id, name: call.name, success: result.success });

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { deleteSession } from '../store/sessions-repository.ts';
 import { runWithContext } from '../context.ts';
 import type { ToolContext } from '../tools/tool.ts';
+import type { Decision } from './approval-gate.ts';
 import type { AgentEvent } from './events.ts';
+import { HearthEventHub } from './hearth-events.ts';
 import type { EventListener } from './run-hub.ts';
 import { RunHub } from './run-hub.ts';
 import { runTurn, type AgentDependencies, type SessionBackgroundWork, type TurnOutcome, type UserInput } from './turn.ts';
@@ -22,7 +24,12 @@ export class Agent {
   /** Post-turn work per session (compression); it never holds up the answer, and the next turn waits for it. */
   private readonly background = new Map<string, BackgroundTask>();
 
-  constructor(readonly deps: AgentDependencies) {}
+  /** What the events socket carries (DESIGN §4a). */
+  readonly events = new HearthEventHub();
+
+  constructor(readonly deps: AgentDependencies) {
+    deps.approvals.on('changed', () => this.events.publish({ type: 'approvals_changed', pending: deps.approvals.pending() }));
+  }
 
   /** Starts a turn in the background; refused while the session already has one. */
   send(sessionId: string, input: UserInput): SendResult {
@@ -38,8 +45,10 @@ export class Agent {
       return { status: 'failed', content: '', error: { code: 'llm_error', message } } satisfies TurnOutcome;
     });
     this.turns.set(sessionId, outcome);
+    this.sessionChanged(sessionId, 'updated');
     void outcome.finally(() => {
       if (this.turns.get(sessionId) === outcome) this.turns.delete(sessionId);
+      this.sessionChanged(sessionId, 'updated');
     });
     return { ok: true, outcome };
   }
@@ -55,11 +64,23 @@ export class Agent {
     await Promise.all(this.deps.tools.list().map((tool) => tool.releaseSession?.(sessionId)));
     const existed = await deleteSession(this.deps.db, sessionId);
     await rm(path.join(this.deps.config.SESSION_FILES_DIR, sessionId), { recursive: true, force: true });
+    if (existed) this.sessionChanged(sessionId, 'deleted');
     return existed;
+  }
+
+  /** The person's decision on a waiting tool call; false when that session has no such call waiting. */
+  decide(sessionId: string, callId: string, decision: Decision): boolean {
+    return this.deps.approvals.decide(sessionId, callId, decision);
+  }
+
+  /** Tells every open page that the session list changed. */
+  sessionChanged(sessionId: string, change: 'created' | 'updated' | 'deleted'): void {
+    this.events.publish({ type: 'sessions_changed', session_id: sessionId, change });
   }
 
   /** Stops every run and waits for them to settle (shutdown). */
   async stopAll(): Promise<void> {
+    this.deps.approvals.close();
     for (const sessionId of this.turns.keys()) this.hub.stop(sessionId);
     await Promise.all(this.turns.values());
     for (const task of this.background.values()) task.controller.abort();
@@ -83,6 +104,13 @@ export class Agent {
 
   broadcast(...args: Parameters<RunHub['broadcast']>): void {
     this.hub.broadcast(...args);
+  }
+
+  /** The tool set changed: every session socket and every events socket hears it. */
+  announceTools(): void {
+    const tools = this.deps.tools.summaries();
+    this.hub.broadcast({ type: 'tools_changed', tools });
+    this.events.publish({ type: 'tools_changed', tools });
   }
 
   private backgroundWork(sessionId: string): SessionBackgroundWork {

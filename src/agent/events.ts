@@ -33,11 +33,25 @@ export type AgentEvent =
   | { type: 'context_compressed'; messages_before: number; messages_after: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
   | { type: 'tools_changed'; tools: ToolSummary[] }
+  /** A tool call waits for the person's decision (DESIGN §13); `expires_at` is when it is denied unanswered. */
+  | {
+      type: 'approval_required';
+      call_id: string;
+      tool: string;
+      args: Record<string, unknown>;
+      subject: string;
+      /** Why it asks: the rule, or the tool's own reason. */
+      reason: string;
+      expires_at: string;
+      is_subagent: boolean;
+    }
+  | { type: 'approval_resolved'; call_id: string; decision: 'allow' | 'deny'; by: 'user' | 'rule' | 'timeout' | 'stop' }
   | { type: 'error'; code: AgentErrorCode; message: string };
 
 export type AgentErrorCode =
   | 'invalid_frame'
   | 'session_busy'
+  | 'approval_not_found'
   | 'llm_unreachable'
   | 'llm_error'
   | 'internal_error';

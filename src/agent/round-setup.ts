@@ -1,4 +1,5 @@
 import type { LlmError } from '../llm/types.ts';
+import type { ApprovalPolicy } from '../approvals/policy.ts';
 import type { Profile } from '../profiles/profile.ts';
 import { findSession } from '../store/sessions-repository.ts';
 import type { RoundSetup } from './agent-loop.ts';
@@ -14,7 +15,7 @@ const parentOnlyTools = new Set(['spawn_agent', 'switch_profile']);
 export function setupForProfile(
   profile: Profile,
   deps: AgentDependencies,
-  options: { subagent?: boolean; memory?: string | undefined } = {},
+  options: { subagent?: boolean; memory?: string | undefined; governingPolicies?: readonly ApprovalPolicy[] } = {},
 ): ProfileSetup {
   const choice = deps.backends.choose({
     ...(profile.backend && { backend: profile.backend }),
@@ -40,6 +41,7 @@ export function setupForProfile(
       think: deps.config.OLLAMA_THINK,
       contextWindow: deps.config.OLLAMA_NUM_CTX,
       maxIterations: profile.max_iterations,
+      approvalPolicies: [profile.approvals, ...(options.governingPolicies ?? [])],
     },
   };
 }
@@ -50,10 +52,18 @@ export function profileNamed(profileId: string | undefined, deps: AgentDependenc
   return profile ?? { code: 'llm_error', message: `There is no profile "${profileId}". Profiles: ${deps.profiles.list().map((known) => known.id).join(', ')}.` };
 }
 
-/** The setup for a stored session's next call, with what is remembered about the user. */
-export async function setupForSession(sessionId: string, deps: AgentDependencies): Promise<ProfileSetup> {
+/**
+ * The setup for a stored session's next call, with what is remembered about the user.
+ * `runProfileId` is the profile the person chose when the run began: its approval rules
+ * keep governing the run after the model switches profile, so a switch never loosens them.
+ */
+export async function setupForSession(sessionId: string, deps: AgentDependencies, runProfileId?: string): Promise<ProfileSetup> {
   const session = await findSession(deps.db, sessionId);
   const profile = profileNamed(session?.profileId, deps);
   if (!('prompt' in profile)) return { ok: false, error: profile };
-  return setupForProfile(profile, deps, { memory: await deps.memorySummary() });
+  const chosen = runProfileId === undefined || runProfileId === profile.id ? undefined : deps.profiles.get(runProfileId);
+  return setupForProfile(profile, deps, {
+    memory: await deps.memorySummary(),
+    ...(chosen && { governingPolicies: [chosen.approvals] }),
+  });
 }

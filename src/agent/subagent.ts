@@ -37,8 +37,15 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
       const outcome = await runWithContext(context, () =>
         runAgentLoop({
           conversation,
-          setup: async () => setupForProfile(profile, deps, { subagent: true, memory: await deps.memorySummary() }),
+          // The parent run's rules keep applying: a sub-agent in a laxer profile gains nothing.
+          setup: async () =>
+            setupForProfile(profile, deps, {
+              subagent: true,
+              memory: await deps.memorySummary(),
+              governingPolicies: parent.approvalPolicies ?? [],
+            }),
           registry: deps.tools,
+          approvals: deps.approvals,
           toolTimeoutMs: defaultToolTimeoutMs,
           context,
         }),

@@ -5,7 +5,7 @@ import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
 import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
-import { setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
+import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { Logger } from '../logger.ts';
@@ -13,6 +13,7 @@ import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 import { defaultToolTimeoutMs, runAgentLoop, type Conversation, type LoopOutcome } from './agent-loop.ts';
 import { toChatMessage } from './chat-message.ts';
 import { compressIfNeeded, needsCompression } from './compression.ts';
+import type { ApprovalGate } from './approval-gate.ts';
 import type { AgentEvent } from './events.ts';
 import { runPlanning } from './planning.ts';
 import { setupForSession } from './round-setup.ts';
@@ -29,6 +30,8 @@ export interface AgentDependencies {
   userTools: UserToolManager;
   /** The long-term memory summary injected into every call, if there is one. */
   memorySummary: () => Promise<string | undefined>;
+  /** The gate every tool call passes (DESIGN §13). */
+  approvals: ApprovalGate;
 }
 
 export interface UserInput {
@@ -79,12 +82,14 @@ export async function runTurn(
   const conversation = await storedConversation(db, sessionId);
   await plan(sessionId, deps, conversation, context);
 
+  const runProfileId = (await findSession(db, sessionId))?.profileId;
   const outcome = await runAgentLoop({
     conversation,
-    setup: () => setupForSession(sessionId, deps),
+    setup: () => setupForSession(sessionId, deps, runProfileId),
     registry: deps.tools,
     toolTimeoutMs: defaultToolTimeoutMs,
     context,
+    approvals: deps.approvals,
   });
 
   switch (outcome.status) {

@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import matter from 'gray-matter';
+import { buildPolicy } from '../approvals/policy.ts';
 import { ProfileFrontMatterSchema, type Profile, type ProfileFrontMatter } from './profile.ts';
 
 export interface ProfileError {
@@ -91,6 +92,9 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
     return fail('the prompt is empty: write the system prompt below the front matter');
   }
 
+  const approvals = buildPolicy(frontMatter.approvals);
+  if (typeof approvals === 'string') return fail(approvals);
+
   return {
     ok: true,
     profile: {
@@ -104,6 +108,7 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       planning_enabled: frontMatter.planning_enabled ?? false,
       tools: frontMatter.tools ?? [],
       scratchpad_sections: frontMatter.scratchpad_sections ?? [],
+      approvals,
       prompt,
       file,
     },

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { ApprovalPolicy } from '../approvals/policy.ts';
 
 export type ProfileBackend = 'ollama' | 'openai';
 
@@ -13,6 +14,8 @@ export interface Profile {
   planning_enabled: boolean;
   tools: string[];
   scratchpad_sections: string[];
+  /** Which calls run, wait for the person, or are refused (DESIGN §13). */
+  approvals: ApprovalPolicy;
   /** The domain system prompt: the file's body after the front matter. */
   prompt: string;
   /** Path of the file the profile was read from. */
@@ -24,6 +27,8 @@ export const PROFILE_ID_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
 // Function names as OpenAI-compatible and Ollama APIs accept them.
 // `*` stands for every tool.
 const TOOL_NAME_PATTERN = '^([A-Za-z0-9_-]{1,64}|\\*)$';
+
+const ApprovalRules = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { uniqueItems: true });
 
 export const ProfileFrontMatterSchema = Type.Object(
   {
@@ -41,6 +46,17 @@ export const ProfileFrontMatterSchema = Type.Object(
     ),
     scratchpad_sections: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { uniqueItems: true, default: [] }),
+    ),
+    approvals: Type.Optional(
+      Type.Object(
+        {
+          default: Type.Optional(Type.Unsafe<'allow' | 'ask' | 'deny'>({ type: 'string', enum: ['allow', 'ask', 'deny'] })),
+          deny: Type.Optional(ApprovalRules),
+          allow: Type.Optional(ApprovalRules),
+          ask: Type.Optional(ApprovalRules),
+        },
+        { additionalProperties: false },
+      ),
     ),
   },
   // A misspelt key (say `planing_enabled`) would otherwise be ignored without a word.

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 
 const Attachment = Type.Object({ name: Type.String({ minLength: 1 }), path: Type.String({ minLength: 1 }) });
 
@@ -12,15 +12,31 @@ export const MessageBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const ApprovalBody = Type.Object(
+  {
+    decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
+    remember: Type.Optional(Type.Union([Type.Literal('once'), Type.Literal('session')])),
+  },
+  { additionalProperties: false },
+);
+
+const MessageCommand = Type.Composite([Type.Object({ type: Type.Literal('message') }), MessageBody], { additionalProperties: false });
+const StopCommand = Type.Object({ type: Type.Literal('stop') }, { additionalProperties: false });
+const ApproveCommand = Type.Composite(
+  [Type.Object({ type: Type.Literal('approve'), call_id: Type.String({ minLength: 1 }) }), ApprovalBody],
+  { additionalProperties: false },
+);
+
 /** What a client may send over a session's WebSocket (DESIGN §4). */
-const ClientCommand = Type.Union([
-  Type.Composite([Type.Object({ type: Type.Literal('message') }), MessageBody], { additionalProperties: false }),
-  Type.Object({ type: Type.Literal('stop') }, { additionalProperties: false }),
+export type ClientCommand = Static<typeof MessageCommand> | Static<typeof StopCommand> | Static<typeof ApproveCommand>;
+
+const ajv = new Ajv({ allErrors: false });
+/** One validator per frame type, so an error speaks of the frame that was meant. */
+const validators = new Map<unknown, ValidateFunction>([
+  ['message', ajv.compile(MessageCommand)],
+  ['stop', ajv.compile(StopCommand)],
+  ['approve', ajv.compile(ApproveCommand)],
 ]);
-
-export type ClientCommand = Static<typeof ClientCommand>;
-
-const validate = new Ajv({ allErrors: false }).compile(ClientCommand);
 
 export type ParsedFrame = { ok: true; command: ClientCommand } | { ok: false; message: string };
 
@@ -32,10 +48,11 @@ export function parseClientFrame(frame: string): ParsedFrame {
     return { ok: false, message: 'Frames must be JSON, e.g. {"type":"message","content":"Hello"}.' };
   }
   const type = (data as { type?: unknown } | null)?.type;
-  if (type !== 'message' && type !== 'stop') {
-    return { ok: false, message: `Unknown frame type ${JSON.stringify(type)}: send "message" or "stop".` };
+  const validate = validators.get(type);
+  if (!validate) {
+    return { ok: false, message: `Unknown frame type ${JSON.stringify(type)}: send "message", "stop" or "approve".` };
   }
-  if (validate(data)) return { ok: true, command: data };
+  if (validate(data)) return { ok: true, command: data as ClientCommand };
   const [failure] = validate.errors ?? [];
-  return { ok: false, message: `Invalid ${type} frame: ${failure?.instancePath || 'frame'} ${failure?.message ?? ''}`.trim() };
+  return { ok: false, message: `Invalid ${String(type)} frame: ${failure?.instancePath || 'frame'} ${failure?.message ?? ''}`.trim() };
 }

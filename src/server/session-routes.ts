@@ -60,6 +60,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
     const session = await createSession(db, knownProfile(request.body?.profile_id ?? defaultProfileId));
     options.onSessionCreated?.();
+    agent.sessionChanged(session.id, 'created');
     return reply.code(201).send({
       session_id: session.id,
       profile_id: session.profileId,
@@ -91,6 +92,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
       ...(body.profile_id !== undefined && { profileId: knownProfile(body.profile_id) }),
       ...(body.pinned !== undefined && { pinned: body.pinned }),
     });
+    agent.sessionChanged(id, 'updated');
     return summary(updated ?? (await existing(id)));
   };
   app.patch<{ Params: SessionParams; Body: PatchBody }>(

@@ -43,6 +43,13 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
         case 'stop':
           agent.stop(sessionId);
           return;
+        case 'approve': {
+          const { call_id: callId, decision, remember } = command;
+          if (!agent.decide(sessionId, callId, { decision, ...(remember && { remember }) })) {
+            send({ type: 'error', code: 'approval_not_found', message: `No call ${callId} is waiting for a decision in this session.` });
+          }
+          return;
+        }
       }
     };
     socket.off('message', hold);

@@ -75,6 +75,26 @@ export interface SessionMemoryStateTable {
   last_position: number;
 }
 
+export interface ApprovalsTable {
+  id: Generated<number>;
+  session_id: string;
+  call_id: string;
+  tool: string;
+  subject: string;
+  /** The rule that decided or asked, or `default`. */
+  rule: string;
+  is_subagent: number;
+  /** `allow` or `deny`; null while the person has not decided. */
+  decision: string | null;
+  /** `user`, `rule`, `timeout` or `stop`. */
+  decided_by: string | null;
+  /** `session`: the person allowed this tool and subject for the rest of the session. */
+  remember: string;
+  requested_at: string;
+  expires_at: string | null;
+  decided_at: string | null;
+}
+
 export interface Database {
   sessions: SessionsTable;
   messages: MessagesTable;
@@ -84,4 +104,5 @@ export interface Database {
   memory_facts: MemoryFactsTable;
   memory_summary: MemorySummaryTable;
   session_memory_state: SessionMemoryStateTable;
+  approvals: ApprovalsTable;
 }

@@ -1,5 +1,8 @@
 import { toToolResult, type ToolContext, type ToolResult } from './tool.ts';
-import type { ToolRegistry } from './tool-registry.ts';
+import type { RegisteredTool, ToolRegistry } from './tool-registry.ts';
+
+/** Decides, after the arguments are valid and before the tool runs, whether it may run at all. */
+export type Authorize = (entry: RegisteredTool, args: Record<string, unknown>) => Promise<{ allowed: true } | { allowed: false; message: string }>;
 
 export interface ToolCallRequest {
   name: string;
@@ -13,6 +16,7 @@ export interface ExecuteOptions {
   allowedNames: readonly string[];
   context: ToolContext;
   defaultTimeoutMs: number;
+  authorize: Authorize;
 }
 
 const failure = (output: string): ToolResult => ({ output, success: false });
@@ -46,6 +50,9 @@ export async function executeToolCall(call: ToolCallRequest, options: ExecuteOpt
       `Error: invalid arguments for ${call.name}: ${verdict.message}. Expected parameters: ${JSON.stringify(entry.tool.parameters)}`,
     );
   }
+  if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
+  const authorization = await options.authorize(entry, call.arguments);
+  if (!authorization.allowed) return failure(authorization.message);
   if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
 
   const timeoutMs = entry.tool.timeoutMs ?? options.defaultTimeoutMs;

@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../agent/events.ts';
+import type { ApprovalPolicy } from '../approvals/policy.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -11,6 +12,8 @@ export interface ToolContext {
   isSubagent: boolean;
   /** For a sub-agent: the session that spawned it, whose work folder it shares. */
   parentSessionId?: string;
+  /** The approval policies governing the run (DESIGN §13), handed on to sub-agents. */
+  approvalPolicies?: readonly ApprovalPolicy[];
 }
 
 export interface ToolResult {
@@ -33,6 +36,11 @@ export interface Tool<Arguments = any> {
    * `<action> <path>`…); the tool's name when absent.
    */
   subject?(args: Arguments): string;
+  /**
+   * The subject is a command line a shell may run (terminal, ssh_exec, code_exec): an
+   * allow glob never matches it when it holds shell control characters.
+   */
+  commandSubject?: boolean;
   /**
    * A reason this call must be put to the person whatever the allow rules and default say
    * (a deny rule still denies), e.g. a user tool asking for permissions; undefined otherwise.

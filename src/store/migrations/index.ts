@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './2026-11-22-initial.ts';
 import * as userToolKv from './2026-11-22-user-tool-kv.ts';
 import * as longTermMemory from './2026-11-23-long-term-memory.ts';
+import * as approvals from './2026-11-24-approvals.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
   '2026-11-22-initial': initial,
   '2026-11-22-user-tool-kv': userToolKv,
   '2026-11-23-long-term-memory': longTermMemory,
+  '2026-11-24-approvals': approvals,
 };
 
 export const migrationProvider: MigrationProvider = {

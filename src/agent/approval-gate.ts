@@ -1,0 +1,189 @@
+import { EventEmitter } from 'node:events';
+import { judge, type ApprovalPolicy, type Judgement, type Verdict } from '../approvals/policy.ts';
+import type { Logger } from '../logger.ts';
+import {
+  denyAllPending,
+  isRememberedForSession,
+  recordApproval,
+  settleApproval,
+  type ApprovalDecision,
+  type DecidedBy,
+  type Remember,
+} from '../store/approvals-repository.ts';
+import type { Db } from '../store/database.ts';
+import type { Tool, ToolContext } from '../tools/tool.ts';
+import type { PendingApprovalSummary } from './hearth-events.ts';
+
+export interface AuthorizationRequest {
+  callId: string;
+  tool: Tool;
+  args: Record<string, unknown>;
+  /** Every policy that governs the run; the strictest verdict wins. */
+  policies: readonly ApprovalPolicy[];
+  context: ToolContext;
+}
+
+export type Authorization = { allowed: true } | { allowed: false; message: string };
+
+export interface Decision {
+  decision: ApprovalDecision;
+  remember?: Remember;
+}
+
+interface Waiting extends PendingApprovalSummary {
+  settle: (decision: ApprovalDecision, by: DecidedBy, remember: Remember) => void;
+}
+
+const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
+
+/**
+ * The gate every tool call passes before it runs (DESIGN §13), outside the model: the
+ * profile's rules decide, and an `ask` waits for the person, a timeout or a stop.
+ * Emits 'changed' whenever the set of waiting approvals changes.
+ */
+export class ApprovalGate extends EventEmitter<{ changed: [] }> {
+  private readonly waiting = new Map<string, Waiting>();
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly timeoutMs: number,
+    private readonly logger: Logger,
+  ) {
+    super();
+  }
+
+  /** At start, approvals a previous process was waiting for are denied: nobody can answer them now. */
+  async denyLeftovers(): Promise<void> {
+    const count = await denyAllPending(this.db);
+    if (count > 0) this.logger.info({ count }, 'approvals left waiting by the previous run were denied');
+  }
+
+  async authorize(request: AuthorizationRequest): Promise<Authorization> {
+    const { tool, args, context } = request;
+    const sessionId = context.parentSessionId ?? context.sessionId;
+    const subject = subjectOf(tool, args);
+    const judgement = strictest(request.policies, {
+      tool: tool.name,
+      subject,
+      commandSubject: tool.commandSubject === true,
+      mustAsk: tool.mustAsk?.(args),
+    });
+    const record = { sessionId, callId: request.callId, tool: tool.name, subject, rule: judgement.rule, isSubagent: context.isSubagent };
+
+    let verdict = judgement.verdict;
+    if (verdict === 'ask' && judgement.reason === undefined && (await isRememberedForSession(this.db, sessionId, tool.name, subject))) {
+      verdict = 'allow';
+      record.rule = 'remembered for this session';
+    }
+    if (verdict !== 'ask') {
+      await recordApproval(this.db, { ...record, decision: { decision: verdict, by: 'rule' } });
+      if (verdict === 'allow') return { allowed: true };
+      return { allowed: false, message: `Refused by the rule ${judgement.rule}: ${tool.name} may not run "${subject}". Do not retry it; tell the person what you wanted to do.` };
+    }
+
+    if (this.closed || context.signal.aborted) {
+      await recordApproval(this.db, { ...record, decision: { decision: 'deny', by: 'stop' } });
+      return { allowed: false, message: stoppedMessage };
+    }
+    const expiresAt = new Date(Date.now() + this.timeoutMs).toISOString();
+    const id = await recordApproval(this.db, { ...record, expiresAt });
+    const outcome = await this.wait({ session_id: sessionId, call_id: request.callId, tool: tool.name, subject, expires_at: expiresAt }, () =>
+      context.emit({
+        type: 'approval_required',
+        call_id: request.callId,
+        tool: tool.name,
+        args,
+        subject,
+        reason: judgement.reason ?? `rule ${judgement.rule}`,
+        expires_at: expiresAt,
+        is_subagent: context.isSubagent,
+      }),
+    context.signal);
+    await settleApproval(this.db, id, outcome.decision, outcome.by, outcome.remember);
+    context.emit({ type: 'approval_resolved', call_id: request.callId, decision: outcome.decision, by: outcome.by });
+    if (outcome.decision === 'allow') return { allowed: true };
+    return { allowed: false, message: deniedMessage(outcome.by, tool.name, subject, this.timeoutMs) };
+  }
+
+  /** The person's answer; false when no call of that session waits under that id. */
+  decide(sessionId: string, callId: string, decision: Decision): boolean {
+    const waiting = this.waiting.get(keyOf(sessionId, callId));
+    if (!waiting) return false;
+    waiting.settle(decision.decision, 'user', decision.decision === 'allow' ? (decision.remember ?? 'once') : 'once');
+    return true;
+  }
+
+  pending(): PendingApprovalSummary[] {
+    return [...this.waiting.values()].map(({ settle: _settle, ...summary }) => summary);
+  }
+
+  /** Shutdown: every waiting call is denied as stopped, and nothing waits from now on. */
+  close(): void {
+    this.closed = true;
+    for (const waiting of this.waiting.values()) waiting.settle('deny', 'stop', 'once');
+  }
+
+  private wait(
+    summary: PendingApprovalSummary,
+    announce: () => void,
+    signal: AbortSignal,
+  ): Promise<{ decision: ApprovalDecision; by: DecidedBy; remember: Remember }> {
+    const key = keyOf(summary.session_id, summary.call_id);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle('deny', 'timeout', 'once'), this.timeoutMs);
+      const onAbort = () => settle('deny', 'stop', 'once');
+      const settle = (decision: ApprovalDecision, by: DecidedBy, remember: Remember) => {
+        if (this.waiting.get(key) !== waiting) return;
+        this.waiting.delete(key);
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        resolve({ decision, by, remember });
+        this.emit('changed');
+      };
+      const waiting: Waiting = { ...summary, settle };
+      this.waiting.set(key, waiting);
+      signal.addEventListener('abort', onAbort, { once: true });
+      announce();
+      this.emit('changed');
+    });
+  }
+}
+
+const stoppedMessage = 'Not run: the run was stopped before the person decided.';
+
+function deniedMessage(by: DecidedBy, tool: string, subject: string, timeoutMs: number): string {
+  switch (by) {
+    case 'user':
+      return `The person denied this call (${tool}: ${subject}); it did not run. Do not retry it: ask what they would like instead, or go on without it.`;
+    case 'timeout':
+      return `Nobody decided on this call within ${Math.round(timeoutMs / 1000)} s (${tool}: ${subject}), so it did not run. Go on without it, or ask the person.`;
+    case 'stop':
+    case 'rule':
+      return stoppedMessage;
+  }
+}
+
+function keyOf(sessionId: string, callId: string): string {
+  return `${sessionId}\u0000${callId}`;
+}
+
+/** The subject a rule matches; a tool that cannot derive one is judged by its name. */
+function subjectOf(tool: Tool, args: Record<string, unknown>): string {
+  if (!tool.subject) return tool.name;
+  try {
+    const subject = tool.subject(args);
+    return subject.trim() === '' ? tool.name : subject;
+  } catch {
+    return tool.name;
+  }
+}
+
+function strictest(policies: readonly ApprovalPolicy[], call: Parameters<typeof judge>[1]): Judgement {
+  let chosen: Judgement | undefined;
+  for (const policy of policies) {
+    const judgement = judge(policy, call);
+    if (!chosen || strictness[judgement.verdict] > strictness[chosen.verdict]) chosen = judgement;
+  }
+  return chosen ?? { verdict: 'allow', rule: 'default' };
+}

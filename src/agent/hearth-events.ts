@@ -1,0 +1,36 @@
+// Every frame of the events socket `/ws/events` (DESIGN §4a): what concerns the whole
+// Hearth rather than one session's run.
+
+import type { ToolSummary } from './events.ts';
+
+export interface PendingApprovalSummary {
+  session_id: string;
+  call_id: string;
+  tool: string;
+  subject: string;
+  expires_at: string;
+}
+
+export type HearthEvent =
+  | { type: 'hello'; unread_notifications: number; pending_approvals: PendingApprovalSummary[] }
+  | { type: 'sessions_changed'; session_id: string; change: 'created' | 'updated' | 'deleted' }
+  | { type: 'tools_changed'; tools: ToolSummary[] }
+  | { type: 'approvals_changed'; pending: PendingApprovalSummary[] }
+  | { type: 'notification'; id: number; title: string; body: string; session_id?: string; created_at: string }
+  | { type: 'integration_status'; name: string; status: 'connected' | 'connecting' | 'failed'; message?: string };
+
+export type HearthEventListener = (event: HearthEvent) => void;
+
+/** Fans events out to every open events socket. */
+export class HearthEventHub {
+  private readonly listeners = new Set<HearthEventListener>();
+
+  subscribe(listener: HearthEventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  publish(event: HearthEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}

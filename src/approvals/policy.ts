@@ -1,0 +1,122 @@
+// The approval rules of a profile (`approvals:` in its front matter) and how a call is
+// judged against them. Pure functions: the gate that waits for the person is in agent/.
+
+export type Verdict = 'allow' | 'ask' | 'deny';
+
+export interface ApprovalRule {
+  /** As written in the profile, for messages and the audit. */
+  text: string;
+  tool: string;
+  /** Absent for a bare tool name, which matches every call of the tool. */
+  pattern?: RegExp;
+}
+
+export interface ApprovalPolicy {
+  default: Verdict;
+  deny: ApprovalRule[];
+  allow: ApprovalRule[];
+  ask: ApprovalRule[];
+}
+
+/** A profile without an `approvals` block: every call runs, as before approvals existed. */
+export const allowEverything: ApprovalPolicy = { default: 'allow', deny: [], allow: [], ask: [] };
+
+export interface ApprovalCall {
+  tool: string;
+  subject: string;
+  /** The subject is a command line a shell may run (terminal, ssh_exec, code_exec). */
+  commandSubject: boolean;
+  /** The tool insists on asking for this call (a user tool wanting permissions). */
+  mustAsk?: string | undefined;
+}
+
+export interface Judgement {
+  verdict: Verdict;
+  /** The rule that decided, or `default`. */
+  rule: string;
+  reason?: string;
+}
+
+const ruleShape = /^([A-Za-z0-9_-]{1,64})(?:\((.*)\))?$/s;
+
+/** Parses `tool` or `tool(glob)`; answers a message for anything else. */
+export function parseRule(text: string): ApprovalRule | string {
+  const match = ruleShape.exec(text.trim());
+  if (!match) return `"${text}" is not a rule: write a tool name, or tool(glob) such as terminal(ls *)`;
+  const [, tool, glob] = match as unknown as [string, string, string | undefined];
+  if (glob === undefined) return { text, tool };
+  if (glob.trim() === '') return `"${text}" has an empty pattern: drop the parentheses to match every call of ${tool}`;
+  return { text, tool, pattern: globToRegExp(glob) };
+}
+
+/**
+ * `*` matches any run of characters, except that a `*` followed by a space matches one
+ * word: `* systemctl status *` allows "web1 systemctl status nginx" on any host but not
+ * "web1 rm -rf /tmp/x systemctl status". A trailing ` *` also matches nothing, so
+ * `ls *` covers a bare `ls` (and never `lsblk`).
+ */
+export function globToRegExp(glob: string): RegExp {
+  const normalised = normaliseSpaces(glob);
+  let source = '';
+  for (let index = 0; index < normalised.length; index++) {
+    const character = normalised[index]!;
+    if (character !== '*') {
+      source += character.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+      continue;
+    }
+    if (normalised[index + 1] === ' ') source += '\\S*';
+    else if (index === normalised.length - 1 && normalised[index - 1] === ' ') source = `${source.slice(0, -1)}(?: [^]*)?`;
+    else source += '[^]*';
+  }
+  return new RegExp(`^${source}$`);
+}
+
+/** Characters through which a command line does more than run one command with arguments. */
+const shellControl = /[;&|`<>\r\n\0]|\$\(/;
+
+export function hasShellControl(subject: string): boolean {
+  return shellControl.test(subject);
+}
+
+function normaliseSpaces(text: string): string {
+  return text.replace(/[ \t]+/g, ' ').trim();
+}
+
+function matches(rule: ApprovalRule, call: ApprovalCall, subject: string): boolean {
+  return rule.tool === call.tool && (rule.pattern === undefined || rule.pattern.test(subject));
+}
+
+/** Precedence: deny, then allow, then ask, then the default (DESIGN §13). */
+export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {
+  const subject = normaliseSpaces(call.subject);
+  const denied = policy.deny.find((rule) => matches(rule, call, subject));
+  if (denied) return { verdict: 'deny', rule: denied.text };
+  if (call.mustAsk !== undefined) return { verdict: 'ask', rule: 'tool', reason: call.mustAsk };
+  const unsafeForGlobs = call.commandSubject && hasShellControl(subject);
+  const allowed = policy.allow.find((rule) => matches(rule, call, subject) && !(rule.pattern && unsafeForGlobs));
+  if (allowed) return { verdict: 'allow', rule: allowed.text };
+  const asked = policy.ask.find((rule) => matches(rule, call, subject));
+  if (asked) return { verdict: 'ask', rule: asked.text };
+  return { verdict: policy.default, rule: 'default' };
+}
+
+export interface PolicyDefinition {
+  default?: Verdict;
+  deny?: string[];
+  allow?: string[];
+  ask?: string[];
+}
+
+/** Builds a policy from a profile's `approvals` block; answers the first bad rule's message. */
+export function buildPolicy(definition: PolicyDefinition | undefined): ApprovalPolicy | string {
+  if (definition === undefined) return allowEverything;
+  const lists = { deny: [] as ApprovalRule[], allow: [] as ApprovalRule[], ask: [] as ApprovalRule[] };
+  for (const key of ['deny', 'allow', 'ask'] as const) {
+    for (const text of definition[key] ?? []) {
+      const rule = parseRule(text);
+      if (typeof rule === 'string') return `approvals.${key}: ${rule}`;
+      lists[key].push(rule);
+    }
+  }
+  return { default: definition.default ?? 'allow', ...lists };
+}

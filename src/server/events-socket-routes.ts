@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { Agent } from '../agent/agent.ts';
+import type { HearthEvent } from '../agent/hearth-events.ts';
+
+/** `/ws/events` (DESIGN §4a): one socket per open page for what concerns the whole Hearth. */
+export async function eventsSocketRoutes(app: FastifyInstance, options: { agent: Agent }) {
+  const { agent } = options;
+
+  app.get('/ws/events', { websocket: true }, (socket: WebSocket) => {
+    const send = (event: HearthEvent) => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
+    };
+    // Nothing is read from this socket; a client that writes to it is ignored, not answered.
+    socket.on('close', agent.events.subscribe(send));
+    send({ type: 'hello', unread_notifications: 0, pending_approvals: agent.deps.approvals.pending() });
+  });
+}
