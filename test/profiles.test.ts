@@ -43,6 +43,7 @@ describe('loadProfiles', () => {
         planning_enabled: false,
         tools: [],
         scratchpad_sections: [],
+        approvals: { default: 'allow', deny: [], allow: [], ask: [] },
         prompt: 'Be helpful.',
         file,
       },

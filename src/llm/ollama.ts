@@ -1,6 +1,7 @@
 // Ollama's native /api/chat through the `ollama` client. The browser entry is used on
 // purpose: the Node entry treats any image string naming an existing file as a path and
 // sends that file, which a chat message must never be able to do.
+import { randomBytes } from 'node:crypto';
 import { Ollama } from 'ollama/browser';
 import type { ChatRequest as OllamaChatRequest, Message as OllamaMessage, Tool as OllamaTool } from 'ollama/browser';
 import { assembleBackend, type StreamProgress } from './assemble-backend.ts';
@@ -40,15 +41,16 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
         return client.chat({ ...body, stream: true });
       });
       progress.connected = true;
-      let callCount = 0;
       let usage: Usage | undefined;
       for await (const chunk of response) {
         const message = chunk.message;
         if (message?.thinking) yield { type: 'thinking_delta', delta: message.thinking };
         if (message?.content) yield { type: 'text_delta', delta: message.content };
         for (const call of message?.tool_calls ?? []) {
-          callCount += 1;
-          const toolCall = { id: `call_${callCount}`, name: call.function.name, ...parseToolArguments(call.function.arguments) };
+          // Recent Ollama names its calls; older versions do not, and ids must stay unique across a session's rounds.
+          const ownId = (call as { id?: unknown }).id;
+          const id = typeof ownId === 'string' && ownId !== '' ? ownId : `call_${randomBytes(8).toString('hex')}`;
+          const toolCall = { id, name: call.function.name, ...parseToolArguments(call.function.arguments) };
           yield { type: 'tool_call', call: toolCall };
         }
         if (chunk.done) usage = usageOf(chunk.prompt_eval_count, chunk.eval_count);
