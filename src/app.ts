@@ -30,6 +30,7 @@ import { startWatchers, type Watchers } from './server/watchers.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
 import { openDatabase } from './store/database.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
+import { SelfAddress } from './tools/builtin/http/self-address.ts';
 import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
 
 export const version = '0.1.0';
@@ -40,6 +41,8 @@ const publicDir = fileURLToPath(new URL('../public', import.meta.url));
 export type AppDependencies = AgentDependencies & {
   /** Long-term memory: background extraction, the summary, the facts. */
   memory: MemoryService;
+  /** Where the server listens (filled once it does), so the network tools refuse to call it. */
+  selfAddress?: SelfAddress;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
@@ -53,6 +56,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const runSubagent = createSubagentRunner(() => deps);
   const backends = overrides.backends ?? (await BackendRegistry.fromConfig(config));
   const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
+  const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const tools =
     overrides.tools ??
     createToolRegistry({
@@ -62,6 +66,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       runSubagent,
       userTools: () => deps.userTools,
       onMemoryChanged: () => memory.runInBackground(),
+      selfAddress,
     });
   const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
   await approvals.denyLeftovers();
@@ -76,6 +81,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     backends,
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
     memory,
+    selfAddress,
     approvals,
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
   };
@@ -102,6 +108,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const announceTools = () => agent.announceTools();
   deps.userTools.on('changed', announceTools);
   app.decorate('agent', agent);
+  // PORT may be 0: the network tools learn the real address once the server is bound.
+  app.addHook('onListen', (done) => {
+    deps.selfAddress?.listening(app.addresses());
+    done();
+  });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   await app.register(fastifyHelmet, securityHeaders);

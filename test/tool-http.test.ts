@@ -103,11 +103,19 @@ describe('http_request', () => {
     expect(result.output).toContain('(binary body: image/png, 2.9 KB; not shown)');
   });
 
-  it('fails with a clear sentence when the connection is refused', async () => {
-    const base = `http://127.0.0.1:${await unusedPort()}`;
-    const result = await request({ method: 'GET', url: base });
+  it('reports a refused connection as the host and port being unreachable', async () => {
+    const port = await unusedPort();
+    const result = await request({ method: 'GET', url: `http://127.0.0.1:${port}/` });
     expect(result.success).toBe(false);
-    expect(result.output).toMatch(/^Connection to 127\.0\.0\.1:\d+ was refused/);
+    expect(result.output).toMatch(new RegExp(`^127\\.0\\.0\\.1 port ${port} is unreachable: the connection was refused`));
+    // localhost tries ::1 and 127.0.0.1; both refusals still name the host and port.
+    const named = await request({ method: 'GET', url: `http://localhost:${port}/` });
+    expect(named.output).toMatch(new RegExp(`^localhost \\(.+\\) port ${port} is unreachable: the connection was refused`));
+    expect(named.output).not.toContain('fetch failed');
+  });
+
+  it('gives the approval subject as <METHOD> <url>', () => {
+    expect(tool.subject?.({ method: 'DELETE', url: 'http://127.0.0.1:8000/sessions/abc' })).toBe('DELETE http://127.0.0.1:8000/sessions/abc');
   });
 
   it('fails on a bad URL and on a GET with a body', async () => {

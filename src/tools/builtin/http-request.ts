@@ -11,6 +11,7 @@ import {
   parseHttpUrl,
   type LimitedResponse,
 } from './http/fetch-limited.ts';
+import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
 
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 type Method = (typeof methods)[number];
@@ -80,12 +81,19 @@ function formatResponse(response: LimitedResponse, requestedUrl: string): string
   return `${lines.join('\n')}\n\n${body}`;
 }
 
-export function createHttpRequestTool(): Tool<HttpRequestArguments> {
+export interface HttpRequestOptions {
+  /** Refuses Hearth's own API, cloud metadata and (HTTP_BLOCK_PRIVATE) private addresses; a default guard otherwise. */
+  network?: NetworkGuard;
+}
+
+export function createHttpRequestTool(options: HttpRequestOptions = {}): Tool<HttpRequestArguments> {
+  const network = options.network ?? createNetworkGuard();
   return {
     name: 'http_request',
     description: 'Send an HTTP request (REST APIs, webhooks, local services) and return status, content type and body.',
     parameters,
     source: 'builtin',
+    subject: (args) => `${args.method} ${args.url}`,
     // Above the largest timeout_s, so the request's own timeout reports first.
     timeoutMs: (maximumTimeoutSeconds + 5) * 1000,
     async execute(args, context) {
@@ -102,6 +110,7 @@ export function createHttpRequestTool(): Tool<HttpRequestArguments> {
         timeoutMs: timeoutSeconds * 1000,
         maxBytes: maximumBodyBytes,
         signal: context.signal,
+        fetch: network.fetch,
       });
       if (!result.ok) {
         if (result.reason === 'timeout') {
@@ -111,5 +120,6 @@ export function createHttpRequestTool(): Tool<HttpRequestArguments> {
       }
       return { output: formatResponse(result.response, url.href), metadata: { status: result.response.status } };
     },
+    dispose: () => network.close(),
   };
 }

@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Tool } from '../tool.ts';
 import { describeSize, fetchLimited, megabyte, parseHttpUrl } from './http/fetch-limited.ts';
+import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
 import { parseAllowedRoots, resolveAllowedPath } from './path-access.ts';
 import { sessionWorkFolder } from './work-folder.ts';
 
@@ -33,8 +34,15 @@ const failure = (output: string): Failure => ({ output, success: false });
 type Loaded = { bytes: Buffer; source: string };
 
 /** Loads an image so the model can look at it in its next step; the image goes to the model's context only. */
-export function createImageViewTool(options: { config: Config }): Tool<Static<typeof parameters>> {
+export interface ImageViewOptions {
+  config: Config;
+  /** Refuses Hearth's own API, cloud metadata and (HTTP_BLOCK_PRIVATE) private addresses; a default guard otherwise. */
+  network?: NetworkGuard;
+}
+
+export function createImageViewTool(options: ImageViewOptions): Tool<Static<typeof parameters>> {
   const { config } = options;
+  const network = options.network ?? createNetworkGuard({ blockPrivate: config.HTTP_BLOCK_PRIVATE });
   const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
 
   async function fromPath(requested: string, workFolder: string): Promise<Loaded | Failure> {
@@ -60,7 +68,7 @@ export function createImageViewTool(options: { config: Config }): Tool<Static<ty
   async function fromUrl(text: string, signal: AbortSignal): Promise<Loaded | Failure> {
     const url = parseHttpUrl(text);
     if (!url) return failure(`"${text}" is not an http(s) URL.`);
-    const fetched = await fetchLimited({ url: url.href, timeoutMs: downloadTimeoutMs, maxBytes: maximumBytes, signal });
+    const fetched = await fetchLimited({ url: url.href, timeoutMs: downloadTimeoutMs, maxBytes: maximumBytes, signal, fetch: network.fetch });
     if (!fetched.ok) return failure(fetched.message);
     const { response } = fetched;
     if (response.status >= 400) return failure(`${url.href} answered ${response.status} ${response.statusText}.`);
@@ -73,6 +81,7 @@ export function createImageViewTool(options: { config: Config }): Tool<Static<ty
     description: 'Look at an image (png, jpeg, gif or webp, up to 10 MB) from a file path or a URL; you see it in your next step.',
     parameters,
     source: 'builtin',
+    subject: (args) => args.path ?? args.url ?? '',
     async execute(args, context) {
       if ((args.path === undefined) === (args.url === undefined)) return failure('Send exactly one of path or url.');
       const loaded =
@@ -89,5 +98,6 @@ export function createImageViewTool(options: { config: Config }): Tool<Static<ty
         metadata: { image: { base64: loaded.bytes.toString('base64'), description } },
       };
     },
+    dispose: () => network.close(),
   };
 }

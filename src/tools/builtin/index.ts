@@ -7,6 +7,8 @@ import type { UserToolManager } from '../user-tools/user-tool-manager.ts';
 import { createCodeExecTool } from './code-exec.ts';
 import { createFilesystemTool } from './filesystem.ts';
 import { createHttpRequestTool } from './http-request.ts';
+import { createNetworkGuard } from './http/network-guard.ts';
+import { SelfAddress } from './http/self-address.ts';
 import { createImageViewTool } from './image-view.ts';
 import { createListToolsTool } from './list-tools.ts';
 import { createMemoryForgetTool } from './memory-forget.ts';
@@ -37,11 +39,15 @@ export interface BuiltinToolDependencies {
   userTools?: () => UserToolManager | undefined;
   /** Called after memory_save or memory_forget changed a fact (the memory summary is then rewritten). */
   onMemoryChanged?: () => void;
+  /** Where Hearth listens, so http_request, web_view and image_view refuse to call it. */
+  selfAddress?: SelfAddress;
 }
 
 /** A registry holding every built-in tool. */
 export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry {
   const { db, config, profiles } = deps;
+  const selfAddress = deps.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
+  const network = createNetworkGuard({ blockPrivate: config.HTTP_BLOCK_PRIVATE, selfAddress });
   const registry = new ToolRegistry([
     createScratchpadTool(db, async (context) => {
       const session = await findSession(db, context.parentSessionId ?? context.sessionId);
@@ -52,10 +58,10 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createTerminalTool({ config }),
     createCodeExecTool({ config }),
     createSshExecTool({ config }),
-    createImageViewTool({ config }),
-    createHttpRequestTool(),
-    createWebSearchTool({ config }),
-    createWebViewTool(),
+    createImageViewTool({ config, network }),
+    createHttpRequestTool({ network }),
+    createWebSearchTool({ config, network }),
+    createWebViewTool({ network }),
     createSwitchProfileTool({ db, profiles }),
     createSpawnAgentTool(deps.runSubagent),
     createMemorySearchTool(db),

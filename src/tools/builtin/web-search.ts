@@ -10,6 +10,7 @@ import {
   parseHttpUrl,
   type LimitedFetchResult,
 } from './http/fetch-limited.ts';
+import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
 
 const duckDuckGoUrl = 'https://html.duckduckgo.com/html/';
 const defaultResultCount = 5;
@@ -38,6 +39,9 @@ type SearchOutcome = { ok: true; results: SearchResult[] } | { ok: false; error:
 
 export interface WebSearchOptions {
   config: Config;
+  /** The network tools' guard. The search endpoint is the person's choice, so private addresses stay reachable. */
+  network?: NetworkGuard;
+  /** Replaces the guarded fetch (tests). */
   fetch?: typeof fetch;
 }
 
@@ -95,7 +99,7 @@ function failedFetch(result: Extract<LimitedFetchResult, { ok: false }>, service
   return { ok: false, error: `Searching ${service} failed. ${result.message}` };
 }
 
-async function searchDuckDuckGo(query: string, signal: AbortSignal, fetchImplementation?: typeof fetch): Promise<SearchOutcome> {
+async function searchDuckDuckGo(query: string, signal: AbortSignal, fetchImplementation: typeof fetch): Promise<SearchOutcome> {
   const result = await fetchLimited({
     url: duckDuckGoUrl,
     method: 'POST',
@@ -117,7 +121,7 @@ async function searchDuckDuckGo(query: string, signal: AbortSignal, fetchImpleme
   return parseDuckDuckGoHtml(decodeText(bytes, headers.get('content-type')));
 }
 
-async function searchSearxng(baseUrl: string, query: string, signal: AbortSignal, fetchImplementation?: typeof fetch): Promise<SearchOutcome> {
+async function searchSearxng(baseUrl: string, query: string, signal: AbortSignal, fetchImplementation: typeof fetch): Promise<SearchOutcome> {
   let endpoint: URL;
   try {
     endpoint = new URL('search', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
@@ -158,6 +162,8 @@ async function searchSearxng(baseUrl: string, query: string, signal: AbortSignal
 
 export function createWebSearchTool(options: WebSearchOptions): Tool<WebSearchArguments> {
   const searxngUrl = options.config.WEB_SEARCH_URL.trim();
+  const network = (options.network ?? createNetworkGuard()).allowingPrivate();
+  const fetchImplementation = options.fetch ?? network.fetch;
   return {
     name: 'web_search',
     description: 'Search the web; returns numbered results with title, URL and snippet. Read a result with web_view.',
@@ -168,11 +174,12 @@ export function createWebSearchTool(options: WebSearchOptions): Tool<WebSearchAr
       if (query === '') return failure('Send query: the words to search for.');
       const maximum = Math.min(Math.max(args.max_results ?? defaultResultCount, 1), maximumResultCount);
       const outcome = searxngUrl
-        ? await searchSearxng(searxngUrl, query, context.signal, options.fetch)
-        : await searchDuckDuckGo(query, context.signal, options.fetch);
+        ? await searchSearxng(searxngUrl, query, context.signal, fetchImplementation)
+        : await searchDuckDuckGo(query, context.signal, fetchImplementation);
       if (!outcome.ok) return failure(outcome.error);
       if (outcome.results.length === 0) return `No results for "${query}". Try fewer or different words.`;
       return formatResults(outcome.results.slice(0, maximum));
     },
+    dispose: () => network.close(),
   };
 }

@@ -12,6 +12,7 @@ import {
   parseHttpUrl,
   type LimitedResponse,
 } from './http/fetch-limited.ts';
+import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
 import { htmlToReadableText } from './http/readable-text.ts';
 
 const smallestMaximumCharacters = 500;
@@ -43,12 +44,19 @@ async function readPage(response: LimitedResponse): Promise<{ title: string; tex
   return { title: '', text: text.replace(/\r\n/g, '\n').trim() };
 }
 
-export function createWebViewTool(): Tool<WebViewArguments> {
+export interface WebViewOptions {
+  /** Refuses Hearth's own API, cloud metadata and (HTTP_BLOCK_PRIVATE) private addresses; a default guard otherwise. */
+  network?: NetworkGuard;
+}
+
+export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArguments> {
+  const network = options.network ?? createNetworkGuard();
   return {
     name: 'web_view',
     description: 'Read a web page: returns its title and main text without scripts, menus or markup. Plain text and JSON come back as is.',
     parameters,
     source: 'builtin',
+    subject: (args) => `GET ${args.url}`,
     async execute(args, context) {
       const url = parseHttpUrl(args.url);
       if (!url) return failure(`"${args.url}" is not an absolute http(s) URL; send one like https://example.com/page.`);
@@ -59,6 +67,7 @@ export function createWebViewTool(): Tool<WebViewArguments> {
         timeoutMs: pageTimeoutMs,
         maxBytes: maximumPageBytes,
         signal: context.signal,
+        fetch: network.fetch,
       });
       if (!result.ok) return failure(result.message);
       const response = result.response;
@@ -77,5 +86,6 @@ export function createWebViewTool(): Tool<WebViewArguments> {
       const hint = maximumCharacters < largestMaximumCharacters ? `call again with a larger max_chars (up to ${largestMaximumCharacters})` : '';
       return `${heading}\n\n${keepHead(text, maximumCharacters, hint)}`;
     },
+    dispose: () => network.close(),
   };
 }

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { NetworkRefusedError } from './network-guard.ts';
 
 export const megabyte = 1024 * 1024;
 
@@ -14,7 +15,8 @@ export interface LimitedRequest {
   maxBytes: number;
   /** The caller's signal: the user's stop. */
   signal: AbortSignal;
-  fetch?: typeof fetch;
+  /** The network tools' guarded fetch (NetworkGuard.fetch); tests may give another. */
+  fetch: typeof fetch;
 }
 
 export interface LimitedResponse {
@@ -40,9 +42,8 @@ export type LimitedFetchResult =
 export async function fetchLimited(request: LimitedRequest): Promise<LimitedFetchResult> {
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal = AbortSignal.any([request.signal, timeout]);
-  const fetchImplementation = request.fetch ?? fetch;
   try {
-    const response = await fetchImplementation(request.url, {
+    const response = await request.fetch(request.url, {
       method: request.method ?? 'GET',
       headers: request.headers,
       body: request.body,
@@ -88,30 +89,47 @@ async function readCapped(response: Response, maxBytes: number): Promise<{ bytes
   }
 }
 
+/** The error that says what happened: fetch wraps it in a "fetch failed" TypeError, and trying several addresses in an AggregateError. */
+function rootCause(error: unknown): unknown {
+  let cause = error;
+  if (cause instanceof TypeError && cause.cause !== undefined) cause = cause.cause;
+  if (cause instanceof AggregateError && cause.errors.length > 0) {
+    return cause.errors.find((inner) => inner instanceof NetworkRefusedError) ?? cause.errors[0];
+  }
+  return cause;
+}
+
 function describeNetworkError(error: unknown, url: string): string {
-  const cause = (error as { cause?: unknown }).cause ?? error;
-  const code = (cause as { code?: unknown }).code;
-  const message = cause instanceof Error ? cause.message : String(cause);
+  const cause = rootCause(error);
   const target = parseHttpUrl(url);
-  const host = target?.host ?? url;
+  const requestedPort = Number(target?.port) || (target?.protocol === 'https:' ? 443 : 80);
+  if (cause instanceof NetworkRefusedError) {
+    const redirected = target !== undefined && (cause.hostname !== target.hostname.replace(/^\[|\]$/g, '') || cause.refusal.port !== requestedPort);
+    return redirected ? `${cause.message} (${url} redirected there.)` : cause.message;
+  }
+  const { code, address, port } = cause as { code?: unknown; address?: unknown; port?: unknown };
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const hostname = target?.hostname ?? url;
+  const shownPort = typeof port === 'number' ? port : requestedPort;
+  const place = typeof address === 'string' && address !== hostname.replace(/^\[|\]$/g, '') ? `${hostname} (${address}) port ${shownPort}` : `${hostname} port ${shownPort}`;
   switch (code) {
     case 'ECONNREFUSED':
-      return `Connection to ${host} was refused: nothing is listening on that port, or a firewall rejects it.`;
+      return `${place} is unreachable: the connection was refused (nothing is listening on that port, or a firewall rejects it).`;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return `The host name ${target?.hostname ?? url} could not be resolved (DNS lookup failed). Check the spelling, or whether this machine can reach that network.`;
+      return `The host name ${hostname} could not be resolved (DNS lookup failed). Check the spelling, or whether this machine can reach that network.`;
     case 'ECONNRESET':
     case 'UND_ERR_SOCKET':
-      return `The connection to ${host} was closed before a complete response arrived.`;
+      return `The connection to ${place} was closed before a complete response arrived.`;
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return `${host} is unreachable from this machine (no network route).`;
+      return `${place} is unreachable from this machine (no network route).`;
     case 'ETIMEDOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return `Connecting to ${host} timed out.`;
+      return `${place} is unreachable: connecting timed out.`;
     default:
-      if (typeof code === 'string' && /CERT|TLS|SSL/.test(code)) return `The TLS certificate of ${host} was rejected (${code}): ${message}.`;
-      return `The request to ${url} failed: ${message}.`;
+      if (typeof code === 'string' && /CERT|TLS|SSL/.test(code)) return `The TLS certificate of ${target?.host ?? url} was rejected (${code}): ${message}.`;
+      return `The request to ${url} failed: ${message || String(code ?? 'unknown error')}.`;
   }
 }
 
