@@ -22,7 +22,7 @@ async function startSite(): Promise<string> {
 }
 
 describe('domain tools through the WebSocket protocol', () => {
-  it('runs terminal, filesystem, code_exec, http_request and web_view in one turn of the server_admin profile', async () => {
+  it('runs terminal (once the person allows it), filesystem, code_exec, http_request and web_view in one turn of the server_admin profile', async () => {
     const base = await startSite();
     hearth = await startHearth();
     hearth.llm.script(
@@ -39,7 +39,12 @@ describe('domain tools through the WebSocket protocol', () => {
     );
     const socket = await hearth.connect(await hearth.createSession('server_admin'));
     socket.send({ type: 'message', content: 'Check everything' });
+    // A command with a redirect and a chain is not read-only: the shipped profile asks first.
+    const asked = await socket.next('approval_required');
+    expect(asked).toMatchObject({ tool: 'terminal', subject: 'echo hello > greeting.txt && cat greeting.txt' });
+    socket.send({ type: 'approve', call_id: asked.call_id, decision: 'allow' });
     expect((await socket.next('stream_end')).content).toBe('All checked.');
+    expect(socket.ofType('approval_required')).toHaveLength(1);
     const results = Object.fromEntries(socket.ofType('tool_call').map((event) => [event.tool, event]));
     expect(Object.values(results).map((event) => event.success)).toEqual([true, true, true, true, true]);
     expect(results['terminal']!.result).toContain('hello');

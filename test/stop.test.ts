@@ -66,6 +66,7 @@ describe('stop during a terminal command', () => {
     const socket = await hearth.connect(sessionId);
     socket.send({ type: 'message', content: 'Run it' });
     await socket.next('tool_started');
+    socket.send({ type: 'approve', call_id: (await socket.next('approval_required')).call_id, decision: 'allow' });
     await waitUntil(() => existsSync(path.join(hearth.config.SESSION_FILES_DIR, sessionId, 'marker')));
     await hearth.request('POST', `/sessions/${sessionId}/stop`);
     await socket.next('stream_stopped');
