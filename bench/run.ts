@@ -4,7 +4,8 @@
 //   --only=1,3,6     run only these scenarios (5, start and memory, always runs)
 // Scenarios 6, 7 and 9 call real tools (ssh_exec, terminal, a user tool) in this process, not through the
 // server; 8 and 10 start a server process of their own whose TOOLS_DIR is a temp folder they write to;
-// 11 runs context compression in this process against a temp database.
+// 11 runs context compression in this process against a temp database; 14 runs the approval gate
+// in this process against a temp database.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,6 +26,7 @@ import { toolsChangedLatency } from './scenarios/tool-reload-latency.ts';
 import { reloadMemory } from './scenarios/reload-memory.ts';
 import { memorySearchTimes } from './scenarios/memory-search.ts';
 import { pageInChromium } from './scenarios/page.ts';
+import { approvalCheckTimes } from './scenarios/approval-check.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -61,7 +63,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14`);
   }
   return options;
 }
@@ -134,6 +136,7 @@ async function main(): Promise<number> {
       [11, '11. Compression bookkeeping, 5,000-message context', () => compressionBookkeeping()],
       [12, '12. `memory_search` over 10,000 facts', () => memorySearchTimes()],
       [13, '13. The page in Chromium', () => pageInChromium(context, databaseFile)],
+      [14, '14. Approval check of an allowed call', () => approvalCheckTimes()],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;
