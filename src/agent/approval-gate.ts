@@ -30,8 +30,14 @@ export interface Decision {
   remember?: Remember;
 }
 
+interface Outcome {
+  decision: ApprovalDecision;
+  by: Exclude<DecidedBy, 'rule'>;
+  remember: Remember;
+}
+
 interface Waiting extends PendingApprovalSummary {
-  settle: (decision: ApprovalDecision, by: DecidedBy, remember: Remember) => void;
+  settle: (decision: ApprovalDecision, by: Outcome['by'], remember: Remember) => void;
 }
 
 const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
@@ -88,18 +94,18 @@ export class ApprovalGate extends EventEmitter<{ changed: [] }> {
     }
     const expiresAt = new Date(Date.now() + this.timeoutMs).toISOString();
     const id = await recordApproval(this.db, { ...record, expiresAt });
-    const outcome = await this.wait({ session_id: sessionId, call_id: request.callId, tool: tool.name, subject, expires_at: expiresAt }, () =>
-      context.emit({
-        type: 'approval_required',
-        call_id: request.callId,
-        tool: tool.name,
-        args,
-        subject,
-        reason: judgement.reason ?? `rule ${judgement.rule}`,
-        expires_at: expiresAt,
-        is_subagent: context.isSubagent,
-      }),
-    context.signal);
+    const decided = this.wait({ session_id: sessionId, call_id: request.callId, tool: tool.name, subject, expires_at: expiresAt }, context.signal);
+    context.emit({
+      type: 'approval_required',
+      call_id: request.callId,
+      tool: tool.name,
+      args,
+      subject,
+      reason: judgement.reason ?? `rule ${judgement.rule}`,
+      expires_at: expiresAt,
+      is_subagent: context.isSubagent,
+    });
+    const outcome = await decided;
     await settleApproval(this.db, id, outcome.decision, outcome.by, outcome.remember);
     context.emit({ type: 'approval_resolved', call_id: request.callId, decision: outcome.decision, by: outcome.by });
     if (outcome.decision === 'allow') return { allowed: true };
@@ -124,16 +130,13 @@ export class ApprovalGate extends EventEmitter<{ changed: [] }> {
     for (const waiting of this.waiting.values()) waiting.settle('deny', 'stop', 'once');
   }
 
-  private wait(
-    summary: PendingApprovalSummary,
-    announce: () => void,
-    signal: AbortSignal,
-  ): Promise<{ decision: ApprovalDecision; by: DecidedBy; remember: Remember }> {
+  /** Registers the waiting call at once (a decision may come as soon as it is announced); settles on the first answer. */
+  private wait(summary: PendingApprovalSummary, signal: AbortSignal): Promise<Outcome> {
     const key = keyOf(summary.session_id, summary.call_id);
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle('deny', 'timeout', 'once'), this.timeoutMs);
       const onAbort = () => settle('deny', 'stop', 'once');
-      const settle = (decision: ApprovalDecision, by: DecidedBy, remember: Remember) => {
+      const settle = (decision: ApprovalDecision, by: Outcome['by'], remember: Remember) => {
         if (this.waiting.get(key) !== waiting) return;
         this.waiting.delete(key);
         clearTimeout(timer);
@@ -144,7 +147,6 @@ export class ApprovalGate extends EventEmitter<{ changed: [] }> {
       const waiting: Waiting = { ...summary, settle };
       this.waiting.set(key, waiting);
       signal.addEventListener('abort', onAbort, { once: true });
-      announce();
       this.emit('changed');
     });
   }
@@ -152,14 +154,13 @@ export class ApprovalGate extends EventEmitter<{ changed: [] }> {
 
 const stoppedMessage = 'Not run: the run was stopped before the person decided.';
 
-function deniedMessage(by: DecidedBy, tool: string, subject: string, timeoutMs: number): string {
+function deniedMessage(by: Outcome['by'], tool: string, subject: string, timeoutMs: number): string {
   switch (by) {
     case 'user':
       return `The person denied this call (${tool}: ${subject}); it did not run. Do not retry it: ask what they would like instead, or go on without it.`;
     case 'timeout':
       return `Nobody decided on this call within ${Math.round(timeoutMs / 1000)} s (${tool}: ${subject}), so it did not run. Go on without it, or ask the person.`;
     case 'stop':
-    case 'rule':
       return stoppedMessage;
   }
 }
