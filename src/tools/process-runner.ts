@@ -2,11 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { ToolOutput } from './tool.ts';
 import { OutputCapture, renderBoth } from './output-capture.ts';
+import { toolEnvironment } from './tool-environment.ts';
 
 export interface RunProcessOptions {
   executable: string;
   args: readonly string[];
   cwd: string;
+  /**
+   * The whole environment of the process. Without it the process gets the scrubbed tool
+   * environment (no passthrough), never the server's own: that holds AUTH_TOKEN and API keys.
+   */
   env?: NodeJS.ProcessEnv;
   /** Text written to the process's standard input; without it, stdin is empty. */
   stdin?: string;
@@ -65,7 +70,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     try {
       child = spawn(options.executable, options.args, {
         cwd: options.cwd,
-        env: options.env ?? process.env,
+        env: options.env ?? toolEnvironment(''),
         detached: true,
         stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });

@@ -4,11 +4,16 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
+import { toolEnvironment } from '../tool-environment.ts';
+import { argumentRules, findCommandRunner, forcedArguments, matchArgumentRule } from './command-policy.ts';
+import { checkGitArguments, checkRepositoryConfig, gitSafetyArguments } from './git-policy.ts';
+import { parseAllowedRoots, resolveAllowedPath, type AllowedRoots } from './path-access.ts';
 import { sessionWorkFolder } from './work-folder.ts';
 
 const defaultTimeoutSeconds = 60;
 const maximumTimeoutSeconds = 600;
 const maximumOutputCharacters = 20_000;
+const gitConfigTimeoutMs = 10_000;
 
 const parameters = Type.Object(
   {
@@ -100,8 +105,14 @@ async function isOnSearchPath(executablePath: string): Promise<boolean> {
   return realSearchFolders.includes(folder);
 }
 
-async function resolveFolder(workFolder: string, requested: string | undefined): Promise<{ folder: string } | { problem: string }> {
-  const folder = path.resolve(workFolder, requested ?? '.');
+async function resolveFolder(
+  workFolder: string,
+  requested: string | undefined,
+  allowedRoots: AllowedRoots,
+): Promise<{ folder: string } | { problem: string }> {
+  const access = await resolveAllowedPath(requested ?? '.', { workFolder, allowedRoots });
+  if (!access.ok) return { problem: `cwd: ${access.message}` };
+  const folder = access.path;
   try {
     if ((await stat(folder)).isDirectory()) return { folder };
     return { problem: `cwd "${requested}" is a file, not a folder.` };
@@ -110,24 +121,71 @@ async function resolveFolder(workFolder: string, requested: string | undefined):
   }
 }
 
+function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+type Plan = { executable: string; args: string[] } | { refusal: string };
+
 export function createTerminalTool(options: { config: Config }): Tool<TerminalArguments> {
   const { config } = options;
   const entries = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
   const useShell = entries.includes('*');
-  const allowed = [...new Set(entries.map((entry) => path.basename(entry)))];
-  const allowedList = allowed.join(', ');
+  const listed = [...new Set(entries.map((entry) => path.basename(entry)))];
+  // Command runners listed by mistake are refused anyway; the model is shown what really runs.
+  const allowed = listed.filter((name) => findCommandRunner(name) === undefined);
+  const allowedList = allowed.join(', ') || '(none)';
+  const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+  const environment: NodeJS.ProcessEnv = {
+    ...toolEnvironment(config.TOOL_ENV_PASSTHROUGH),
+    // git in a session's folder must not find the repository Hearth itself may live in.
+    GIT_CEILING_DIRECTORIES: path.resolve(config.SESSION_FILES_DIR),
+  };
 
-  async function planCommand(command: string, folder: string): Promise<{ executable: string; args: string[] } | { refusal: string }> {
+  async function checkGitRepository(executable: string, folder: string, signal: AbortSignal): Promise<string | undefined> {
+    const listing = await runProcess({
+      executable,
+      args: ['config', '--list', '--show-scope', '-z'],
+      cwd: folder,
+      env: environment,
+      timeoutMs: gitConfigTimeoutMs,
+      signal,
+    });
+    // A git that cannot start fails the same way when the command itself runs, with its own message.
+    if (listing.spawnError || listing.aborted) return undefined;
+    if (listing.exitCode !== 0) return `Refused: git cannot read this repository's configuration, so it is not run: ${listing.stderr.trim()}`;
+    return checkRepositoryConfig(listing.stdout);
+  }
+
+  async function planCommand(command: string, folder: string, signal: AbortSignal): Promise<Plan> {
     if (useShell) return command.trim() === '' ? { refusal: 'The command is empty.' } : { executable: '/bin/sh', args: ['-c', command] };
     const split = splitCommandLine(command);
     if ('refusal' in split) return { refusal: `${split.refusal}\nAllowed executables: ${allowedList}.` };
     const [executable, ...args] = split.words as [string, ...string[]];
     const name = path.basename(executable);
-    if (!allowed.includes(name)) return { refusal: `Refused: "${name}" is not an allowed command. Allowed executables: ${allowedList}.` };
+    if (!listed.includes(name)) return { refusal: `Refused: "${name}" is not an allowed command. Allowed executables: ${allowedList}.` };
+    const runner = findCommandRunner(name);
+    if (runner) {
+      return {
+        refusal:
+          `Refused: "${name}" is ${runner.what}, so it is never run from TERMINAL_ALLOWED_COMMANDS (the list names executables, and this one would run anything). ` +
+          `Instead, ${runner.instead}.`,
+      };
+    }
     if (executable.includes('/') && !(await isOnSearchPath(path.resolve(folder, executable)))) {
       return { refusal: `Refused: ${executable} is not in a folder on PATH. Run the installed ${name} by its name.` };
     }
-    return { executable, args };
+    for (const rule of argumentRules) {
+      if (rule.command !== name) continue;
+      const word = matchArgumentRule(rule, args);
+      if (word !== undefined) return { refusal: `Refused: ${name} ${word} ${rule.what}. ${sentence(rule.instead)}.` };
+    }
+    if (name === 'git') {
+      const refused = checkGitArguments(args) ?? (await checkGitRepository(executable, folder, signal));
+      if (refused !== undefined) return { refusal: refused };
+      return { executable, args: [...gitSafetyArguments, ...args] };
+    }
+    return { executable, args: [...(forcedArguments[name] ?? []), ...args] };
   }
 
   return {
@@ -137,17 +195,20 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       : `Run a command in the session work folder; returns exit code, stdout and stderr. No shell (no pipes, redirects, $); allowed: ${allowedList}.`,
     parameters,
     source: 'builtin',
+    subject: (args) => args.command,
+    commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
     async execute(args, context) {
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
-      const resolved = await resolveFolder(workFolder, args.cwd);
+      const resolved = await resolveFolder(workFolder, args.cwd, allowedRoots);
       if ('problem' in resolved) return failure(resolved.problem);
-      const plan = await planCommand(args.command, resolved.folder);
+      const plan = await planCommand(args.command, resolved.folder, context.signal);
       if ('refusal' in plan) return failure(plan.refusal);
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
       const result = await runProcess({
         ...plan,
         cwd: resolved.folder,
+        env: environment,
         timeoutMs: timeoutSeconds * 1000,
         signal: context.signal,
         maxOutputCharacters: maximumOutputCharacters,
