@@ -3,6 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.ts';
+import { createImageViewTool } from '../src/tools/builtin/image-view.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 
 let hearth: Hearth;
@@ -78,5 +80,13 @@ describe('image_view refusals and URLs', () => {
     } finally {
       images.close();
     }
+  });
+});
+
+describe('image_view approval subject', () => {
+  it('is the path or the URL', () => {
+    const tool = createImageViewTool({ config: parseConfig({}) });
+    expect(tool.subject?.({ path: 'receipt.jpg' })).toBe('receipt.jpg');
+    expect(tool.subject?.({ url: 'https://example.org/chart.png' })).toBe('https://example.org/chart.png');
   });
 });

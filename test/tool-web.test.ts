@@ -70,6 +70,10 @@ describe('web_view', () => {
     const binary = await runTool(tool, { url: `${base}/paper.pdf` });
     expect(binary).toMatchObject({ success: false, output: expect.stringContaining('is application/pdf (2.0 KB)') });
   });
+
+  it('gives the approval subject as GET <url>', () => {
+    expect(tool.subject?.({ url: 'https://example.com/page' })).toBe('GET https://example.com/page');
+  });
 });
 
 describe('web_search with SearXNG', () => {
