@@ -52,6 +52,10 @@ describe('parseConfig defaults', () => {
       USER_TOOL_TIMEOUT_MS: 30000,
       // Empty means the built-in DuckDuckGo HTML endpoint.
       WEB_SEARCH_URL: '',
+      APPROVAL_TIMEOUT_S: 600,
+      TOOL_ENV_PASSTHROUGH: '',
+      HTTP_BLOCK_PRIVATE: false,
+      USER_TOOL_MAX_RSS_MB: 256,
       LOG_LEVEL: 'info',
     });
   });
