@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 function codeExec(pythonExecutable?: string): Tool {
-  const config = parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: 'ls' });
+  const config = parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: 'ls,node,python3' });
   return createCodeExecTool({ config, ...(pythonExecutable && { pythonExecutable }) });
 }
 
@@ -36,13 +36,11 @@ async function leftoverCodeFiles(): Promise<string[]> {
   return readdir(path.join(workFolder, '.code-exec')).catch(() => []);
 }
 
-/** JavaScript that starts a grandchild, records its pid, prints a marker and then waits forever. */
-const startGrandchildAndWait = `
-import { spawn } from 'node:child_process';
+/** JavaScript that records its pid, prints a marker and then waits forever (it may start no processes of its own). */
+const recordPidAndWait = `
 import { writeFileSync } from 'node:fs';
-const grandchild = spawn('sleep', ['30'], { stdio: 'ignore' });
 console.log('marker');
-writeFileSync('grandchild.pid', grandchild.pid + '\\n');
+writeFileSync('program.pid', process.pid + '\\n');
 setInterval(() => {}, 1000);
 `;
 
@@ -83,28 +81,28 @@ console.error('a warning');`;
     expect(result.output).toMatch(/99999\n100000\n$/);
   });
 
-  it('kills the process and its children on timeout, with the partial output', async () => {
-    const result = await run({ language: 'javascript', code: startGrandchildAndWait, timeout_s: 1 });
+  it('kills the process on timeout, with the partial output', async () => {
+    const result = await run({ language: 'javascript', code: recordPidAndWait, timeout_s: 1 });
     expect(result.success).toBe(false);
     expect(result.output).toContain('Timed out after 1 s');
     expect(result.output).toContain('stdout:\nmarker');
-    const grandchild = await readPid(path.join(workFolder, 'grandchild.pid'));
-    // SIGKILL lands asynchronously: give the kernel a moment, far less than the command would live.
-    await waitUntil(() => processHasEnded(grandchild!), 2_000);
+    const program = await readPid(path.join(workFolder, 'program.pid'));
+    // SIGKILL lands asynchronously: give the kernel a moment, far less than the program would live.
+    await waitUntil(() => processHasEnded(program!), 2_000);
     expect(await leftoverCodeFiles()).toEqual([]);
   });
 
-  it('kills the process and its children when stopped, with the partial output', async () => {
+  it('kills the process when stopped, with the partial output', async () => {
     const controller = new AbortController();
-    const running = run({ language: 'javascript', code: startGrandchildAndWait }, { signal: controller.signal });
-    const grandchild = await waitUntil(() => readPid(path.join(workFolder, 'grandchild.pid')));
+    const running = run({ language: 'javascript', code: recordPidAndWait }, { signal: controller.signal });
+    const program = await waitUntil(() => readPid(path.join(workFolder, 'program.pid')));
     controller.abort();
     const result = await running;
     expect(result.success).toBe(false);
     expect(result.output).toContain('Stopped by the user');
     expect(result.output).toContain('stdout:\nmarker');
-    // SIGKILL lands asynchronously: give the kernel a moment, far less than the command would live.
-    await waitUntil(() => processHasEnded(grandchild), 2_000);
+    // SIGKILL lands asynchronously: give the kernel a moment, far less than the program would live.
+    await waitUntil(() => processHasEnded(program), 2_000);
     expect(await leftoverCodeFiles()).toEqual([]);
   });
 

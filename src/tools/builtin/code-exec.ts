@@ -4,7 +4,10 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
-import type { Tool } from '../tool.ts';
+import type { Tool, ToolOutput } from '../tool.ts';
+import { toolEnvironment } from '../tool-environment.ts';
+import { linksLeavingFolder, nodePermissionArguments, pythonGuardArguments, type SandboxPolicy } from './code-sandbox.ts';
+import { parseAllowedRoots } from './path-access.ts';
 import { sessionWorkFolder } from './work-folder.ts';
 
 const languages = ['javascript', 'python'] as const;
@@ -13,6 +16,7 @@ type Language = (typeof languages)[number];
 const defaultTimeoutSeconds = 30;
 const maximumTimeoutSeconds = 300;
 const maximumOutputCharacters = 20_000;
+const maximumSubjectCodeCharacters = 80;
 /** Inside the work folder, so the code sees the session's files by relative path. */
 export const codeExecFolderName = '.code-exec';
 
@@ -33,48 +37,116 @@ export interface CodeExecOptions {
   pythonExecutable?: string;
 }
 
+interface Interpreter {
+  executable: string;
+  /** The name TERMINAL_ALLOWED_COMMANDS must list for the language to run when it is a list. */
+  command: string;
+  extension: string;
+  arguments(policy: SandboxPolicy, programFile: string): Promise<string[]>;
+}
+
+function failure(output: string): ToolOutput {
+  return { output, success: false };
+}
+
+/** `<language> <first line of code>`, the line approval rules match (`code_exec(python *)`). */
+export function codeExecSubject(args: Pick<CodeExecArguments, 'language' | 'code'>): string {
+  const firstLine = String(args.code ?? '').split('\n').map((line) => line.trim()).find((line) => line !== '') ?? '';
+  const head = firstLine.length > maximumSubjectCodeCharacters ? `${firstLine.slice(0, maximumSubjectCodeCharacters)}…` : firstLine;
+  return `${String(args.language)} ${head}`.trim();
+}
+
+/**
+ * Runs a program under the same policy as the terminal: it reads the work folder and
+ * FS_ALLOWED_PATHS, writes only the work folder, starts no processes and sees only the
+ * scrubbed environment. JavaScript is held by Node's permission model; Python by an audit
+ * hook, a best-effort guard (see code-exec-guard.py and docs/security.md).
+ */
 export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArguments> {
   const { config, pythonExecutable = 'python3' } = options;
-  const interpreters: Record<Language, { executable: string; flags: string[]; extension: string }> = {
-    javascript: { executable: process.execPath, flags: [], extension: 'mjs' },
-    // Unbuffered, so output printed before a timeout or a stop is not lost with the process.
-    python: { executable: pythonExecutable, flags: ['-u'], extension: 'py' },
+  const allowedCommands = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => path.basename(entry.trim())).filter((entry) => entry !== '');
+  const anyCommand = allowedCommands.includes('*');
+  const readRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+  const interpreters: Record<Language, Interpreter> = {
+    javascript: {
+      executable: process.execPath,
+      command: 'node',
+      extension: 'mjs',
+      arguments: async (policy, programFile) => [...(await nodePermissionArguments(policy)), programFile],
+    },
+    python: {
+      executable: pythonExecutable,
+      command: 'python3',
+      extension: 'py',
+      arguments: (policy, programFile) => pythonGuardArguments(policy, programFile),
+    },
   };
+
+  async function refusalForLinks(workFolder: string, signal: AbortSignal): Promise<string | undefined> {
+    let leaving: { link: string; target: string }[];
+    try {
+      leaving = await linksLeavingFolder(workFolder, signal);
+    } catch (error) {
+      return `code_exec cannot run JavaScript now: ${(error as Error).message}.`;
+    }
+    if (leaving.length === 0) return undefined;
+    const shown = leaving.slice(0, 5).map(({ link, target }) => `${link} -> ${target}`).join(', ');
+    const more = leaving.length > 5 ? ` and ${leaving.length - 5} more` : '';
+    return (
+      `Refused: the work folder holds symbolic links that lead outside it (${shown}${more}). A program would follow them, ` +
+      'so JavaScript does not run while they exist. Delete them with the filesystem tool (action "delete" removes the link only), ' +
+      'or ask the person if they are needed.'
+    );
+  }
 
   return {
     name: 'code_exec',
     description: 'Run a JavaScript (Node.js, ES module) or Python 3 program in the session work folder; returns exit code, stdout and stderr.',
     parameters,
     source: 'builtin',
+    subject: codeExecSubject,
+    commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
     async execute(args, context) {
-      const interpreter = interpreters[args.language];
-      if (!interpreter) return { output: `Unknown language "${String(args.language)}"; use one of: ${languages.join(', ')}.`, success: false };
+      const interpreter = Object.hasOwn(interpreters, args.language) ? interpreters[args.language] : undefined;
+      if (!interpreter) return failure(`Unknown language "${String(args.language)}"; use one of: ${languages.join(', ')}.`);
+      if (!anyCommand && !allowedCommands.includes(interpreter.command)) {
+        return failure(
+          `Refused: ${args.language} runs with ${interpreter.command}, which TERMINAL_ALLOWED_COMMANDS does not list ` +
+            `(allowed: ${allowedCommands.join(', ') || 'none'}), so code_exec does not run ${args.language} here. ` +
+            `Use the allowed terminal commands instead, or ask the person to add ${interpreter.command} to TERMINAL_ALLOWED_COMMANDS.`,
+        );
+      }
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
+      if (args.language === 'javascript') {
+        const refusal = await refusalForLinks(workFolder, context.signal);
+        if (refusal !== undefined) return failure(refusal);
+      }
       const codeFolder = path.join(workFolder, codeExecFolderName);
-      await mkdir(codeFolder, { recursive: true });
-      const file = path.join(codeFolder, `${randomUUID()}.${interpreter.extension}`);
+      const callId = randomUUID();
+      const temporaryFolder = path.join(codeFolder, `tmp-${callId}`);
+      await mkdir(temporaryFolder, { recursive: true });
+      const file = path.join(codeFolder, `${callId}.${interpreter.extension}`);
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
-      await writeFile(file, args.code);
       try {
+        await writeFile(file, args.code);
         const result = await runProcess({
           executable: interpreter.executable,
-          args: [...interpreter.flags, file],
+          args: await interpreter.arguments({ readRoots, workFolder }, file),
           cwd: workFolder,
+          env: { ...toolEnvironment(config.TOOL_ENV_PASSTHROUGH), TMPDIR: temporaryFolder },
           timeoutMs: timeoutSeconds * 1000,
           signal: context.signal,
           maxOutputCharacters: maximumOutputCharacters,
         });
         if (result.spawnError?.code === 'ENOENT' && args.language === 'python') {
-          return {
-            output: 'python3 is not installed on this server, so Python code cannot run. JavaScript (Node.js) is available: send language "javascript".',
-            success: false,
-          };
+          return failure('python3 is not installed on this server, so Python code cannot run. JavaScript (Node.js) is available: send language "javascript".');
         }
-        if (result.spawnError) return { output: `Could not start ${interpreter.executable}: ${result.spawnError.message}`, success: false };
+        if (result.spawnError) return failure(`Could not start ${interpreter.executable}: ${result.spawnError.message}`);
         return describeProcessResult(result, timeoutSeconds);
       } finally {
         await rm(file, { force: true });
+        await rm(temporaryFolder, { recursive: true, force: true });
       }
     },
   };

@@ -64,7 +64,7 @@ function expandHome(requested: string): string {
 }
 
 /** Like fs.realpath, but a path that does not exist yet keeps its missing tail under the real location of what does exist. */
-async function realpathAllowingMissing(target: string, depth = 0): Promise<string> {
+export async function realpathAllowingMissing(target: string, depth = 0): Promise<string> {
   try {
     return await fs.realpath(target);
   } catch (error) {
