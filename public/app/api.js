@@ -45,6 +45,10 @@ export const api = {
   updateSession: (id, changes) => request('PATCH', `/sessions/${encodeURIComponent(id)}`, changes),
   deleteSession: (id) => request('DELETE', `/sessions/${encodeURIComponent(id)}`),
   stop: (id) => request('POST', `/sessions/${encodeURIComponent(id)}/stop`),
+  decide: (id, callId, { decision, remember }) =>
+    request('POST', `/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`, { decision, ...(remember && { remember }) }),
+  // No `limit`: the server answers 400 to it in a query string today (its schema wants an integer and the query is not coerced), so the newest 100.
+  approvals: ({ sessionId, status = 'all' } = {}) => request('GET', `/approvals?${new URLSearchParams({ status, ...(sessionId && { session_id: sessionId }) })}`),
   upload(id, file) {
     const form = new FormData();
     form.append('file', file, file.name);

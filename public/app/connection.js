@@ -3,19 +3,22 @@ const firstRetryMs = 250;
 const longestRetryMs = 8000;
 
 /**
- * One session's WebSocket (DESIGN §4), reopened with exponential backoff whenever it drops.
- * `onStatus` hears 'connecting' | 'open' | 'disconnected' | 'gone' (the session no longer exists).
+ * A WebSocket to one of the server's paths, reopened whenever it drops with jittered exponential
+ * backoff (250 ms doubling to 8 s, ±25 %). Frames are parsed JSON; unparsable ones are dropped.
+ * `onStatus` hears 'connecting' | 'open' | 'disconnected', and 'gone' when the server closed it
+ * with a code listed in `finalCodes` (it is then not reopened).
  */
-export class SessionConnection {
+export class ReconnectingSocket {
   #socket;
   #retryTimer;
   #failures = 0;
   #closed = false;
 
-  constructor(sessionId, { onEvent, onStatus }) {
-    this.sessionId = sessionId;
+  constructor(path, { onEvent, onStatus, finalCodes = [] }) {
+    this.path = path;
     this.onEvent = onEvent;
     this.onStatus = onStatus;
+    this.finalCodes = finalCodes;
     this.#open();
   }
 
@@ -46,7 +49,7 @@ export class SessionConnection {
   #open() {
     this.onStatus('connecting');
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const socket = new WebSocket(`${scheme}//${location.host}/ws/sessions/${encodeURIComponent(this.sessionId)}`);
+    const socket = new WebSocket(`${scheme}//${location.host}${this.path}`);
     this.#socket = socket;
     socket.addEventListener('open', () => {
       this.#failures = 0;
@@ -64,7 +67,7 @@ export class SessionConnection {
     socket.addEventListener('close', (close) => {
       this.#socket = undefined;
       if (this.#closed) return;
-      if (close.code === closedUnknownSession) {
+      if (this.finalCodes.includes(close.code)) {
         this.#closed = true;
         this.onStatus('gone');
         return;
@@ -74,5 +77,13 @@ export class SessionConnection {
       this.#failures += 1;
       this.#retryTimer = setTimeout(() => this.#open(), delay);
     });
+  }
+}
+
+/** One session's WebSocket (DESIGN §4); 'gone' means the session no longer exists. */
+export class SessionConnection extends ReconnectingSocket {
+  constructor(sessionId, { onEvent, onStatus }) {
+    super(`/ws/sessions/${encodeURIComponent(sessionId)}`, { onEvent, onStatus, finalCodes: [closedUnknownSession] });
+    this.sessionId = sessionId;
   }
 }

@@ -2,6 +2,7 @@ import { ApiError, api } from './api.js';
 import { Composer } from './composer.js';
 import { element } from './dom.js';
 import { SessionHeader } from './header.js';
+import { HearthEvents } from './hearth-events.js';
 import { fillIconPlaceholders } from './icons.js';
 import { signIn } from './login.js';
 import { ContextPanel, MemoryPanel, ToolsPanel } from './panels.js';
@@ -15,6 +16,7 @@ fillIconPlaceholders();
 const modelImageTypes = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 const profileStorageKey = 'hearth.profile';
 const contentForAttachmentsOnly = '(see attachments)';
+const toolsRefreshDelayMs = 150;
 
 const layout = byId('app');
 const drawerBackdrop = document.querySelector('.drawer-backdrop');
@@ -22,9 +24,11 @@ const banner = byId('connection-banner');
 const profileSelect = byId('profile-select');
 let profiles = [];
 let view;
+let hearthEvents;
+let toolsRefreshTimer;
 
 const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
-const transcript = new Transcript(byId('transcript'));
+const transcript = new Transcript(byId('transcript'), { decide: (callId, choice) => decide(callId, choice) });
 const header = new SessionHeader({
   title: byId('session-title'),
   profile: byId('session-profile'),
@@ -67,6 +71,48 @@ function setDrawer(open) {
   drawerBackdrop.hidden = !open;
 }
 
+/** The person's answer to a waiting tool call of the open session (its card is only ever in that session's transcript). */
+function decide(callId, choice) {
+  if (!view) return Promise.reject(new Error('No session is open.'));
+  return api.decide(view.sessionId, callId, choice);
+}
+
+/** The tool set or a profile changed: the Tools panel and the profile lists follow (several changes at once cost one read). */
+function toolsChanged() {
+  clearTimeout(toolsRefreshTimer);
+  toolsRefreshTimer = setTimeout(async () => {
+    if (panels.openPanel === 'Tools') toolsPanel.refresh();
+    await loadProfiles();
+    sidebar.render();
+  }, toolsRefreshDelayMs);
+}
+
+/** The open session was deleted elsewhere (another tab, the API). */
+function showSessionGone(openedView) {
+  openedView.close();
+  onViewChange(openedView, { connection: 'gone' });
+}
+
+/** `/ws/events`: approvals waiting anywhere, the session list and the tool set stay live without polling. */
+function listenToHearth() {
+  hearthEvents ??= new HearthEvents({
+    onApprovals: (pending) => sidebar.setPendingApprovals(pending),
+    onSessionsChanged: ({ session_id: sessionId, change }) => {
+      if (change === 'deleted' && view?.sessionId === sessionId && !sidebar.isDeleting(sessionId)) showSessionGone(view);
+      sidebar.refreshSoon();
+    },
+    onToolsChanged: () => toolsChanged(),
+    onReconnected: () => {
+      sidebar.refreshSoon();
+      toolsChanged();
+    },
+    onStatus: (status) => {
+      // With a session open its own socket reports the drop (and checks the token); without one, this socket does.
+      if (status === 'disconnected' && !view) checkToken();
+    },
+  });
+}
+
 function refreshPanel(name) {
   if (name === 'Tools') toolsPanel.refresh();
   else if (name === 'Memory') memoryPanel.refresh();
@@ -78,11 +124,15 @@ function showConnection(status) {
   else if (status === 'disconnected') {
     banner.replaceChildren('Disconnected from Hearth — reconnecting… ', element('button', { type: 'button', onclick: () => view?.reconnectNow() }, 'Retry now'));
     banner.hidden = false;
-    // A socket refused for its token looks like any other drop; the server says which it was.
-    api.health().catch((error) => {
-      if (error instanceof ApiError && error.status === 401) signInAgain();
-    });
+    checkToken();
   }
+}
+
+/** A socket refused for its token looks like any other drop; the server says which it was. */
+function checkToken() {
+  api.health().catch((error) => {
+    if (error instanceof ApiError && error.status === 401) signInAgain();
+  });
 }
 
 let signingIn;
@@ -98,6 +148,7 @@ function signInAgain() {
     layout.hidden = false;
     await loadChrome();
     route();
+    hearthEvents?.retryNow();
   })().finally(() => (signingIn = undefined));
 }
 
@@ -115,13 +166,13 @@ function onViewChange(openedView, change) {
     composer.setState({ running: openedView.running, canSend: openedView.synced });
     header.show({ editable: openedView.synced && !openedView.running });
   }
-  if (change.running !== undefined) sidebar.refresh();
+  if (change.running !== undefined) sidebar.refreshSoon();
 }
 
 function onViewEvent(openedView, event) {
-  if (openedView !== view && event.type !== 'tools_changed') return;
-  if (event.type === 'tools_changed' && panels.openPanel === 'Tools') toolsPanel.refresh();
-  if (event.type === 'profile_switched') sidebar.refresh();
+  if (event.type === 'tools_changed') toolsChanged();
+  if (openedView !== view) return;
+  if (event.type === 'profile_switched') sidebar.refreshSoon();
   if (event.type === 'context_compressed') showContextMeter(openedView.sessionId);
   if ((event.type === 'stream_end' || event.type === 'context_compressed') && panels.openPanel === 'Context') contextPanel.refresh(openedView.sessionId);
 }
@@ -273,7 +324,9 @@ function wireChrome() {
   });
   window.addEventListener('hashchange', route);
   document.addEventListener('visibilitychange', () => {
-    if (document.visibilityState === 'visible') view?.reconnectNow();
+    if (document.visibilityState !== 'visible') return;
+    view?.reconnectNow();
+    hearthEvents?.retryNow();
   });
 }
 
@@ -291,6 +344,7 @@ async function start() {
   }
   layout.hidden = false;
   wireChrome();
+  listenToHearth();
   await loadChrome();
   route();
 }

@@ -4,6 +4,17 @@ import { metrics } from './metrics.js';
 
 const runEnds = new Set(['stream_end', 'stream_stopped']);
 
+/** The person's decisions on this session's calls that asked, by call id (the stored history does not carry them). */
+async function storedDecisions(sessionId) {
+  try {
+    const { approvals } = await api.approvals({ sessionId });
+    const asked = approvals.filter((record) => record.status === 'decided' && record.expires_at !== null && !record.is_subagent);
+    return new Map(asked.map((record) => [record.call_id, { subject: record.subject, decision: record.decision, by: record.by, remember: record.remember }]));
+  } catch {
+    return undefined;
+  }
+}
+
 function lastUserIndex(messages) {
   for (let index = messages.length - 1; index >= 0; index -= 1) if (messages[index].role === 'user') return index;
   return -1;
@@ -122,6 +133,7 @@ export class SessionView {
 
   async #resynchronise() {
     let session;
+    const decisions = storedDecisions(this.sessionId);
     try {
       session = await api.session(this.sessionId);
     } catch (error) {
@@ -130,11 +142,12 @@ export class SessionView {
       else this.transcript.apply({ type: 'error', code: error.code ?? 'error', message: `Could not load this session: ${error.message}` });
       return;
     }
+    const decided = await decisions;
     const held = this.#held ?? [];
     this.#held = undefined;
     const runActive = held.some((event) => event.type === 'stream_start');
     const messages = runActive ? session.messages.slice(0, lastUserIndex(session.messages) + 1) : session.messages;
-    const drawn = this.transcript.renderHistory(messages);
+    const drawn = this.transcript.renderHistory(messages, decided);
     if (messages.length === 0 && !runActive) this.transcript.clear('Say hello — the conversation starts here.');
     if (metrics.lastOpen?.sessionId !== this.sessionId) {
       const open = { sessionId: this.sessionId, messages: session.messages.length, startedAt: this.openedAt, ms: performance.now() - this.openedAt };

@@ -2,14 +2,27 @@ import { api } from './api.js';
 import { displayTitle, element, formatTime } from './dom.js';
 import { icon } from './icons.js';
 
+const refreshDelayMs = 150;
+
+const approvalsLabel = (count) => `${count} approval${count === 1 ? '' : 's'} waiting`;
+
 /**
  * The session list: pinned first, then most recently active (the server's order), filtered by
- * title. Each entry opens its session through the URL hash and can be renamed, pinned or deleted.
+ * title. Each entry opens its session through the URL hash and can be renamed, pinned or deleted,
+ * and carries a badge while tool calls of that session wait for the person's approval.
+ *
+ * The list follows changes made elsewhere, so it is drawn again often: entries whose content did
+ * not change are kept as they are, so focus, hover and a rename in progress survive a redraw.
  */
 export class Sidebar {
   #sessions = [];
   #currentId;
   #renaming;
+  #approvals = new Map();
+  #drawn = new WeakMap();
+  #refreshTimer;
+  #refreshing;
+  #deleting = new Set();
 
   /**
    * `onDeleted(id)` runs after a session was deleted, `onRefreshed(sessions)` after the list was
@@ -28,14 +41,51 @@ export class Sidebar {
   }
 
   async refresh() {
-    try {
-      this.#sessions = await api.sessions();
-    } catch (error) {
-      this.onError(error.message);
-      return;
-    }
+    clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = undefined;
+    // Answers are applied in the order they were asked for, so an older list never replaces a newer one.
+    const previous = this.#refreshing;
+    const request = api.sessions();
+    const refreshing = (async () => {
+      let sessions;
+      try {
+        sessions = await request;
+      } catch (error) {
+        await previous;
+        this.onError(error.message);
+        return;
+      }
+      await previous;
+      this.#sessions = sessions;
+      this.render();
+      this.onRefreshed(this.#sessions);
+    })();
+    this.#refreshing = refreshing.finally(() => {
+      if (this.#refreshing === refreshing) this.#refreshing = undefined;
+    });
+    return refreshing;
+  }
+
+  /** Reads the list again shortly; changes that come in bursts (a run starting, its title, its end) cost one request. */
+  refreshSoon() {
+    this.#refreshTimer ??= setTimeout(() => this.refresh(), refreshDelayMs);
+  }
+
+  /** Waiting approvals anywhere, `[{session_id, …}]`: each session shows how many of its calls wait. */
+  setPendingApprovals(pending) {
+    this.#approvals = new Map();
+    for (const approval of pending) this.#approvals.set(approval.session_id, (this.#approvals.get(approval.session_id) ?? 0) + 1);
     this.render();
-    this.onRefreshed(this.#sessions);
+  }
+
+  /** Whether this page is deleting the session right now (its deletion is then no news to the page). */
+  isDeleting(id) {
+    return this.#deleting.has(id);
+  }
+
+  /** How many approvals the session waits for. */
+  pendingApprovals(id) {
+    return this.#approvals.get(id) ?? 0;
   }
 
   setCurrent(id) {
@@ -49,22 +99,62 @@ export class Sidebar {
   render() {
     const query = this.filter.value.trim().toLowerCase();
     const shown = this.#sessions.filter((session) => displayTitle(session.title).toLowerCase().includes(query));
-    this.list.replaceChildren(...shown.map((session) => this.#entry(session)));
+    const existing = new Map([...this.list.children].map((item) => [item.dataset.sessionId, item]));
+    const wanted = shown.map((session) => {
+      const look = this.#look(session);
+      const old = existing.get(session.session_id);
+      if (old && this.#drawn.get(old) === look) return old;
+      const item = this.#entry(session);
+      this.#drawn.set(item, look);
+      return item;
+    });
+    // Only entries out of place move, so a focused entry stays put (and focused) when others come and go.
+    let cursor = this.list.firstElementChild;
+    for (const item of wanted) {
+      if (item === cursor) cursor = cursor.nextElementSibling;
+      else this.list.insertBefore(item, cursor);
+    }
+    while (cursor) {
+      const next = cursor.nextElementSibling;
+      cursor.remove();
+      cursor = next;
+    }
     this.empty.hidden = shown.length > 0;
     this.empty.textContent = this.#sessions.length === 0 ? 'No sessions yet.' : 'No session matches.';
+  }
+
+  /** Everything an entry shows; an entry is drawn again only when this changes. */
+  #look(session) {
+    const id = session.session_id;
+    if (this.#renaming === id) return `renaming ${id}`;
+    return JSON.stringify([
+      session.title,
+      session.pinned,
+      this.profileName(session.profile_id),
+      formatTime(session.last_active),
+      session.running,
+      id === this.#currentId,
+      this.pendingApprovals(id),
+    ]);
   }
 
   #entry(session) {
     const id = session.session_id;
     const title = displayTitle(session.title);
     const current = id === this.#currentId;
+    const waiting = this.pendingApprovals(id);
     const label =
       this.#renaming === id
         ? this.#renameInput(session)
         : element(
             'a',
             { className: 'session-link', href: `#${encodeURIComponent(id)}`, 'aria-current': current ? 'page' : null, title },
-            element('span', { className: 'session-title' }, session.pinned ? icon('star', { filled: true }) : null, title),
+            element(
+              'span',
+              { className: 'session-title-row' },
+              element('span', { className: 'session-title' }, session.pinned ? icon('star', { filled: true }) : null, title),
+              waiting > 0 ? element('span', { className: 'approval-badge', role: 'img', 'aria-label': approvalsLabel(waiting), title: approvalsLabel(waiting) }, String(waiting)) : null,
+            ),
             element('span', { className: 'session-meta' }, `${this.profileName(session.profile_id)} · ${formatTime(session.last_active)}`, session.running ? element('span', { className: 'running-dot', title: 'Answering' }) : null),
           );
     return element(
@@ -140,6 +230,7 @@ export class Sidebar {
       'close',
       async () => {
         if (this.dialog.returnValue !== 'delete') return;
+        this.#deleting.add(session.session_id);
         try {
           await api.deleteSession(session.session_id);
         } catch (error) {
@@ -147,6 +238,7 @@ export class Sidebar {
         }
         await this.refresh();
         this.onDeleted(session.session_id);
+        this.#deleting.delete(session.session_id);
       },
       { once: true },
     );

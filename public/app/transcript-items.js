@@ -1,3 +1,4 @@
+import { ApprovalCard } from './approval-card.js';
 import { element, foldable } from './dom.js';
 import { icon } from './icons.js';
 import { MarkdownStream, renderMarkdown } from './markdown.js';
@@ -127,14 +128,35 @@ export class ToolCard {
     this.status = element('span', { className: 'tool-status', role: 'img', 'aria-label': 'running' });
     this.result = element('div', { className: 'tool-result-slot' });
     this.subagentActivity = tool === 'spawn_agent' ? element('div', { className: 'subagent-activity', 'aria-label': 'Sub-agent activity' }) : undefined;
+    this.args = foldable('Arguments', element('pre', { className: 'tool-args-text' }, formatArguments(args ?? {})), { className: 'tool-args' });
     this.node = element(
       'article',
       { className: 'item tool', dataset: { role: 'tool', tool, status: 'pending', callId: callId ?? '', ...(subagent && { subagent: 'true' }) } },
       element('header', { className: 'tool-header' }, this.status, element('span', { className: 'tool-name' }, tool)),
-      foldable('Arguments', element('pre', { className: 'tool-args-text' }, formatArguments(args ?? {})), { className: 'tool-args' }),
+      this.args,
       this.subagentActivity,
       this.result,
     );
+  }
+
+  /** `approval_required`: the call waits for the person; the question goes under the arguments. */
+  requestApproval({ call_id: callId, subject, reason, expires_at: expiresAt }, onDecide) {
+    this.approval?.node.remove();
+    this.approval = new ApprovalCard({ callId, subject, reason, expiresAt, onDecide });
+    this.node.dataset.approval = 'waiting';
+    if (this.node.dataset.status === 'pending') this.status.setAttribute('aria-label', 'waiting for approval');
+    this.args.after(this.approval.node);
+    return this.approval;
+  }
+
+  /** `approval_resolved`, or a decision read from the audit for a stored call. */
+  resolveApproval({ call_id: callId, subject, decision, by, remember }) {
+    if (!this.approval) {
+      this.approval = ApprovalCard.decided({ callId, subject, decision, by, remember });
+      this.args.after(this.approval.node);
+    } else this.approval.resolve({ decision, by, remember });
+    this.node.dataset.approval = decision === 'allow' ? 'allowed' : 'denied';
+    if (this.node.dataset.status === 'pending') this.status.setAttribute('aria-label', 'running');
   }
 
   complete({ result, success }) {

@@ -36,7 +36,8 @@ function historyEntries(messages) {
   return entries;
 }
 
-function entryNode(entry) {
+/** `decisions`: the person's stored decisions by call id, shown on the cards of calls that asked. */
+function entryNode(entry, decisions) {
   switch (entry.kind) {
     case 'user':
       return userItem(entry.message);
@@ -48,6 +49,8 @@ function entryNode(entry) {
       return AssistantItem.fromMessage(entry.message).node;
     case 'tool': {
       const card = new ToolCard({ callId: entry.call.id, tool: entry.call.name, args: entry.call.arguments });
+      const decided = decisions?.get(entry.call.id);
+      if (decided) card.resolveApproval({ call_id: entry.call.id, ...decided });
       if (entry.result) card.complete({ result: entry.result.content, success: entry.result.success !== false });
       return card.node;
     }
@@ -73,8 +76,10 @@ export class Transcript {
   #run;
   #generation = 0;
 
-  constructor(container) {
+  /** `decide(callId, {decision, remember})` sends the person's answer to a waiting tool call; it rejects on failure. */
+  constructor(container, { decide } = {}) {
     this.container = container;
+    this.decide = decide;
     this.scheduler = new FrameScheduler();
     this.scheduler.onBeforeRender = () => this.#nearBottom();
     this.scheduler.onAfterRender = (follow) => follow && this.scrollToEnd();
@@ -102,22 +107,22 @@ export class Transcript {
    * long session opens without waiting for all of it and stays responsive while the rest goes in.
    * Resolves true when everything is drawn, false when the transcript was cleared meanwhile.
    */
-  renderHistory(messages) {
+  renderHistory(messages, decisions) {
     this.clear();
     const entries = historyEntries(messages);
     const newest = entries.splice(Math.max(0, entries.length - firstSliceEntries));
-    this.container.append(...newest.map(entryNode));
+    this.container.append(...newest.map((entry) => entryNode(entry, decisions)));
     this.scrollToEnd();
-    return this.#drawOlder(entries, this.#generation);
+    return this.#drawOlder(entries, this.#generation, decisions);
   }
 
-  async #drawOlder(entries, generation) {
+  async #drawOlder(entries, generation, decisions) {
     while (entries.length > 0) {
       await yieldToBrowser();
       if (generation !== this.#generation) return false;
       const sliceStarted = performance.now();
       const slice = [];
-      while (entries.length > 0 && performance.now() - sliceStarted < sliceBudgetMs) slice.unshift(entryNode(entries.pop()));
+      while (entries.length > 0 && performance.now() - sliceStarted < sliceBudgetMs) slice.unshift(entryNode(entries.pop(), decisions));
       // One block a slice: the browser lays out the new block alone, and skips blocks out of view
       // (content-visibility), so each slice costs the same however much is drawn already.
       // Scroll anchoring keeps the entries in view where they are while older ones go in above.
@@ -167,6 +172,18 @@ export class Transcript {
         return;
       case 'tool_call':
         this.#toolCard(event).complete(event);
+        return;
+      case 'approval_required': {
+        const card = this.#toolCard(event);
+        const follow = this.#nearBottom();
+        const approval = card.requestApproval(event, (choice) => this.decide(event.call_id, choice));
+        if (follow) this.scrollToEnd();
+        approval.offerFocus();
+        return;
+      }
+      case 'approval_resolved':
+        // The event names no agent: the waiting card with that id is the one (a run waits for one call at a time).
+        this.#waitingApproval(event.call_id)?.resolveApproval(event);
         return;
       case 'stream_end':
         this.#finishAnswer({ content: event.content });
@@ -250,11 +267,17 @@ export class Transcript {
     if (!this.#run) return;
     this.#closeAnswer();
     for (const card of this.#run.cards.values()) {
+      if (card.approval?.waiting) card.resolveApproval({ call_id: card.approval.callId, decision: 'deny', by: 'stop' });
       if (card.node.dataset.status === 'pending') card.complete({ result: stopped ? 'Stopped before it finished.' : 'No result arrived.', success: false });
     }
     this.#run = undefined;
     delete this.container.dataset.working;
     this.scheduler.countFrames(false);
+  }
+
+  #waitingApproval(callId) {
+    for (const card of this.#run?.cards.values() ?? []) if (card.approval?.waiting && card.approval.callId === callId) return card;
+    return undefined;
   }
 
   /** Where a sub-agent's activity goes: inside the spawn_agent card that is still running. */

@@ -216,6 +216,11 @@ export const sel = {
   tool: '#transcript [data-role="tool"]',
   plan: '#transcript [data-role="plan"]',
   error: '#transcript [data-role="error"]',
+  /** The question (then the decision) inside the tool card of a call that asked the person; scope it to a card. */
+  approval: '[data-role="approval"]',
+  allowOnce: 'button[aria-label="Allow once"]',
+  allowForSession: 'button[aria-label="Allow for this session"]',
+  deny: 'button[aria-label="Deny"]',
   banner: '#connection-banner',
   sessionList: 'ul[aria-label="Session list"]',
   sessionItem: 'ul[aria-label="Session list"] li[data-session-id]',

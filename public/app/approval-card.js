@@ -1,0 +1,191 @@
+import { element } from './dom.js';
+
+const choices = [
+  { label: 'Allow once', decision: 'allow', remember: 'once', className: 'primary' },
+  { label: 'Allow for this session', decision: 'allow', remember: 'session', className: '' },
+  { label: 'Deny', decision: 'deny', remember: 'once', className: 'deny' },
+];
+
+/** What the card says once decided (DESIGN §13: `by` is user, rule, timeout or stop). */
+export function outcomeText({ decision, by, remember }) {
+  if (decision === 'allow') {
+    if (by === 'user') return remember === 'session' ? 'Allowed for this session' : 'Allowed by you';
+    if (by === 'rule') return 'Allowed by a rule';
+    return 'Allowed';
+  }
+  switch (by) {
+    case 'user':
+      return 'Denied by you';
+    case 'timeout':
+      return 'Denied: nobody answered in time';
+    case 'stop':
+      return 'Denied: the run was stopped';
+    case 'rule':
+      return 'Refused by a rule';
+    default:
+      return 'Denied';
+  }
+}
+
+/** "9:41", or "1:02:03" past an hour. */
+export function formatTimeLeft(ms) {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = String(total % 60).padStart(2, '0');
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
+}
+
+/** One timer for every waiting card on the page; cards that left the page drop out on the next tick. */
+const ticking = new Set();
+let ticker;
+
+function tick() {
+  for (const card of ticking) {
+    if (!card.node.isConnected || card.state === 'resolved') ticking.delete(card);
+    else card.showTimeLeft();
+  }
+  if (ticking.size === 0) {
+    clearInterval(ticker);
+    ticker = undefined;
+  }
+}
+
+function startTicking(card) {
+  ticking.add(card);
+  ticker ??= setInterval(tick, 1000);
+}
+
+/** Whether the person is typing somewhere; a card that appears then does not take the focus. */
+function personIsTyping() {
+  const active = document.activeElement;
+  if (!active || active === document.body || active.disabled) return false;
+  if (document.querySelector('dialog[open]')) return true;
+  return active.matches('input:not([type=button]):not([type=submit]):not([type=checkbox]):not([type=radio]), textarea, select, [contenteditable]:not([contenteditable=false])');
+}
+
+function reasonLine(reason) {
+  if (!reason) return null;
+  const rule = /^rule (.+)$/s.exec(reason);
+  return element(
+    'p',
+    { className: 'approval-reason' },
+    rule ? ['Your profile asks first for ', element('code', {}, rule[1]), '.'] : reason,
+  );
+}
+
+/**
+ * The question inside a tool card whose call waits for the person (DESIGN §13): the subject in
+ * full, why it asks, Allow once / Allow for this session / Deny, and the time left before it is
+ * denied unanswered. `onDecide(choice)` sends `{decision, remember}` and rejects on failure.
+ * Once resolved it says who decided and the buttons go.
+ */
+export class ApprovalCard {
+  #choice;
+
+  constructor({ callId, subject, reason, expiresAt, onDecide }) {
+    this.callId = callId;
+    this.state = 'waiting';
+    this.expiresAt = Date.parse(expiresAt);
+    this.onDecide = onDecide;
+    this.timer = element('p', { className: 'approval-timer', role: 'timer' });
+    this.error = element('p', { className: 'approval-error', role: 'alert', hidden: true });
+    this.buttons = choices.map((choice) =>
+      element('button', { type: 'button', className: choice.className, 'aria-label': choice.label, onclick: () => this.#decide(choice) }, choice.label),
+    );
+    this.actions = element('div', { className: 'approval-actions' }, this.buttons);
+    this.outcome = element('p', { className: 'approval-outcome', role: 'status' });
+    this.node = element(
+      'section',
+      { className: 'approval', tabindex: '-1', role: 'group', 'aria-label': 'Approval needed', dataset: { role: 'approval', state: 'waiting', callId } },
+      element('p', { className: 'approval-question' }, 'Waiting for your approval to run:'),
+      element('pre', { className: 'approval-subject' }, subject),
+      reasonLine(reason),
+      this.actions,
+      this.timer,
+      this.error,
+      this.outcome,
+    );
+    this.showTimeLeft();
+    startTicking(this);
+  }
+
+  /** A decision already taken, as the stored audit tells it (a reloaded session). */
+  static decided({ callId, subject, decision, by, remember }) {
+    const card = new ApprovalCard({ callId, subject, expiresAt: new Date().toISOString(), onDecide: () => Promise.reject(new Error('already decided')) });
+    card.resolve({ decision, by, remember });
+    return card;
+  }
+
+  get waiting() {
+    return this.state !== 'resolved';
+  }
+
+  showTimeLeft() {
+    if (Number.isNaN(this.expiresAt)) {
+      this.timer.hidden = true;
+      return;
+    }
+    this.timer.textContent = `Denied automatically in ${formatTimeLeft(this.expiresAt - Date.now())}`;
+  }
+
+  /** Takes the focus unless the person is typing elsewhere, so the keyboard is one Tab from the buttons. */
+  offerFocus() {
+    if (!this.waiting || personIsTyping()) return;
+    this.node.focus();
+  }
+
+  /** `approval_resolved`: who decided replaces the buttons. `remember` is known only to the tab that chose it. */
+  resolve({ decision, by, remember }) {
+    const hadFocus = this.node.contains(document.activeElement);
+    this.state = 'resolved';
+    ticking.delete(this);
+    const own = this.#choice?.decision === decision && by === 'user' ? this.#choice.remember : undefined;
+    this.node.dataset.state = 'resolved';
+    this.node.dataset.decision = decision;
+    this.node.dataset.by = by;
+    this.node.setAttribute('aria-label', 'Approval');
+    this.node.querySelector('.approval-question').textContent = decision === 'allow' ? 'Ran after approval:' : 'Not run:';
+    this.actions.remove();
+    this.timer.remove();
+    this.error.remove();
+    this.outcome.textContent = outcomeText({ decision, by, remember: remember ?? own });
+    if (hadFocus) this.node.focus({ preventScroll: true });
+  }
+
+  async #decide(choice) {
+    if (this.state !== 'waiting') return;
+    this.#choice = choice;
+    this.#setDeciding(true);
+    try {
+      await this.onDecide({ decision: choice.decision, remember: choice.remember });
+    } catch (error) {
+      if (this.state === 'resolved') return;
+      if (error.code === 'approval_not_found') {
+        // Decided meanwhile (another tab, the timeout): its approval_resolved is on its way.
+        this.#showError('This call is no longer waiting for a decision.');
+        return;
+      }
+      this.#choice = undefined;
+      this.#setDeciding(false);
+      this.#showError(`Your decision did not reach Hearth: ${error.message} Try again.`);
+    }
+  }
+
+  #setDeciding(deciding) {
+    if (this.state === 'resolved') return;
+    const hadFocus = this.node.contains(document.activeElement);
+    this.state = deciding ? 'deciding' : 'waiting';
+    this.node.dataset.state = this.state;
+    for (const button of this.buttons) button.disabled = deciding;
+    this.actions.setAttribute('aria-busy', String(deciding));
+    if (deciding) this.error.hidden = true;
+    // A disabled button drops the focus to the page; the card keeps it instead.
+    if (deciding && hadFocus) this.node.focus({ preventScroll: true });
+  }
+
+  #showError(message) {
+    this.error.textContent = message;
+    this.error.hidden = false;
+  }
+}

@@ -1,0 +1,52 @@
+import { ReconnectingSocket } from './connection.js';
+
+/**
+ * The page's events socket `/ws/events` (DESIGN §4a): what concerns the whole Hearth rather than
+ * the open session. Reconnects like a session socket; each (re)connection starts with `hello`.
+ *
+ * - `onApprovals(pending)`: every waiting approval anywhere, `[{session_id, call_id, tool, subject, expires_at}]`
+ *   (from `hello` and `approvals_changed`).
+ * - `onSessionsChanged({session_id, change})`: the session list changed somewhere.
+ * - `onToolsChanged()`: the tool set or a profile changed.
+ * - `onReconnected()`: a `hello` after a drop; whatever was missed meanwhile should be read again.
+ * - `onStatus(status)`: as ReconnectingSocket's.
+ * Notifications and integration statuses are not shown yet and are ignored.
+ */
+export class HearthEvents {
+  #socket;
+  #greeted = false;
+
+  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onReconnected, onStatus = () => {} }) {
+    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onReconnected };
+    this.#socket = new ReconnectingSocket('/ws/events', { onEvent: (event) => this.#receive(event), onStatus });
+  }
+
+  retryNow() {
+    this.#socket.retryNow();
+  }
+
+  close() {
+    this.#socket.close();
+  }
+
+  #receive(event) {
+    switch (event?.type) {
+      case 'hello':
+        this.handlers.onApprovals(event.pending_approvals ?? []);
+        if (this.#greeted) this.handlers.onReconnected();
+        this.#greeted = true;
+        return;
+      case 'approvals_changed':
+        this.handlers.onApprovals(event.pending ?? []);
+        return;
+      case 'sessions_changed':
+        this.handlers.onSessionsChanged(event);
+        return;
+      case 'tools_changed':
+        this.handlers.onToolsChanged();
+        return;
+      default:
+        return;
+    }
+  }
+}
