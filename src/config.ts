@@ -41,6 +41,7 @@ const ConfigSchema = Type.Object({
   USER_TOOL_TIMEOUT_MS: Count(30000, 100),
   WEB_SEARCH_URL: Text(''),
   APPROVAL_TIMEOUT_S: Count(600),
+  LLM_STALL_TIMEOUT_S: Count(180),
   TOOL_ENV_PASSTHROUGH: Text(''),
   HTTP_BLOCK_PRIVATE: Flag(false),
   USER_TOOL_MAX_RSS_MB: Count(256, 32),

@@ -15,6 +15,7 @@ export const errorStatus = {
   file_too_large: 413,
   llm_unreachable: 502,
   llm_error: 502,
+  llm_timeout: 504,
   internal_error: 500,
 } as const;
 

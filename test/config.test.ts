@@ -53,6 +53,7 @@ describe('parseConfig defaults', () => {
       // Empty means the built-in DuckDuckGo HTML endpoint.
       WEB_SEARCH_URL: '',
       APPROVAL_TIMEOUT_S: 600,
+      LLM_STALL_TIMEOUT_S: 180,
       TOOL_ENV_PASSTHROUGH: '',
       HTTP_BLOCK_PRIVATE: false,
       USER_TOOL_MAX_RSS_MB: 256,

@@ -10,7 +10,7 @@ let backend: LlmBackend;
 
 beforeAll(async () => {
   server = await startScriptedOllama();
-  backend = createOllamaBackend({ host: server.url, defaultModel: 'fake:latest' });
+  backend = createOllamaBackend({ host: server.url, defaultModel: 'fake:latest', stallTimeoutMs: 60_000 });
 });
 
 afterAll(() => server.close());
@@ -114,7 +114,7 @@ describe('Ollama backend', () => {
   });
 
   it('retries without think for a model that cannot reason, and remembers it', async () => {
-    const plain = createOllamaBackend({ host: server.url, defaultModel: 'plain:latest' });
+    const plain = createOllamaBackend({ host: server.url, defaultModel: 'plain:latest', stallTimeoutMs: 60_000 });
     const before = server.requests.length;
     server.script({ status: 400, errorMessage: '"plain:latest" does not support thinking' }, { content: 'Fine.' }, { content: 'Again.' });
     const request = () => chatRequest({ model: 'plain:latest', think: true });
@@ -154,7 +154,7 @@ describe('Ollama backend', () => {
 
   it('cancels a request still waiting for response headers', async () => {
     const result = await completeAbortedBeforeHeaders((origin, signal) =>
-      createOllamaBackend({ host: origin, defaultModel: 'fake' }).complete(chatRequest({ signal })),
+      createOllamaBackend({ host: origin, defaultModel: 'fake', stallTimeoutMs: 60_000 }).complete(chatRequest({ signal })),
     );
     expect(result).toEqual({ ok: false, error: { code: 'aborted', message: expect.any(String) } });
   });
@@ -168,7 +168,7 @@ describe('Ollama backend', () => {
 
   it('explains an unreachable server', async () => {
     const host = `http://127.0.0.1:${await unusedPort()}`;
-    const unreachable = createOllamaBackend({ host, defaultModel: 'fake' });
+    const unreachable = createOllamaBackend({ host, defaultModel: 'fake', stallTimeoutMs: 60_000 });
     const events = await readAll(unreachable.stream(chatRequest()));
     expect(events).toEqual([
       {

@@ -10,7 +10,7 @@ let backend: LlmBackend;
 
 beforeAll(async () => {
   server = await startScriptedOpenAI();
-  backend = createOpenAIBackend({ baseUrl: server.url, apiKey: '', defaultModel: 'fake' });
+  backend = createOpenAIBackend({ baseUrl: server.url, apiKey: '', defaultModel: 'fake', stallTimeoutMs: 60_000 });
 });
 
 afterAll(() => server.close());
@@ -170,14 +170,14 @@ describe('OpenAI-compatible backend', () => {
 
   it('cancels a request still waiting for response headers', async () => {
     const result = await completeAbortedBeforeHeaders((origin, signal) =>
-      createOpenAIBackend({ baseUrl: `${origin}/v1`, apiKey: '', defaultModel: 'fake' }).complete(chatRequest({ signal })),
+      createOpenAIBackend({ baseUrl: `${origin}/v1`, apiKey: '', defaultModel: 'fake', stallTimeoutMs: 60_000 }).complete(chatRequest({ signal })),
     );
     expect(result).toEqual({ ok: false, error: { code: 'aborted', message: expect.any(String) } });
   });
 
   it('explains an unreachable endpoint', async () => {
     const baseUrl = `http://127.0.0.1:${await unusedPort()}/v1`;
-    const unreachable = createOpenAIBackend({ baseUrl, apiKey: '', defaultModel: 'fake' });
+    const unreachable = createOpenAIBackend({ baseUrl, apiKey: '', defaultModel: 'fake', stallTimeoutMs: 60_000 });
     const result = await unreachable.complete(chatRequest());
     expect(result).toEqual({
       ok: false,

@@ -53,6 +53,7 @@ export type AgentErrorCode =
   | 'session_busy'
   | 'approval_not_found'
   | 'llm_unreachable'
+  | 'llm_timeout'
   | 'llm_error'
   | 'internal_error';
 

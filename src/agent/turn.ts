@@ -109,7 +109,7 @@ export async function runTurn(
       context.emit({ type: 'stream_stopped', content: outcome.content });
       return outcome;
     case 'failed':
-      context.emit({ type: 'error', code: outcome.error.code === 'llm_unreachable' ? 'llm_unreachable' : 'llm_error', message: outcome.error.message });
+      context.emit({ type: 'error', code: agentErrorCode(outcome.error.code), message: outcome.error.message });
       context.emit({ type: 'session_sync', running: false });
       return outcome;
   }
@@ -167,6 +167,11 @@ async function plan(sessionId: string, deps: AgentDependencies, conversation: Co
   if (result.kind === 'direct') return;
   await conversation.append([{ role: 'assistant', content: result.plan, is_plan: true }]);
   context.emit({ type: 'plan_ready', plan: result.plan });
+}
+
+/** How a failed model call is reported to clients; `aborted` cannot reach here (a stop is not a failure). */
+export function agentErrorCode(code: LlmError['code']): 'llm_unreachable' | 'llm_timeout' | 'llm_error' {
+  return code === 'llm_unreachable' || code === 'llm_timeout' ? code : 'llm_error';
 }
 
 function titleFromFirstMessage(content: string): string {

@@ -1,15 +1,23 @@
 import { collectCompletion } from './collect.ts';
+import { abortedError } from './errors.ts';
+import { StallWatch } from './stall-watch.ts';
 import { guardedStream, type LlmDeltaEvent } from './guarded-stream.ts';
 import type { BackendId, ChatRequest, LlmBackend, LlmError, Usage } from './types.ts';
 
-/** Whether the backend answered at all: a network failure before that means "unreachable". */
+/** Whether the backend answered at all (a network failure before that means "unreachable"), and a sign of life per chunk. */
 export interface StreamProgress {
   connected: boolean;
+  /** Called for the response headers and every chunk read, however small: the call is alive. */
+  touch(): void;
 }
 
 export interface BackendParts {
   id: BackendId;
+  /** How the backend is named to the person, e.g. "Ollama at http://localhost:11434". */
+  name: string;
   defaultModel: string;
+  /** No sign of life for this long ends the call with `llm_timeout`. */
+  stallTimeoutMs: number;
   /** Yields the deltas of one call and returns its usage; may throw, the guard turns that into data. */
   produce(request: ChatRequest, progress: StreamProgress): AsyncGenerator<LlmDeltaEvent, Usage | undefined>;
   describeFailure(error: unknown, progress: StreamProgress): LlmError;
@@ -20,13 +28,20 @@ export function assembleBackend(parts: BackendParts): LlmBackend {
   const backend: LlmBackend = {
     id: parts.id,
     defaultModel: parts.defaultModel,
-    stream(request) {
-      const progress: StreamProgress = { connected: false };
-      return guardedStream(
-        request.signal,
-        () => parts.produce(request, progress),
-        (error) => parts.describeFailure(error, progress),
-      );
+    async *stream(request) {
+      const stall = new StallWatch(parts.stallTimeoutMs);
+      const signal = AbortSignal.any([request.signal, stall.signal]);
+      const progress: StreamProgress = { connected: false, touch: () => stall.touch() };
+      try {
+        yield* guardedStream(
+          signal,
+          () => parts.produce({ ...request, signal }, progress),
+          (error) => parts.describeFailure(error, progress),
+          () => (stall.fired && !request.signal.aborted ? stall.error(parts.name) : abortedError),
+        );
+      } finally {
+        stall.stop();
+      }
     },
     complete(request) {
       return collectCompletion(backend.stream(request));

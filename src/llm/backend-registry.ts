@@ -14,7 +14,11 @@ export class BackendRegistry {
   /** The OpenAI client (~150 modules) is loaded only when an OpenAI-compatible endpoint is configured. */
   static async fromConfig(config: Config): Promise<BackendRegistry> {
     const backends: Partial<Record<BackendId, LlmBackend>> = {
-      ollama: createOllamaBackend({ host: config.OLLAMA_HOST, defaultModel: config.OLLAMA_DEFAULT_MODEL }),
+      ollama: createOllamaBackend({
+        host: config.OLLAMA_HOST,
+        defaultModel: config.OLLAMA_DEFAULT_MODEL,
+        stallTimeoutMs: config.LLM_STALL_TIMEOUT_S * 1000,
+      }),
     };
     if (config.OPENAI_BASE_URL !== '') {
       const { createOpenAIBackend } = await import('./openai.ts');
@@ -22,6 +26,7 @@ export class BackendRegistry {
         baseUrl: config.OPENAI_BASE_URL,
         apiKey: config.OPENAI_API_KEY,
         defaultModel: config.OPENAI_MODEL,
+        stallTimeoutMs: config.LLM_STALL_TIMEOUT_S * 1000,
       });
     }
     return new BackendRegistry(backends, config.LLM_BACKEND);

@@ -5,16 +5,17 @@ export type LlmDeltaEvent = Exclude<LlmStreamEvent, { type: 'done' } | { type: '
 
 /**
  * Runs a backend's delta producer and ends the stream with exactly one `done` or `error`.
- * Once the signal aborts, nothing more is passed on: the stream ends with `aborted`
+ * Once the signal aborts, nothing more is passed on: the stream ends with `abortReason()`
  * (some clients end their iteration quietly on abort instead of throwing).
  */
 export async function* guardedStream(
   signal: AbortSignal,
   produce: () => AsyncGenerator<LlmDeltaEvent, Usage | undefined>,
   describeFailure: (error: unknown) => LlmError,
+  abortReason: () => LlmError = () => abortedError,
 ): AsyncGenerator<LlmStreamEvent, void, undefined> {
   if (signal.aborted) {
-    yield { type: 'error', error: abortedError };
+    yield { type: 'error', error: abortReason() };
     return;
   }
   const deltas = produce();
@@ -23,7 +24,7 @@ export async function* guardedStream(
     while (true) {
       const step = await deltas.next();
       if (signal.aborted) {
-        ending = { type: 'error', error: abortedError };
+        ending = { type: 'error', error: abortReason() };
         break;
       }
       if (step.done) {
@@ -33,7 +34,7 @@ export async function* guardedStream(
       yield step.value;
     }
   } catch (error) {
-    ending = { type: 'error', error: signal.aborted ? abortedError : describeFailure(error) };
+    ending = { type: 'error', error: signal.aborted ? abortReason() : describeFailure(error) };
   } finally {
     await deltas.return(undefined).catch(() => undefined);
   }

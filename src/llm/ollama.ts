@@ -13,6 +13,8 @@ import type { ChatMessage, ChatRequest, LlmBackend, LlmError, ToolDefinition, Us
 export interface OllamaBackendOptions {
   host: string;
   defaultModel: string;
+  /** No byte from Ollama for this long ends the call with `llm_timeout`. */
+  stallTimeoutMs: number;
   fetch?: typeof fetch;
 }
 
@@ -29,7 +31,7 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
     // which the client's own AbortableAsyncIterator cannot reach yet.
     const client = new Ollama({
       host: options.host,
-      fetch: fetchWithSignal(baseFetch, AbortSignal.any([request.signal, cancel.signal])),
+      fetch: fetchWithSignal(baseFetch, AbortSignal.any([request.signal, cancel.signal]), progress.touch),
     });
     try {
       const body = toOllamaRequest(request, options.defaultModel);
@@ -81,7 +83,14 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
     return { code: 'llm_error', message: `Ollama reported an error: ${errorMessage(error)}` };
   }
 
-  return assembleBackend({ id: 'ollama', defaultModel: options.defaultModel, produce, describeFailure });
+  return assembleBackend({
+    id: 'ollama',
+    name: `Ollama at ${options.host}`,
+    defaultModel: options.defaultModel,
+    stallTimeoutMs: options.stallTimeoutMs,
+    produce,
+    describeFailure,
+  });
 }
 
 function isThinkingUnsupported(error: unknown): boolean {
@@ -98,15 +107,28 @@ function describeHttpError(status: number, message: string): string {
 }
 
 /**
- * Passes the request's signal to every fetch. Error bodies that are not JSON (a proxy's
- * HTML page) are wrapped as JSON, because the client logs to the console otherwise.
+ * Passes the request's signal to every fetch, and reports the headers and every chunk of
+ * the body as a sign of life. Error bodies that are not JSON (a proxy's HTML page) are
+ * wrapped as JSON, because the client logs to the console otherwise.
  */
-function fetchWithSignal(baseFetch: typeof fetch, signal: AbortSignal): typeof fetch {
+function fetchWithSignal(baseFetch: typeof fetch, signal: AbortSignal, touch: () => void): typeof fetch {
   return async (input, init) => {
     const signals = init?.signal ? [init.signal, signal] : [signal];
     // A long request body sent as bytes skips undici's string checks and copies.
     const body = typeof init?.body === 'string' ? Buffer.from(init.body) : init?.body;
     const response = await baseFetch(input, { ...init, ...(body !== undefined && { body }), signal: AbortSignal.any(signals) });
+    touch();
+    if (response.ok && response.body) {
+      const watched = response.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            touch();
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+      return new Response(watched, { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
     if (response.ok || response.headers.get('content-type')?.includes('application/json')) return response;
     const text = (await response.text()).trim();
     return new Response(JSON.stringify({ error: text || response.statusText || 'no details' }), {

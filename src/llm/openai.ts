@@ -14,6 +14,8 @@ export interface OpenAIBackendOptions {
   baseUrl: string;
   apiKey: string;
   defaultModel: string;
+  /** No chunk from the endpoint for this long ends the call with `llm_timeout`. */
+  stallTimeoutMs: number;
 }
 
 
@@ -32,10 +34,12 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
       signal: request.signal,
     });
     progress.connected = true;
+    progress.touch();
     const splitter = new ThinkTagSplitter();
     const toolCalls = new ToolCallAssembler();
     let usage: Usage | undefined;
     for await (const chunk of stream) {
+      progress.touch();
       if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
       const choice = chunk.choices?.[0];
       if (!choice) continue;
@@ -77,7 +81,14 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
     return { code: 'llm_error', message: `The ${endpoint} sent a reply that could not be read: ${errorMessage(error)}` };
   }
 
-  return assembleBackend({ id: 'openai', defaultModel: options.defaultModel, produce, describeFailure });
+  return assembleBackend({
+    id: 'openai',
+    name: `The ${endpoint}`,
+    defaultModel: options.defaultModel,
+    stallTimeoutMs: options.stallTimeoutMs,
+    produce,
+    describeFailure,
+  });
 }
 
 function toOpenAIRequest(request: ChatRequest, defaultModel: string): ChatCompletionCreateParamsStreaming {

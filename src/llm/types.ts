@@ -53,6 +53,8 @@ export type LlmErrorCode =
   | 'llm_unreachable'
   /** The backend answered with an error (bad model, bad request, server error). */
   | 'llm_error'
+  /** The backend sent nothing for LLM_STALL_TIMEOUT_S (before its headers or mid-stream). */
+  | 'llm_timeout'
   /** The request was cancelled through its AbortSignal. */
   | 'aborted';
 

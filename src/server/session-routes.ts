@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Agent } from '../agent/agent.ts';
+import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import { listMessages } from '../store/messages-repository.ts';
 import { createSession, findSession, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
@@ -120,7 +121,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
       const sent = agent.send(session.id, request.body);
       if (!sent.ok) throw new ApiError('session_busy', 'This session is already answering a message; stop it or wait.');
       const outcome = await sent.outcome;
-      if (outcome.status === 'failed') throw new ApiError(outcome.error.code === 'llm_unreachable' ? 'llm_unreachable' : 'llm_error', outcome.error.message);
+      if (outcome.status === 'failed') throw new ApiError(agentErrorCode(outcome.error.code), outcome.error.message);
       return {
         content: outcome.content,
         stopped: outcome.status === 'stopped',

@@ -20,6 +20,8 @@ export interface ScriptStep {
   chunkSize?: number;
   delayMs?: number;
   hang?: boolean;
+  /** Take the request and never answer, not even with headers (a backend stuck before replying). */
+  silent?: boolean;
   status?: number;
   errorMessage?: string;
   destroy?: boolean;
@@ -248,6 +250,7 @@ export async function startScriptedServer(flavour: Flavour, options: ServerOptio
       return;
     }
     const stream = new ChunkStream(response, step.delayMs ?? 0, () => events.emit('chunk', request));
+    if (step.silent) return stream.hang();
     await flavour.reply({ request, index, step, response, stream });
   }
 

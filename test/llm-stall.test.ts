@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createOllamaBackend } from '../src/llm/ollama.ts';
+import { createOpenAIBackend } from '../src/llm/openai.ts';
+import type { LlmBackend } from '../src/llm/types.ts';
+import { chatRequest, joined, readAll } from './support/llm-helpers.ts';
+import type { ScriptedLlm } from './support/scripted-llm.ts';
+import { startScriptedOllama } from './support/scripted-ollama.ts';
+import { startScriptedOpenAI } from './support/scripted-openai.ts';
+import { startHearth, type Hearth } from './support/hearth-server.ts';
+
+const stallTimeoutMs = 400;
+
+const backends: Record<'ollama' | 'openai', { start: () => Promise<ScriptedLlm>; create: (url: string) => LlmBackend }> = {
+  ollama: { start: startScriptedOllama, create: (url) => createOllamaBackend({ host: url, defaultModel: 'fake', stallTimeoutMs }) },
+  openai: {
+    start: startScriptedOpenAI,
+    create: (url) => createOpenAIBackend({ baseUrl: url, apiKey: '', defaultModel: 'fake', stallTimeoutMs }),
+  },
+};
+
+let server: ScriptedLlm | undefined;
+let hearth: Hearth | undefined;
+afterEach(async () => {
+  await server?.close();
+  await hearth?.close();
+  server = undefined;
+  hearth = undefined;
+});
+
+for (const [name, { start, create }] of Object.entries(backends)) {
+  describe(`a backend that goes quiet (${name})`, () => {
+    it('before its headers: the call ends with llm_timeout and the request is cancelled', async () => {
+      server = await start();
+      server.script({ silent: true });
+      const events = await readAll(create(server.url).stream(chatRequest('fake')));
+      expect(events).toEqual([{ type: 'error', error: { code: 'llm_timeout', message: expect.stringMatching(/sent nothing for 0 s.*LLM_STALL_TIMEOUT_S/) } }]);
+      expect((await server.waitForDisconnect()).disconnected).toBe(true);
+    });
+
+    it('mid-stream: what arrived is passed on, then llm_timeout', async () => {
+      server = await start();
+      server.script({ content: 'The first half', hang: true });
+      const events = await readAll(create(server.url).stream(chatRequest('fake')));
+      expect(joined(events, 'text_delta')).toBe('The first half');
+      expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'llm_timeout' } });
+    });
+
+    it('a slow but steady stream is not a stall', async () => {
+      server = await start();
+      server.script({ content: 'one two three four five six', chunkSize: 4, delayMs: stallTimeoutMs / 3 });
+      const events = await readAll(create(server.url).stream(chatRequest('fake')));
+      expect(joined(events, 'text_delta')).toBe('one two three four five six');
+      expect(events.at(-1)).toMatchObject({ type: 'done' });
+    });
+
+    it('a stop before the stall still reads as a stop', async () => {
+      server = await start();
+      server.script({ silent: true });
+      const controller = new AbortController();
+      const reading = readAll(create(server.url).stream(chatRequest('fake', { signal: controller.signal })));
+      await server.waitForRequest(1);
+      controller.abort();
+      expect((await reading).at(-1)).toMatchObject({ type: 'error', error: { code: 'aborted' } });
+    });
+
+    it('whole completions (planning, summaries, extraction) time out the same way', async () => {
+      server = await start();
+      server.script({ silent: true });
+      const result = await create(server.url).complete(chatRequest('fake'));
+      expect(result).toMatchObject({ ok: false, error: { code: 'llm_timeout' } });
+    });
+  });
+}
+
+describe('a turn whose backend goes quiet', () => {
+  for (const backend of ['ollama', 'openai'] as const) {
+    it(`ends with an llm_timeout error, keeps the partial answer, and frees the session (${backend})`, async () => {
+      hearth = await startHearth({ backend, env: { LLM_STALL_TIMEOUT_S: '1' } });
+      hearth.llm.script({ content: 'Partly written', hang: true });
+      const sessionId = await hearth.createSession();
+      const socket = await hearth.connect(sessionId);
+      socket.send({ type: 'message', content: 'Write something' });
+      expect(await socket.next('error', 5_000)).toMatchObject({ code: 'llm_timeout', message: expect.stringMatching(/sent nothing for 1 s/) });
+      await socket.next('session_sync');
+      const { body } = await hearth.request('GET', `/sessions/${sessionId}`);
+      expect(body.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Partly written' });
+
+      hearth.llm.script({ silent: true });
+      const rest = await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Again' });
+      expect(rest).toMatchObject({ status: 504, body: { error: { code: 'llm_timeout' } } });
+      socket.close();
+    });
+  }
+});
