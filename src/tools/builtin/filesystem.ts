@@ -1,9 +1,11 @@
 import type { Dirent } from 'node:fs';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
+import { createControlFileGuard } from './control-files.ts';
 import { parseAllowedRoots, resolveAllowedPath } from './path-access.ts';
 import { sessionWorkFolder } from './work-folder.ts';
 
@@ -161,9 +163,24 @@ async function makeFolder(folder: string, shown: string): Promise<ToolOutput> {
   return stats.isDirectory() ? `Folder ${shown} already exists; nothing to do.` : failure(`${shown} already exists as a file, so it cannot be a folder.`);
 }
 
+/**
+ * The path as approval rules see it: absolute paths (and `~`) resolved, relative ones
+ * normalised and kept relative to the session's work folder, unless they climb out of it,
+ * in which case they are shown where they land (which does not depend on the session).
+ */
+export function subjectPath(requested: string, sessionFilesDir: string): string {
+  const trimmed = requested.trim() === '' ? '.' : requested.trim();
+  const expanded = trimmed === '~' || trimmed.startsWith('~/') ? path.join(os.homedir(), trimmed.slice(1)) : trimmed;
+  if (path.isAbsolute(expanded)) return path.resolve(expanded);
+  const normalised = path.normalize(expanded);
+  if (normalised !== '..' && !normalised.startsWith(`..${path.sep}`)) return normalised;
+  return path.resolve(sessionFilesDir, 'session', normalised);
+}
+
 export function createFilesystemTool(options: { config: Config }): Tool<FilesystemArguments> {
   const { config } = options;
   const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+  const controlFileRefusal = createControlFileGuard(config);
 
   async function run(args: FilesystemArguments, context: ToolContext): Promise<ToolOutput> {
     const action: Action = args.action;
@@ -171,6 +188,10 @@ export function createFilesystemTool(options: { config: Config }): Tool<Filesyst
     const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
     const access = await resolveAllowedPath(args.path, { workFolder, allowedRoots, followFinalLink: action !== 'delete' });
     if (!access.ok) return failure(access.message);
+    if (action !== 'list') {
+      const refused = await controlFileRefusal(access.path, action === 'read' ? 'read' : 'write', shown);
+      if (refused !== undefined) return failure(refused);
+    }
     context.signal.throwIfAborted();
     try {
       switch (action) {
@@ -200,6 +221,7 @@ export function createFilesystemTool(options: { config: Config }): Tool<Filesyst
     description: 'Read, write, append, list or delete files; make folders (mkdir). Relative paths are in this session\'s work folder; absolute paths only in allowed folders.',
     parameters,
     source: 'builtin',
+    subject: (args) => `${args.action} ${subjectPath(args.path, config.SESSION_FILES_DIR)}`,
     execute: run,
   };
 }
