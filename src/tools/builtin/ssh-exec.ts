@@ -230,6 +230,8 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
     description: 'Run a shell command on a remote host over SSH; returns stdout, stderr and exit code. Use a named connection from the SSH hosts file, or host and username.',
     parameters,
     source: 'builtin',
+    subject: (args) => `${args.connection ?? args.host ?? ''} ${args.command}`.trim(),
+    commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
     async execute(args, context) {
       const startedAt = performance.now();

@@ -45,6 +45,7 @@ export function runCommand(client: Client, command: string, signal: AbortSignal)
     if (signal.aborted) return finish('aborted');
     signal.addEventListener('abort', abort, { once: true });
     try {
+      // No options: no `env` (local variables stay local) and no pty.
       client.exec(command, (error, opened) => {
         if (error) return settle({ kind: 'not-started', error });
         if (settled) return closeChannel(opened);

@@ -144,6 +144,10 @@ function connect(options: SshConnectOptions, onClosed: () => void): { client: Cl
     try {
       client.connect({
         ...connectConfig,
+        // Nothing local travels to the remote host: no agent (so no agent forwarding) and, in
+        // runCommand, no environment variables. Set here so no caller's options can turn them on.
+        agent: undefined,
+        agentForward: false,
         hostVerifier: (publicKey: Buffer) => {
           const fingerprint = fingerprintOf(publicKey);
           if (acceptsHostKey(fingerprint)) return true;
