@@ -70,7 +70,16 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     });
   const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
   await approvals.denyLeftovers();
-  const userTools = new UserToolManager({ toolsDir: config.TOOLS_DIR, db, registry: tools, timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger });
+  const userTools = new UserToolManager({
+    toolsDir: config.TOOLS_DIR,
+    db,
+    registry: tools,
+    timeoutMs: config.USER_TOOL_TIMEOUT_MS,
+    logger,
+    sessionFilesDir: config.SESSION_FILES_DIR,
+    maxRssMb: config.USER_TOOL_MAX_RSS_MB,
+    envPassthrough: config.TOOL_ENV_PASSTHROUGH,
+  });
   const deps: AppDependencies = {
     db,
     config,

@@ -1,5 +1,6 @@
 // The user-tool host (issue 4, "User-tool host (isolation)"): real tool files in TOOLS_DIR, real
-// worker threads, the real app on port 0 driven over a real WebSocket by the scripted LLM.
+// host processes, the real app on port 0 driven over a real WebSocket by the scripted LLM.
+// (The sandbox itself, issue 13, is tested in test/security/.)
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,7 +49,10 @@ const pingTool: ToolFile = {
   return \`pong generation=\${generation} calls=\${calls}\`;`,
 };
 
-/** A tool that writes `marker` (so the test knows it runs) and then never returns. */
+/**
+ * A tool that writes the file `marker` in its session's folder, its working folder (so the test
+ * knows it runs: see markerOf), and then never returns.
+ */
 function stuckTool(marker: string, how: 'busy loop' | 'pending promise'): ToolFile {
   return {
     prelude: `import { writeFileSync } from 'node:fs';`,
@@ -114,14 +118,13 @@ async function startWithTools(tools: Record<string, ToolFile>, options: HearthOp
   return started;
 }
 
-/**
- * Waits until the manager's current host is running again after one was ended. Peeks at a private
- * field: nothing public tells a live host from an ended one that is being replaced (see the first test).
- */
+/** Waits until the manager's host is running again after one was ended (and replaced at once). */
 async function waitForLiveHost(hearth: Hearth): Promise<void> {
-  const manager = userToolsOf(hearth) as unknown as { host?: { ended: boolean } };
-  await waitUntil(() => manager.host?.ended === false, 5_000);
+  await waitUntil(() => userToolsOf(hearth).hosts().some((host) => host.state === 'running'), 5_000);
 }
+
+/** Where a tool called in `sessionId` writes the relative file `name`: the session's folder, the host's working folder. */
+const markerOf = (hearth: Hearth, sessionId: string, name: string) => path.join(hearth.config.SESSION_FILES_DIR, sessionId, name);
 
 /** The generation folders the manager keeps under TOOLS_DIR/.build. */
 async function generationFolders(hearth: Hearth): Promise<string[]> {
@@ -171,8 +174,7 @@ async function timeHealth(hearth: Hearth): Promise<{ ms: number; status: number 
 
 describe('user-tool host', () => {
   it('ends a `while (true) {}` tool at the timeout while /health and another session keep going, and replaces the host at once', async () => {
-    const marker = path.join(await tempDir(), 'spinning');
-    hearth = await startWithTools({ spin: stuckTool(marker, 'busy loop'), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '1500' } });
+    hearth = await startWithTools({ spin: stuckTool('spinning', 'busy loop'), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '1500' } });
     const streamed = Array.from({ length: 12 }, (_, index) => `part${index} `);
     scriptPerConversation(hearth.llm, {
       spinner: [
@@ -185,14 +187,16 @@ describe('user-tool host', () => {
     });
     expect((await timeHealth(hearth)).status).toBe(200); // warm the connection
 
-    const spinner = await hearth.connect(await hearth.createSession('tooler'));
+    const spinnerId = await hearth.createSession('tooler');
+    const marker = markerOf(hearth, spinnerId, 'spinning');
+    const spinner = await hearth.connect(spinnerId);
     spinner.send({ type: 'message', content: 'spinner: call ping, then spin and ping' });
     const before = await spinner.next('tool_call');
     expect(before).toMatchObject({ tool: 'ping', success: true });
     expect((await spinner.next('tool_started')).tool).toBe('spin');
     await waitUntil(() => existsSync(marker), 5_000);
 
-    // The tool spins in its worker; the server's main thread answers at once.
+    // The tool spins in its host process; the server's main thread answers at once.
     const health = await timeHealth(hearth);
     expect(health.status).toBe(200);
     expect(health.ms).toBeLessThan(100);
@@ -221,9 +225,10 @@ describe('user-tool host', () => {
 
   for (const how of ['busy loop', 'pending promise'] as const) {
     it(`stops a user tool that ignores its signal (${how}): stream_stopped within 1 s, then the session and the user tools work`, async () => {
-      const marker = path.join(await tempDir(), 'hanging');
-      hearth = await startWithTools({ hang: stuckTool(marker, how), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '60000' } });
-      const socket = await hearth.connect(await hearth.createSession('tooler'));
+      hearth = await startWithTools({ hang: stuckTool('hanging', how), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '60000' } });
+      const sessionId = await hearth.createSession('tooler');
+      const marker = markerOf(hearth, sessionId, 'hanging');
+      const socket = await hearth.connect(sessionId);
       const before = await callThroughChat(hearth, socket, 'ping');
 
       hearth.llm.script({ toolCalls: [{ name: 'hang', arguments: {} }] });
@@ -329,13 +334,12 @@ describe('user-tool host', () => {
   });
 
   it('lets a call in flight finish on the old host across a reload; the next call runs in the new generation', async () => {
-    const release = path.join(await tempDir(), 'release');
     hearth = await startWithTools({
       slow: {
         prelude: `${generationPrelude}\nimport { existsSync } from 'node:fs';`,
         properties: { wait: { type: 'boolean' } },
         execute: `  calls += 1;
-  while (params.wait && !existsSync(${JSON.stringify(release)})) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (params.wait && !existsSync('release')) await new Promise((resolve) => setTimeout(resolve, 10));
   return \`slow done generation=\${generation} calls=\${calls}\`;`,
       },
     });
@@ -344,7 +348,9 @@ describe('user-tool host', () => {
       { toolCalls: [{ name: 'slow', arguments: { wait: false } }] },
       { content: 'Both done.' },
     );
-    const socket = await hearth.connect(await hearth.createSession('tooler'));
+    const sessionId = await hearth.createSession('tooler');
+    const release = markerOf(hearth, sessionId, 'release');
+    const socket = await hearth.connect(sessionId);
     socket.send({ type: 'message', content: 'Call slow twice' });
     await socket.next('tool_started');
 

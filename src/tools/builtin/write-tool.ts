@@ -7,6 +7,8 @@ import { Worker } from 'node:worker_threads';
 import { Type, type Static } from '@sinclair/typebox';
 import type { JsonSchema, Tool, ToolOutput } from '../tool.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
+import { declaredInSource, describePermissions, permissionsFileName, readGrants, recordGrant } from '../user-tools/permissions.ts';
+import type { ToolPermission } from '../user-tools/protocol.ts';
 import type { ReloadReport, UserToolManager } from '../user-tools/user-tool-manager.ts';
 
 const parameters = Type.Object(
@@ -35,6 +37,10 @@ export interface WriteToolOptions {
  * write_tool: validates a user tool in a throw-away host (and type-checks it off the main
  * thread), then installs it atomically, keeps the previous version under `.history/`,
  * enables it in `enabled.json` and reloads, so the model can call it in its next round.
+ *
+ * A module that declares `export const permissions = { childProcess?, worker? }` is always
+ * put to the person first (mustAsk); only once the call runs, i.e. approved, are those
+ * permissions recorded in `permissions.json`, which the sandboxed tools cannot write.
  */
 export function createWriteToolTool(options: WriteToolOptions): Tool<Static<typeof parameters>> {
   const { registry, toolsDir } = options;
@@ -45,6 +51,14 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
       'Create or replace one of your own tools (a TypeScript module), validate it and load it so you can call it right away. Read tool_manual write_tool first.',
     parameters,
     source: 'builtin',
+    subject: (args) => String(args.name),
+    mustAsk(args) {
+      // The gate may ask before the arguments were validated: read them defensively.
+      const description = typeof args.description === 'string' ? args.description : undefined;
+      const declared = declaredInSource(withDescription(String(args.code ?? ''), description));
+      if (declared.length === 0) return undefined;
+      return `The tool ${String(args.name)} asks for permissions beyond the sandbox: ${describePermissions(declared)}. Approving installs it with them.`;
+    },
     async execute(args, context): Promise<ToolOutput> {
       const manager = options.userTools();
       if (!manager) return refused('User tools are not available on this server.');
@@ -75,7 +89,19 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
       }
       if (context.signal.aborted) return refused(`Stopped before ${name} was installed; nothing was changed.`);
 
-      const install = installing.then(() => installTool(toolsDir, name, code, manager));
+      // The person approved what the text declares (mustAsk); the module must not ask for more when it runs.
+      const approved = declaredInSource(code);
+      const declared = validation.ok ? validation.tool.permissions : [];
+      const unapproved = declared.filter((permission) => !approved.includes(permission));
+      if (unapproved.length > 0) {
+        return refused(
+          `${name} was not installed: it declares the permissions ${unapproved.join(', ')} in a form that cannot be read before it runs. ` +
+            `Declare them exactly as \`export const permissions = { ${unapproved.map((permission) => `${permission}: true`).join(', ')} };\` ` +
+            'in the module itself, so the person can approve them. Nothing was installed.',
+        );
+      }
+
+      const install = installing.then(() => installTool(toolsDir, name, code, declared, manager));
       installing = install.catch(() => undefined);
       const installed = await install;
       if (!installed.ok) return refused(installed.message);
@@ -92,6 +118,7 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
         `Description: ${loaded.description}`,
         `Parameters:\n${describeParameters(loaded.parameters)}`,
         keptAs ? `The previous version was kept as .history/${keptAs}.` : 'It is new: there was no previous version.',
+        declared.length > 0 ? `It runs with the permissions the person approved: ${declared.join(', ')}.` : '',
         typeCheck.note ?? '',
         others.length > 0 ? `Note: ${others.length} other tool file(s) failed to load; reload_tools lists them.` : '',
       ]
@@ -118,12 +145,23 @@ type Installed =
 
 /**
  * Writes the tool through `.staging/` and a rename, so a reader never sees half a file; copies
- * the version it replaces into `.history/`; adds the name to `enabled.json`; reloads.
+ * the version it replaces into `.history/`; adds the name to `enabled.json`; records the
+ * permissions it was granted in `permissions.json` (or drops an earlier grant); reloads.
  */
-async function installTool(toolsDir: string, name: string, code: string, manager: UserToolManager): Promise<Installed> {
+async function installTool(
+  toolsDir: string,
+  name: string,
+  code: string,
+  permissions: readonly ToolPermission[],
+  manager: UserToolManager,
+): Promise<Installed> {
   const enabledFile = path.join(toolsDir, 'enabled.json');
   const enabled = await readEnabled(enabledFile);
   if (!enabled.ok) return enabled;
+  if (permissions.length > 0) {
+    const { problem } = await readGrants(toolsDir);
+    if (problem !== undefined) return { ok: false, message: `${permissionsFileName} in the tools folder is malformed (${problem}); fix it first. Nothing was installed.` };
+  }
 
   const stagingDir = path.join(toolsDir, '.staging');
   await mkdir(stagingDir, { recursive: true });
@@ -141,6 +179,7 @@ async function installTool(toolsDir: string, name: string, code: string, manager
     const names = [...new Set([...enabled.names, name])].sort();
     await writeFile(stagedList, `${JSON.stringify(names, null, 2)}\n`);
     await rename(stagedList, enabledFile);
+    await recordGrant(toolsDir, name, permissions, code);
     return { ok: true, report: await manager.reload(), keptAs };
   } finally {
     await Promise.all([rm(staged, { force: true }), rm(stagedList, { force: true })]);

@@ -1,16 +1,31 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Duplex } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { ResourceLimits } from 'node:worker_threads';
 import type { ToolResult } from '../tool.ts';
+import { toolEnvironment } from '../tool-environment.ts';
 import type { HostToServer, KvOperation, LoadFailure, ModuleToLoad, ServerToHost, ToolManifestEntry } from './protocol.ts';
+import { RssWatch } from './rss-watch.ts';
+import { sandboxFlags, type Sandbox } from './sandbox.ts';
 
 export type KvHandler = (tool: string, operation: KvOperation) => Promise<unknown>;
 
 export interface HostOptions {
   modules: ModuleToLoad[];
+  /** The V8 heap limits (old and young generation); the stack size is Node's default. */
   resourceLimits: ResourceLimits;
   kv: KvHandler;
   /** How long loading every module may take before the host is given up. */
   loadTimeoutMs: number;
+  /** What the process may touch besides its script and its modules; nothing when absent. */
+  sandbox?: Sandbox;
+  /** Its whole environment (already scrubbed); toolEnvironment('') when absent. */
+  environment?: NodeJS.ProcessEnv;
+  /** The process is ended when its resident memory passes this (USER_TOOL_MAX_RSS_MB); 256 when absent. */
+  maxRssMb?: number;
 }
 
 export interface CallOptions {
@@ -26,57 +41,223 @@ interface PendingCall {
 
 /** How long a stopped tool may take to return before its host is ended. */
 export const stopGraceMs = 500;
+/** A message from a host longer than this ends it (the host itself cuts outputs well below). */
+const maxMessageBytes = 64 * 1024 * 1024;
+/** How much of a host's stderr is kept to explain how it ended. */
+const stderrTailBytes = 8 * 1024;
+/** Where /proc is missing, how often a host reports its own RSS. */
+const memoryReportMs = 100;
 
-const workerUrl = new URL('./host-worker.js', import.meta.url);
+const hostScript = fileURLToPath(new URL('./host-process.mjs', import.meta.url));
+
+/** Why a host process went away, once. */
+interface Gone {
+  reason: string;
+  /** It was ended for its resident memory. */
+  memory?: { limitMb: number };
+}
 
 /**
- * One generation of the user-tool host: a worker thread that loaded a fixed set of tool
- * modules. Ending it frees them all. Emits 'ended' with a reason when it stops unasked
- * (crash, out of memory) or is ended because a tool would not stop.
+ * One user-tool host process: the child, its framed pipe (fd 3), its stderr tail and the watch
+ * on its resident memory. Emits 'message' for each message and 'gone' once when it stops
+ * being usable (exit, crash, a malformed message, too much memory), ending the process.
+ */
+class HostProcess extends EventEmitter<{ message: [message: HostToServer]; gone: [gone: Gone] }> {
+  busy: () => boolean = () => true;
+  readonly exited: Promise<void>;
+  /** Why it went away, once it has. */
+  goneWith: Gone | undefined;
+  private crashMessage: string | undefined;
+  /** The end of what it wrote to stderr (V8's out-of-memory report, a tool's console.error). */
+  stderrTail = '';
+  private pendingChunks: Buffer[] = [];
+  private pendingBytes = 0;
+  private readonly watch: RssWatch | undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly channel: Duplex,
+    private readonly heapLimitMb: number | undefined,
+    maxRssMb: number,
+  ) {
+    super();
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      child.once('exit', () => resolve());
+      child.once('error', () => {
+        if (child.pid === undefined) resolve();
+      });
+    });
+    child.on('exit', (code, signal) => this.gone({ reason: this.describeExit(code, signal) }));
+    child.on('error', (error) => this.gone({ reason: `the tool host could not run: ${error.message}` }));
+    child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-stderrTailBytes);
+    });
+    channel.on('data', (chunk: Buffer) => this.receive(chunk));
+    channel.on('error', () => undefined);
+    if (child.pid !== undefined) {
+      this.watch = new RssWatch(child.pid, maxRssMb * 1024 * 1024, () => this.busy(), (rss) =>
+        this.end({
+          reason: `the tool host used more than ${maxRssMb} MB of memory (${Math.round(rss / 1024 / 1024)} MB; USER_TOOL_MAX_RSS_MB) and was ended`,
+          memory: { limitMb: maxRssMb },
+        }),
+      );
+    }
+  }
+
+  static async spawn(options: HostOptions, modules: ModuleToLoad[]): Promise<HostProcess> {
+    const sandbox = options.sandbox ?? {};
+    const moduleFolders = [...new Set(modules.map((module) => path.dirname(module.modulePath)))];
+    const flags = await sandboxFlags(hostScript, moduleFolders, sandbox, options.resourceLimits);
+    const child = spawn(process.execPath, [...flags, hostScript], {
+      cwd: sandbox.workFolder ?? tmpdir(),
+      env: options.environment ?? toolEnvironment(''),
+      // stdout goes where the server's goes (a tool's console.log); the end of stderr is kept to explain a crash; fd 3 is the channel.
+      stdio: ['ignore', 'inherit', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    const channel = child.stdio[3] as Duplex;
+    const host = new HostProcess(child, channel, options.resourceLimits.maxOldGenerationSizeMb, options.maxRssMb ?? 256);
+    host.send({
+      type: 'load',
+      modules,
+      ...(sandbox.workFolder !== undefined && { workFolder: sandbox.workFolder }),
+      ...(host.watch?.available === false && { memoryReportMs }),
+    });
+    return host;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Resident memory in bytes (from /proc), when it can be read. */
+  rss(): number | undefined {
+    return this.watch?.read();
+  }
+
+  send(message: ServerToHost): void {
+    if (this.goneWith !== undefined || !this.channel.writable) return;
+    this.channel.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** A call starts: read its memory now and often. */
+  wake(): void {
+    this.watch?.wake();
+  }
+
+  /** Ends the process (if it still runs) and waits until it has exited. */
+  async kill(): Promise<void> {
+    this.watch?.stop();
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** Reports `gone` and ends the process. */
+  end(gone: Gone): void {
+    this.gone(gone);
+    void this.kill();
+  }
+
+  private gone(gone: Gone): void {
+    if (this.goneWith !== undefined) return;
+    this.goneWith = gone;
+    this.watch?.stop();
+    this.emit('gone', gone);
+  }
+
+  private receive(chunk: Buffer): void {
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, newline);
+      const line = this.pendingBytes === 0 ? piece.toString('utf8') : Buffer.concat([...this.pendingChunks, piece]).toString('utf8');
+      this.pendingChunks = [];
+      this.pendingBytes = 0;
+      start = newline + 1;
+      let message: unknown;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        this.end({ reason: 'the tool host sent a message that is not JSON and was ended' });
+        return;
+      }
+      if (typeof message !== 'object' || message === null || typeof (message as { type?: unknown }).type !== 'string') {
+        this.end({ reason: 'the tool host sent a malformed message and was ended' });
+        return;
+      }
+      this.handle(message as HostToServer);
+      if (this.goneWith !== undefined) return;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.pendingChunks.push(rest);
+      this.pendingBytes += rest.length;
+      if (this.pendingBytes > maxMessageBytes) this.end({ reason: `the tool host sent a message over ${maxMessageBytes / 1024 / 1024} MB and was ended` });
+    }
+  }
+
+  private handle(message: HostToServer): void {
+    if (message.type === 'crash') this.crashMessage = String(message.message);
+    else if (message.type === 'memory') this.watch?.check(Number(message.rss));
+    else this.emit('message', message);
+  }
+
+  private describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+    if (/heap out of memory|Reached heap limit/i.test(this.stderrTail)) {
+      return `a tool ran out of memory (the host's JavaScript heap limit is ${this.heapLimitMb ?? '?'} MB)`;
+    }
+    if (this.crashMessage !== undefined) return `the tool host crashed: ${this.crashMessage}`;
+    const lastLine = this.stderrTail.trim().split('\n').at(-1)?.trim().slice(0, 200);
+    return `the tool host exited (${signal ? `signal ${signal}` : `code ${code}`})${lastLine ? `: ${lastLine}` : ''}`;
+  }
+}
+
+/**
+ * One user-tool host: a child process, under Node's permission model, that loaded a fixed
+ * set of tool modules. Ending it frees them all. Emits 'ended' with a reason when it stops
+ * unasked (crash, out of memory) or is ended because a tool would not stop.
  */
 export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
   private readonly pending = new Map<number, PendingCall>();
   private nextCallId = 1;
   private endReason: string | undefined;
   private whenIdle: (() => void) | undefined;
+  private readonly toolNames: Set<string>;
+  /** When it was started (performance.now()), and when it last started or finished a call (Date.now()). */
+  readonly startedAt = performance.now();
+  lastActive = Date.now();
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly hostProcess: HostProcess,
     readonly tools: ToolManifestEntry[],
     readonly errors: LoadFailure[],
+    kv: KvHandler,
   ) {
     super();
+    this.toolNames = new Set(tools.map((tool) => tool.name));
+    hostProcess.busy = () => this.pending.size > 0;
+    hostProcess.on('message', (message) => this.receive(message, kv));
+    hostProcess.on('gone', (gone) => this.end(gone));
+    // It may have gone between reporting its manifest and now.
+    if (hostProcess.goneWith !== undefined) this.end(hostProcess.goneWith);
   }
 
   /**
-   * Starts a host for the modules. A module that hangs or crashes the worker while
-   * loading is reported and left out, and the others are loaded again without it.
+   * Starts a host for the modules. A module that hangs or crashes the host while loading is
+   * reported and left out, and the others are loaded again without it.
    */
   static async start(options: HostOptions): Promise<UserToolHost> {
     let modules = options.modules;
     const casualties: LoadFailure[] = [];
     for (;;) {
-      const worker = new Worker(workerUrl, {
-        workerData: { modules },
-        // No TypeScript loader in the worker: it imports bundled JavaScript only.
-        execArgv: [],
-        resourceLimits: options.resourceLimits,
-        stdout: false,
-        stderr: false,
-      });
-      const manifest = await waitForManifest(worker, options.loadTimeoutMs);
-      if (manifest.ok) {
-        const host = new UserToolHost(worker, manifest.tools, [...casualties, ...manifest.errors]);
-        worker.on('message', (message: HostToServer) => host.receive(message, options.kv));
-        worker.on('error', (error) => host.end(describeWorkerError(error, options.resourceLimits)));
-        worker.on('exit', (code) => host.end(`the tool host exited (code ${code})`));
-        return host;
-      }
-      await worker.terminate();
+      const hostProcess = await HostProcess.spawn(options, modules);
+      const manifest = await waitForManifest(hostProcess, options.loadTimeoutMs);
+      if (manifest.ok) return new UserToolHost(hostProcess, manifest.tools, [...casualties, ...manifest.errors], options.kv);
+      await hostProcess.kill();
       const culprit = manifest.loadingFile;
       if (culprit === undefined) {
         const errors = [...casualties, ...modules.map((module) => ({ file: module.file, message: manifest.message }))];
-        return new UserToolHost(worker, [], errors).markEnded(manifest.message);
+        return new UserToolHost(hostProcess, [], errors, options.kv).markEnded(manifest.message);
       }
       casualties.push({ file: culprit, message: `Failed while loading: ${manifest.message}.` });
       modules = modules.filter((module) => module.file !== culprit);
@@ -91,9 +272,25 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
     return this.endReason !== undefined;
   }
 
+  /** The operating system's id of the host process. */
+  get pid(): number | undefined {
+    return this.hostProcess.pid;
+  }
+
+  /** The host process's resident memory in bytes, where /proc tells it. */
+  rss(): number | undefined {
+    return this.hostProcess.rss();
+  }
+
+  /** The last few kilobytes the host wrote to stderr. */
+  get stderr(): string {
+    return this.hostProcess.stderrTail;
+  }
+
   call(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     if (this.endReason !== undefined) return Promise.resolve(failure(`The tool host is not running (${this.endReason}); try again.`));
     const callId = this.nextCallId++;
+    this.lastActive = Date.now();
     return new Promise<ToolResult>((resolve) => {
       let stopTimer: NodeJS.Timeout | undefined;
       const timeout = setTimeout(() => {
@@ -112,20 +309,22 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
         clearTimeout(timeout);
         clearTimeout(stopTimer);
         options.signal.removeEventListener('abort', onAbort);
+        this.lastActive = Date.now();
         resolve(result);
         if (this.pending.size === 0) this.whenIdle?.();
       };
       this.pending.set(callId, { name, settle });
       options.signal.addEventListener('abort', onAbort, { once: true });
       this.post({ type: 'call', callId, name, args, sessionId: options.sessionId });
+      this.hostProcess.wake();
       if (options.signal.aborted) onAbort();
     });
   }
 
   /** Ends the host at once; calls still running get a failure naming the reason. */
   async terminate(reason = 'the tool host was replaced'): Promise<void> {
-    this.end(reason);
-    await this.worker.terminate();
+    this.end({ reason });
+    await this.hostProcess.kill();
   }
 
   /** Lets running calls finish (up to `maxWaitMs`), then ends the host. */
@@ -146,27 +345,43 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
     return this;
   }
 
-  private end(reason: string): void {
+  private end(gone: Gone): void {
     if (this.endReason !== undefined) return;
-    this.endReason = reason;
-    for (const { name, settle } of [...this.pending.values()]) settle(failure(`Error: ${name} did not finish: ${reason}.`));
-    this.emit('ended', reason);
+    this.endReason = gone.reason;
+    const calls = [...this.pending.values()];
+    for (const { name, settle } of calls) {
+      settle(
+        failure(
+          gone.memory && calls.length === 1
+            ? `Error: ${name} used more than ${gone.memory.limitMb} MB of memory (USER_TOOL_MAX_RSS_MB) and was ended with its host.`
+            : `Error: ${name} did not finish: ${gone.reason}.`,
+        ),
+      );
+    }
+    this.emit('ended', gone.reason);
+    void this.hostProcess.kill();
   }
 
   private post(message: ServerToHost): void {
-    if (this.endReason === undefined) this.worker.postMessage(message);
+    if (this.endReason === undefined) this.hostProcess.send(message);
   }
 
   private receive(message: HostToServer, kv: KvHandler): void {
     switch (message.type) {
       case 'result': {
-        const { callId, type: _type, ...result } = message;
+        const { callId, output, success, metadata } = message;
+        const result: ToolResult = { output: String(output), success: success === true };
+        if (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)) result.metadata = metadata;
         this.pending.get(callId)?.settle(result);
         return;
       }
       case 'kv': {
-        const { requestId, tool, type: _type, ...operation } = message;
-        kv(tool, operation as KvOperation).then(
+        const { requestId } = message;
+        const operation = kvOperationOf(message as unknown as Record<string, unknown>);
+        // Only the tools this host loaded have a store here; anything else is a forged request.
+        const refusal = !this.toolNames.has(message.tool) ? `no tool ${String(message.tool)} runs in this host` : operation === undefined ? 'malformed request' : undefined;
+        const work = refusal === undefined ? kv(message.tool, operation!) : Promise.reject(new Error(`ctx.kv: ${refusal}`));
+        work.then(
           (value) => this.post({ type: 'kv_result', requestId, ok: true, value }),
           (error: unknown) => this.post({ type: 'kv_result', requestId, ok: false, message: error instanceof Error ? error.message : String(error) }),
         );
@@ -174,9 +389,21 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
       }
       case 'manifest':
       case 'loading':
+      case 'crash':
+      case 'memory':
         return;
     }
   }
+}
+
+/** The operation of a kv message, checked field by field: the message comes from code the server does not trust. */
+function kvOperationOf(message: Record<string, unknown>): KvOperation | undefined {
+  const { operation, key, prefix, value } = message;
+  if (operation === 'list') return prefix === undefined ? { operation } : typeof prefix === 'string' ? { operation, prefix } : undefined;
+  if (typeof key !== 'string') return undefined;
+  if (operation === 'get' || operation === 'delete') return { operation, key };
+  if (operation === 'set') return { operation, key, value };
+  return undefined;
 }
 
 function failure(output: string): ToolResult {
@@ -187,7 +414,7 @@ type ManifestOutcome =
   | { ok: true; tools: ToolManifestEntry[]; errors: LoadFailure[] }
   | { ok: false; message: string; loadingFile?: string };
 
-function waitForManifest(worker: Worker, timeoutMs: number): Promise<ManifestOutcome> {
+function waitForManifest(hostProcess: HostProcess, timeoutMs: number): Promise<ManifestOutcome> {
   return new Promise((resolve) => {
     let loadingFile: string | undefined;
     const fail = (message: string) => finish({ ok: false, message, ...(loadingFile !== undefined && { loadingFile }) });
@@ -196,19 +423,12 @@ function waitForManifest(worker: Worker, timeoutMs: number): Promise<ManifestOut
       if (message.type === 'loading') loadingFile = message.file;
       if (message.type === 'manifest') finish({ ok: true, tools: message.tools, errors: message.errors });
     };
-    const onError = (error: Error & { code?: string }) =>
-      fail(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'it ran out of memory' : `the tool host failed: ${error.message}`);
-    const onExit = (code: number) => fail(`the tool host exited (code ${code})`);
+    const onGone = (gone: Gone) => fail(gone.reason);
     function finish(outcome: ManifestOutcome) {
       clearTimeout(timer);
-      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      hostProcess.off('message', onMessage).off('gone', onGone);
       resolve(outcome);
     }
-    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    hostProcess.on('message', onMessage).on('gone', onGone);
   });
-}
-
-function describeWorkerError(error: Error & { code?: string }, limits: ResourceLimits): string {
-  if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') return `a tool ran out of memory (the host's limit is ${limits.maxOldGenerationSizeMb ?? '?'} MB)`;
-  return `the tool host crashed: ${error.message}`;
 }

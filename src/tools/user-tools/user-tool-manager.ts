@@ -6,11 +6,15 @@ import type { ResourceLimits } from 'node:worker_threads';
 import type { Logger } from '../../logger.ts';
 import type { Db } from '../../store/database.ts';
 import { kvDelete, kvGet, kvList, kvSet } from '../../store/user-tool-kv-repository.ts';
+import { sessionWorkFolder } from '../builtin/work-folder.ts';
 import type { Tool, ToolContext, ToolResult } from '../tool.ts';
+import { toolEnvironment } from '../tool-environment.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
 import { compileArgumentsValidator } from '../validation.ts';
 import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } from './build-tools.ts';
-import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry } from './protocol.ts';
+import { grantedFor, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
+import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
+import { packageFolders, type Sandbox } from './sandbox.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
 export interface UserToolManagerOptions {
@@ -22,6 +26,16 @@ export interface UserToolManagerOptions {
   logger: Logger;
   resourceLimits?: ResourceLimits;
   loadTimeoutMs?: number;
+  /** SESSION_FILES_DIR: a session's host may read and write its folder there, and nothing else. TOOLS_DIR/.build/sessions when absent. */
+  sessionFilesDir?: string;
+  /** USER_TOOL_MAX_RSS_MB: a host whose resident memory passes this is ended (256 when absent). */
+  maxRssMb?: number;
+  /** TOOL_ENV_PASSTHROUGH: the variables the hosts see besides the harmless ones (toolEnvironment). */
+  envPassthrough?: string;
+  /** Session hosts kept at most; the least recently used idle one is ended for a new one. */
+  maxHosts?: number;
+  /** A session host idle this long is ended. */
+  idleMs?: number;
 }
 
 export interface ReloadReport {
@@ -31,32 +45,77 @@ export interface ReloadReport {
 
 export type Validation = { ok: true; tool: ToolManifestEntry } | { ok: false; message: string };
 
-const defaultResourceLimits: ResourceLimits = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 };
+/** What `hosts()` tells about one session host. */
+export interface HostSummary {
+  /** The session whose folder it may write (a sub-agent's calls run in its parent's host). */
+  sessionId: string;
+  permissions: ToolPermission[];
+  state: 'starting' | 'running';
+  pid?: number;
+}
+
+const defaultResourceLimits: ResourceLimits = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 };
 /** How long a replaced host may finish its running calls. */
 const retireWaitMs = 5_000;
+const defaultMaxHosts = 4;
+const defaultIdleMs = 5 * 60_000;
+/** A host that ends sooner than this after starting, three times in a row, is started again only when called. */
+const quickEndMs = 2_000;
+const maxQuickEnds = 3;
+const sessionIdPattern = /^[A-Za-z0-9_-]+$/;
+
+/** One reload's tools: their bundles and, per tool, the permissions it runs with. */
+interface Generation {
+  outDir: string;
+  /** The modules that loaded, with their declared and granted permissions. */
+  modules: ModuleToLoad[];
+  /** Tool name → the permissions it was granted (its host class). */
+  grantsOf: Map<string, ToolPermission[]>;
+  fileOf: Map<string, string>;
+}
+
+/** One session's host for one set of permissions, in one generation. */
+interface Slot {
+  key: string;
+  owner: string;
+  permissions: ToolPermission[];
+  generation: Generation;
+  host: UserToolHost | undefined;
+  starting: Promise<UserToolHost> | undefined;
+  quickEnds: number;
+}
 
 /**
- * Loads the user tools of TOOLS_DIR into a worker host and keeps the registry in step with
- * it. Each reload builds a new host generation, swaps the registry's user tools at once and
- * retires the old host, so old module versions never pile up in the server.
+ * Loads the user tools of TOOLS_DIR and keeps the registry in step with them. Each reload
+ * bundles the tools into a new generation, loads them once in a host that may write nothing
+ * to learn their names and schemas, swaps the registry's user tools at once and retires the
+ * previous generation's hosts, so old module versions never pile up.
+ *
+ * Calls run in child processes under Node's permission model, one per session that calls user
+ * tools (and per set of granted permissions): each may write only its session's folder, so a
+ * host is started on a session's first call, kept while used (at most `maxHosts`, least
+ * recently used ended first, idle ones ended after `idleMs`) and replaced on reload or crash.
  */
 export class UserToolManager extends EventEmitter<{ changed: [report: ReloadReport] }> {
-  private host: UserToolHost | undefined;
-  private modules: ModuleToLoad[] = [];
+  private generation: Generation | undefined;
+  /** The current generation's session hosts, least recently used first. */
+  private readonly slots = new Map<string, Slot>();
   private failures: LoadFailure[] = [];
   private reloading: Promise<ReloadReport> | undefined;
   private reloadQueued: Promise<ReloadReport> | undefined;
-  private replacing: Promise<UserToolHost | undefined> | undefined;
   private loaded: { fingerprint: string; report: ReloadReport } | undefined;
   private closed = false;
   private readonly buildRoot: string;
-  /** Reloads, validations, retirements and replacements still running: close waits for them. */
+  private readonly sessionFilesDir: string;
+  /** Reloads, validations, starts, retirements and replacements still running: close waits for them. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly retiring = new Set<UserToolHost>();
+  private idleSweep: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: UserToolManagerOptions) {
     super();
     this.buildRoot = path.join(options.toolsDir, '.build');
+    this.sessionFilesDir = path.resolve(options.sessionFilesDir ?? path.join(this.buildRoot, 'sessions'));
   }
 
   /** Files that failed to load at the last reload, and why. */
@@ -64,9 +123,19 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     return this.failures;
   }
 
+  /** The session hosts of the current generation, least recently used first. */
+  hosts(): HostSummary[] {
+    return [...this.slots.values()].flatMap((slot) => {
+      const running = slot.host !== undefined && !slot.host.ended;
+      if (!running && slot.starting === undefined) return [];
+      const pid = running ? slot.host!.pid : undefined;
+      return [{ sessionId: slot.owner, permissions: slot.permissions, state: running ? 'running' : 'starting', ...(pid !== undefined && { pid }) }];
+    });
+  }
+
   /**
    * Reloads; a reload asked for while one runs is done once more after it. Unless forced,
-   * nothing happens when TOOLS_DIR holds exactly what the running host loaded.
+   * nothing happens when TOOLS_DIR holds exactly what the current generation loaded.
    */
   reload(options: { force?: boolean } = {}): Promise<ReloadReport> {
     if (!this.reloading) {
@@ -82,7 +151,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     return this.reloadQueued;
   }
 
-  /** Loads source that is not installed, in a throw-away host, and checks it is a usable tool named `name`. */
+  /** Loads source that is not installed, in a throw-away host that may write nothing, and checks it is a usable tool named `name`. */
   validate(name: string, code: string): Promise<Validation> {
     return this.track(this.validateInHost(name, code));
   }
@@ -92,7 +161,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     try {
       const built = await buildToolSource(name, code, this.options.toolsDir, outDir);
       if (!built.ok) return { ok: false, message: `The code does not compile:\n${built.message}` };
-      const host = await this.startHost([built.module]);
+      const host = await this.startHost([built.module], {});
       await host.terminate('validation finished');
       const [problem] = host.errors;
       if (problem) return { ok: false, message: problem.message };
@@ -109,12 +178,22 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     }
   }
 
+  /** Ends the hosts of a deleted session. */
+  async releaseSession(sessionId: string): Promise<void> {
+    const ended = [...this.slots.values()].filter((slot) => slot.owner === sessionId);
+    for (const slot of ended) this.slots.delete(slot.key);
+    await Promise.all(ended.map((slot) => this.track(this.endSlot(slot, 'its session was deleted'))));
+  }
+
   /** Ends every host and waits for all work under way, so nothing writes to TOOLS_DIR/.build after it returns. */
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.idleSweep);
     for (const host of this.retiring) await host.terminate('the server is shutting down');
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-    await this.host?.terminate('the server is shutting down');
+    const slots = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(slots.map((slot) => this.endSlot(slot, 'the server is shutting down')));
     await rm(this.buildRoot, { recursive: true, force: true });
   }
 
@@ -127,84 +206,180 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   private async load(force: boolean): Promise<ReloadReport> {
     if (this.closed) return { loaded: [], errors: [] };
-    const fingerprint = await fingerprintToolsDir(this.options.toolsDir);
-    if (!force && fingerprint === this.loaded?.fingerprint && this.host && !this.host.ended) return this.loaded.report;
+    const { toolsDir } = this.options;
+    const fingerprint = await fingerprintToolsDir(toolsDir);
+    if (!force && fingerprint === this.loaded?.fingerprint && this.generation) return this.loaded.report;
     const outDir = this.freshBuildDir('generation');
-    const files = await listToolFiles(this.options.toolsDir);
-    const { modules, errors: buildErrors } = await buildToolFiles(files, outDir);
-    const host = await this.startHost(modules);
-    if (this.closed) {
-      await host.terminate('the server is shutting down');
-      return { loaded: [], errors: [] };
+    const files = await listToolFiles(toolsDir);
+    const [{ modules, errors: buildErrors }, { grants, problem: grantsProblem }, digests] = await Promise.all([
+      buildToolFiles(files, outDir),
+      readGrants(toolsDir),
+      Promise.all(files.map(async (file) => [file, sourceDigest(await readFile(file).catch(() => Buffer.alloc(0)))] as const)),
+    ]);
+    // Loading them once, with no write access and no permission, gives their names, schemas and load errors.
+    const manifestHost = await this.startHost(modules, {});
+    await manifestHost.terminate('the tools were loaded');
+    if (this.closed) return { loaded: [], errors: [] };
+
+    const digestOf = new Map(digests);
+    const loadedFiles = new Map(manifestHost.tools.map((entry) => [entry.file, entry]));
+    const generation: Generation = { outDir, modules: [], grantsOf: new Map(), fileOf: new Map() };
+    for (const module of modules) {
+      const entry = loadedFiles.get(module.file);
+      if (!entry) continue;
+      const granted = grantedFor(grants[entry.name], entry.permissions, digestOf.get(module.file));
+      generation.modules.push({ ...module, declared: entry.permissions, granted });
+      generation.grantsOf.set(entry.name, granted);
+      generation.fileOf.set(entry.name, entry.file);
+      const missing = entry.permissions.filter((permission) => !granted.includes(permission));
+      if (missing.length > 0) {
+        this.options.logger.info({ tool: entry.name, permissions: missing }, 'user tool declares permissions that are not granted; it runs without them');
+      }
     }
-    const refused = this.options.registry.replaceUserTools(host.tools.map((entry) => this.toolFor(entry)), await this.enabledNames());
-    const fileOf = new Map(host.tools.map((entry) => [entry.name, entry.file]));
+
+    const refused = this.options.registry.replaceUserTools(manifestHost.tools.map((entry) => this.toolFor(entry)), await this.enabledNames());
+    const grantsFailure = grantsProblem === undefined ? [] : [{ file: path.join(toolsDir, permissionsFileName), message: grantsProblem }];
     this.failures = [
       ...buildErrors,
-      ...host.errors,
-      ...refused.map(({ name, message }) => ({ file: fileOf.get(name) ?? name, message })),
+      ...manifestHost.errors,
+      ...grantsFailure,
+      ...refused.map(({ name, message }) => ({ file: generation.fileOf.get(name) ?? name, message })),
     ]
-      .map(({ file, message }) => ({ file: path.relative(this.options.toolsDir, file) || file, message }))
+      .map(({ file, message }) => ({ file: path.relative(toolsDir, file) || file, message }))
       .sort((first, second) => first.file.localeCompare(second.file));
 
-    const previous = this.host;
-    const previousModules = this.modules;
-    this.host = host;
-    this.modules = modules;
-    this.watchForCrash(host);
-    if (previous) void this.track(this.retire(previous, previousModules));
+    const previous = this.generation;
+    const previousSlots = [...this.slots.values()];
+    this.slots.clear();
+    this.generation = generation;
+    // Sessions that had a host get one of the new generation at once: their next call does not wait for it.
+    const classes = new Set([...generation.grantsOf.values()].map(classKey));
+    for (const slot of previousSlots) {
+      const live = slot.starting !== undefined || (slot.host !== undefined && !slot.host.ended);
+      if (live && classes.has(classKey(slot.permissions))) void this.hostFor(generation, slot.owner, slot.permissions).catch(() => undefined);
+    }
+    if (previous) void this.track(this.retireGeneration(previous, previousSlots));
     const refusedNames = new Set(refused.map(({ name }) => name));
-    const report = { loaded: host.tools.map((entry) => entry.name).filter((name) => !refusedNames.has(name)), errors: this.failures };
+    const report = { loaded: manifestHost.tools.map((entry) => entry.name).filter((name) => !refusedNames.has(name)), errors: this.failures };
     this.loaded = { fingerprint, report };
     this.emit('changed', report);
     return report;
   }
 
-  private async retire(host: UserToolHost, modules: ModuleToLoad[]): Promise<void> {
-    this.retiring.add(host);
-    await host.retire(retireWaitMs);
-    this.retiring.delete(host);
-    const folders = new Set(modules.map((module) => path.dirname(module.modulePath)));
-    await Promise.all([...folders].map((folder) => rm(folder, { recursive: true, force: true })));
+  /** Lets the previous generation's hosts finish their calls, ends them and removes its bundles. */
+  private async retireGeneration(generation: Generation, slots: Slot[]): Promise<void> {
+    await Promise.all(
+      slots.map(async (slot) => {
+        const host = slot.host ?? (await slot.starting?.catch(() => undefined));
+        if (!host) return;
+        if (this.closed) return host.terminate('the server is shutting down');
+        this.retiring.add(host);
+        await host.retire(retireWaitMs);
+        this.retiring.delete(host);
+      }),
+    );
+    await rm(generation.outDir, { recursive: true, force: true });
+  }
+
+  /** The running or starting host of `owner` for tools granted `permissions`; starts one when there is none. */
+  private hostFor(generation: Generation, owner: string, permissions: ToolPermission[]): Promise<UserToolHost> {
+    const key = `${owner}\0${classKey(permissions)}`;
+    let slot = this.slots.get(key);
+    if (slot) {
+      // Most recently used last.
+      this.slots.delete(key);
+      this.slots.set(key, slot);
+      if (slot.host && !slot.host.ended) return Promise.resolve(slot.host);
+      if (slot.starting) return slot.starting;
+    } else {
+      slot = { key, owner, permissions, generation, host: undefined, starting: undefined, quickEnds: 0 };
+      this.slots.set(key, slot);
+      this.makeRoom(slot);
+    }
+    return this.startSlot(slot);
+  }
+
+  private startSlot(slot: Slot): Promise<UserToolHost> {
+    slot.host = undefined;
+    const starting = this.track(this.launch(slot));
+    slot.starting = starting;
+    starting
+      .finally(() => {
+        if (slot.starting === starting) slot.starting = undefined;
+      })
+      .catch(() => undefined);
+    this.startIdleSweep();
+    return starting;
+  }
+
+  private async launch(slot: Slot): Promise<UserToolHost> {
+    const workFolder = await sessionWorkFolder(this.sessionFilesDir, { sessionId: slot.owner });
+    const modules = slot.generation.modules.filter((module) => classKey(module.granted ?? []) === classKey(slot.permissions));
+    const host = await this.startHost(modules, { workFolder, permissions: slot.permissions });
+    if (this.closed) {
+      await host.terminate('the server is shutting down');
+      return host;
+    }
+    slot.host = host;
+    this.watchForEnd(slot, host);
+    return host;
+  }
+
+  /** Past `maxHosts`, ends hosts that run no call, least recently used first. */
+  private makeRoom(keep: Slot): void {
+    const maxHosts = this.options.maxHosts ?? defaultMaxHosts;
+    for (const slot of this.slots.values()) {
+      if (this.slots.size <= maxHosts) return;
+      if (slot === keep || slot.starting !== undefined || (slot.host !== undefined && slot.host.inFlight > 0)) continue;
+      this.slots.delete(slot.key);
+      void this.track(this.endSlot(slot, 'ended to make room for another session'));
+    }
+  }
+
+  private async endSlot(slot: Slot, reason: string): Promise<void> {
+    const host = slot.host ?? (await slot.starting?.catch(() => undefined));
+    await host?.terminate(reason);
+  }
+
+  private startIdleSweep(): void {
+    if (this.idleSweep !== undefined) return;
+    const idleMs = this.options.idleMs ?? defaultIdleMs;
+    this.idleSweep = setInterval(() => {
+      for (const slot of [...this.slots.values()]) {
+        const host = slot.host;
+        if (!host || host.ended || host.inFlight > 0 || Date.now() - host.lastActive < idleMs) continue;
+        this.slots.delete(slot.key);
+        void this.track(host.terminate('it was idle'));
+      }
+    }, Math.min(idleMs / 2, 30_000));
+    this.idleSweep.unref();
   }
 
   /**
-   * A host that crashed or was ended for a stuck tool is replaced at once with the same
-   * modules; calls that arrive meanwhile wait for the replacement.
+   * A host that crashed, was ended for a stuck tool or for its memory is replaced at once with
+   * the same modules; calls that arrive meanwhile wait for the replacement.
    */
-  private watchForCrash(host: UserToolHost): void {
+  private watchForEnd(slot: Slot, host: UserToolHost): void {
     host.once('ended', (reason) => {
-      if (this.closed || this.host !== host) return;
-      this.options.logger.warn({ reason }, 'user-tool host ended; starting a new one');
-      const started = this.startHost(this.modules).then(
-        (replacement) => {
-          if (this.closed || this.host !== host) {
-            void this.track(replacement.terminate('superseded'));
-            return undefined;
-          }
-          this.host = replacement;
-          this.watchForCrash(replacement);
-          return replacement;
-        },
-        (error: unknown) => {
-          this.options.logger.error({ err: error }, 'cannot start a new user-tool host');
-          return undefined;
-        },
-      );
-      const replacing = this.track(started);
-      this.replacing = replacing;
-      void replacing.finally(() => {
-        if (this.replacing === replacing) this.replacing = undefined;
-      });
+      if (this.closed || this.slots.get(slot.key) !== slot || slot.host !== host) return;
+      const stderr = host.stderr.trim().split('\n').slice(-20).join('\n');
+      this.options.logger.warn({ reason, session: slot.owner, ...(stderr !== '' && { stderr }) }, 'user-tool host ended; starting a new one');
+      slot.quickEnds = performance.now() - host.startedAt < quickEndMs ? slot.quickEnds + 1 : 0;
+      slot.host = undefined;
+      if (slot.quickEnds < maxQuickEnds) void this.startSlot(slot).catch((error: unknown) => this.options.logger.error({ err: error }, 'cannot start a new user-tool host'));
     });
   }
 
-  private startHost(modules: ModuleToLoad[]): Promise<UserToolHost> {
+  private async startHost(modules: ModuleToLoad[], sandbox: Sandbox): Promise<UserToolHost> {
     return UserToolHost.start({
       modules,
       resourceLimits: this.options.resourceLimits ?? defaultResourceLimits,
       kv: (tool, operation) => this.kv(tool, operation),
       loadTimeoutMs: this.options.loadTimeoutMs ?? 10_000,
+      // Bundles keep their package imports: the host reads the node_modules folders they resolve from.
+      sandbox: { ...sandbox, read: [...(sandbox.read ?? []), ...(await packageFolders(this.buildRoot))] },
+      environment: toolEnvironment(this.options.envPassthrough ?? ''),
+      maxRssMb: this.options.maxRssMb ?? 256,
     });
   }
 
@@ -217,13 +392,33 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       // The host enforces USER_TOOL_TIMEOUT_MS and ends stuck tools itself; this only backs it up.
       timeoutMs: this.options.timeoutMs + stopGraceMs + 2_000,
       execute: (args: Record<string, unknown>, context: ToolContext) => this.call(entry.name, args, context),
+      releaseSession: (sessionId: string) => this.releaseSession(sessionId),
     };
   }
 
   private async call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
-    const host = this.host?.ended && this.replacing ? ((await this.replacing) ?? this.host) : this.host;
-    if (!host) return { output: `The user tool ${name} is not loaded.`, success: false };
-    return host.call(name, args, { sessionId: context.sessionId, signal: context.signal, timeoutMs: this.options.timeoutMs });
+    const owner = context.parentSessionId ?? context.sessionId;
+    if (!sessionIdPattern.test(owner)) return { output: `The user tool ${name} cannot run for session "${owner}".`, success: false };
+    for (let attempt = 0; ; attempt++) {
+      const generation = this.generation;
+      const permissions = generation?.grantsOf.get(name);
+      if (!generation || !permissions) return { output: `The user tool ${name} is not loaded.`, success: false };
+      let host: UserToolHost;
+      try {
+        host = await this.hostFor(generation, owner, permissions);
+      } catch (error) {
+        this.options.logger.error({ err: error, session: owner }, 'cannot start a user-tool host');
+        return { output: `The user tool ${name} could not start: ${(error as Error).message}`, success: false };
+      }
+      // It ended while starting (a reload retired it, or it crashed): once more, with the host there is now.
+      if (host.ended && attempt === 0) continue;
+      if (!host.ended && !host.tools.some((tool) => tool.name === name)) {
+        const file = generation.fileOf.get(name);
+        const problem = host.errors.find((error) => error.file === file)?.message ?? 'it is missing from its host';
+        return { output: `The user tool ${name} did not load for this session: ${problem}`, success: false };
+      }
+      return host.call(name, args, { sessionId: context.sessionId, signal: context.signal, timeoutMs: this.options.timeoutMs });
+    }
   }
 
   private kv(tool: string, operation: KvOperation): Promise<unknown> {
@@ -256,4 +451,9 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private freshBuildDir(kind: string): string {
     return path.join(this.buildRoot, `${kind}-${randomBytes(4).toString('hex')}`);
   }
+}
+
+/** The host class of a set of permissions: tools share a host only with tools granted exactly the same. */
+function classKey(permissions: readonly ToolPermission[]): string {
+  return [...permissions].sort().join('+');
 }

@@ -1,0 +1,84 @@
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { ToolPermission } from './protocol.ts';
+
+/** What one host process may do besides reading its own script and its modules' folders. */
+export interface Sandbox {
+  /** The one folder it may write to (and read); its working folder. None: it writes nowhere. */
+  workFolder?: string;
+  /** Other folders or files it may read. */
+  read?: readonly string[];
+  /** Granted permissions: `--allow-child-process`, `--allow-worker`. */
+  permissions?: readonly ToolPermission[];
+}
+
+export interface HeapLimits {
+  /** --max-old-space-size. */
+  maxOldGenerationSizeMb?: number;
+  /** Turned into --max-semi-space-size (a third of it: V8's young generation is three semi-spaces). */
+  maxYoungGenerationSizeMb?: number;
+}
+
+/**
+ * Node's flag for the permission model: `--permission` where it is stable (22.13+, 23.5+),
+ * `--experimental-permission` before.
+ */
+export function permissionModelFlag(version: string = process.versions.node): string {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const stable = major >= 24 || (major === 23 && minor >= 5) || (major === 22 && minor >= 13);
+  return stable ? '--permission' : '--experimental-permission';
+}
+
+/**
+ * The `node_modules` folders a module in `folder` resolves packages from (the folder and each
+ * parent), those that exist: bundles keep package imports, so the host must read them.
+ */
+export async function packageFolders(folder: string): Promise<string[]> {
+  const found: string[] = [];
+  for (let current = path.resolve(folder); ; current = path.dirname(current)) {
+    const candidate = path.join(current, 'node_modules');
+    if (await isFolder(candidate)) found.push(candidate);
+    if (path.dirname(current) === current) return found;
+  }
+}
+
+async function isFolder(candidate: string): Promise<boolean> {
+  try {
+    return (await stat(candidate)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The path and, when a symbolic link lies on its way, its real path too: Node checks the path it is given. */
+async function withRealPath(file: string): Promise<string[]> {
+  const resolved = path.resolve(file);
+  const real = await realpath(resolved).catch(() => resolved);
+  return real === resolved ? [resolved] : [resolved, real];
+}
+
+/** Node's command-line flags for a host: the permission model with exactly the sandbox's grants, and heap limits. */
+export async function sandboxFlags(script: string, moduleFolders: readonly string[], sandbox: Sandbox, limits: HeapLimits): Promise<string[]> {
+  const readable = new Set<string>();
+  for (const entry of [script, ...moduleFolders, ...(sandbox.read ?? []), ...(sandbox.workFolder ? [sandbox.workFolder] : [])]) {
+    for (const granted of await withRealPath(entry)) readable.add(granted);
+  }
+  const writable = sandbox.workFolder ? await withRealPath(sandbox.workFolder) : [];
+  const permissions = sandbox.permissions ?? [];
+  const flags = [
+    permissionModelFlag(),
+    // One flag per path: Node 20.20 no longer splits a comma-separated list.
+    ...[...readable].map((entry) => `--allow-fs-read=${entry}`),
+    ...writable.map((entry) => `--allow-fs-write=${entry}`),
+    ...(permissions.includes('childProcess') ? ['--allow-child-process'] : []),
+    ...(permissions.includes('worker') ? ['--allow-worker'] : []),
+    // Node 25's permission model also covers the network; user tools may use it (docs/security.md).
+    ...(process.allowedNodeEnvironmentFlags.has('--allow-net') ? ['--allow-net'] : []),
+    // The permission model's "experimental" and "use with caution" notes are for the person, in docs/security.md.
+    '--disable-warning=ExperimentalWarning',
+    '--disable-warning=SecurityWarning',
+  ];
+  if (limits.maxOldGenerationSizeMb) flags.push(`--max-old-space-size=${limits.maxOldGenerationSizeMb}`);
+  if (limits.maxYoungGenerationSizeMb) flags.push(`--max-semi-space-size=${Math.max(1, Math.round(limits.maxYoungGenerationSizeMb / 3))}`);
+  return flags;
+}
