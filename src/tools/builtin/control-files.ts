@@ -42,7 +42,8 @@ function controlPaths(config: Config, workingFolder: string): ControlPath[] {
   if (typeof mcpConfig === 'string' && mcpConfig !== '') {
     entries.push({ path: at(mcpConfig), folder: false, what: 'the MCP servers file (MCP_CONFIG_FILE), which names programs Hearth starts', instead: 'Ask the person to change MCP servers.', readable: true });
   }
-  return entries;
+  // Files first: the most specific message wins (the database is also in DATA_DIR).
+  return [...entries.filter((entry) => !entry.folder), ...entries.filter((entry) => entry.folder)];
 }
 
 export type ControlAccess = 'read' | 'write';

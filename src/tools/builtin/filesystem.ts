@@ -177,10 +177,16 @@ export function subjectPath(requested: string, sessionFilesDir: string): string 
   return path.resolve(sessionFilesDir, 'session', normalised);
 }
 
-export function createFilesystemTool(options: { config: Config }): Tool<FilesystemArguments> {
+export interface FilesystemOptions {
+  config: Config;
+  /** The folder relative settings (DATA_DIR, `.env`…) are resolved from: the server's working folder. */
+  workingFolder?: string;
+}
+
+export function createFilesystemTool(options: FilesystemOptions): Tool<FilesystemArguments> {
   const { config } = options;
   const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
-  const controlFileRefusal = createControlFileGuard(config);
+  const controlFileRefusal = createControlFileGuard(config, options.workingFolder);
 
   async function run(args: FilesystemArguments, context: ToolContext): Promise<ToolOutput> {
     const action: Action = args.action;
