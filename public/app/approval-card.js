@@ -95,12 +95,14 @@ export class ApprovalCard {
     );
     this.actions = element('div', { className: 'approval-actions' }, this.buttons);
     this.outcome = element('p', { className: 'approval-outcome', role: 'status' });
+    this.question = element('p', { className: 'approval-question' }, 'Waiting for your approval to run:');
+    this.reason = reasonLine(reason);
     this.node = element(
       'section',
       { className: 'approval', tabindex: '-1', role: 'group', 'aria-label': 'Approval needed', dataset: { role: 'approval', state: 'waiting', callId } },
-      element('p', { className: 'approval-question' }, 'Waiting for your approval to run:'),
+      this.question,
       element('pre', { className: 'approval-subject' }, subject),
-      reasonLine(reason),
+      this.reason,
       this.actions,
       this.timer,
       this.error,
@@ -135,9 +137,13 @@ export class ApprovalCard {
     this.node.focus();
   }
 
-  /** `approval_resolved`: who decided replaces the buttons. `remember` is known only to the tab that chose it. */
+  /**
+   * `approval_resolved`: who decided heads the card, above the subject, and the question goes.
+   * `remember` is known only to the tab that chose it. The focus goes back to the page, so the
+   * message box takes it when the run ends (or the next card when one asks).
+   */
   resolve({ decision, by, remember }) {
-    const hadFocus = this.node.contains(document.activeElement);
+    if (this.node.contains(document.activeElement)) document.activeElement.blur();
     this.state = 'resolved';
     ticking.delete(this);
     const own = this.#choice?.decision === decision && by === 'user' ? this.#choice.remember : undefined;
@@ -145,12 +151,10 @@ export class ApprovalCard {
     this.node.dataset.decision = decision;
     this.node.dataset.by = by;
     this.node.setAttribute('aria-label', 'Approval');
-    this.node.querySelector('.approval-question').textContent = decision === 'allow' ? 'Ran after approval:' : 'Not run:';
-    this.actions.remove();
-    this.timer.remove();
-    this.error.remove();
+    this.node.removeAttribute('tabindex');
+    for (const part of [this.question, this.reason, this.actions, this.timer, this.error]) part?.remove();
     this.outcome.textContent = outcomeText({ decision, by, remember: remember ?? own });
-    if (hadFocus) this.node.focus({ preventScroll: true });
+    this.node.prepend(this.outcome);
   }
 
   async #decide(choice) {

@@ -22,7 +22,9 @@ const layout = byId('app');
 const drawerBackdrop = document.querySelector('.drawer-backdrop');
 const banner = byId('connection-banner');
 const profileSelect = byId('profile-select');
+const openDrawerButton = document.querySelector('.open-drawer');
 let profiles = [];
+let pendingApprovals = [];
 let view;
 let hearthEvents;
 let toolsRefreshTimer;
@@ -87,6 +89,18 @@ function toolsChanged() {
   }, toolsRefreshDelayMs);
 }
 
+/** On a phone the session list is behind the menu button: a dot on it says another session waits for a decision. */
+function showApprovalsElsewhere() {
+  const count = pendingApprovals.filter((approval) => approval.session_id !== view?.sessionId).length;
+  if (count === 0) {
+    delete openDrawerButton.dataset.approvals;
+    openDrawerButton.removeAttribute('aria-description');
+    return;
+  }
+  openDrawerButton.dataset.approvals = String(count);
+  openDrawerButton.setAttribute('aria-description', `${count} approval${count === 1 ? '' : 's'} waiting in other sessions`);
+}
+
 /** The open session was deleted elsewhere (another tab, the API). */
 function showSessionGone(openedView) {
   openedView.close();
@@ -96,7 +110,11 @@ function showSessionGone(openedView) {
 /** `/ws/events`: approvals waiting anywhere, the session list and the tool set stay live without polling. */
 function listenToHearth() {
   hearthEvents ??= new HearthEvents({
-    onApprovals: (pending) => sidebar.setPendingApprovals(pending),
+    onApprovals: (pending) => {
+      pendingApprovals = pending;
+      sidebar.setPendingApprovals(pending);
+      showApprovalsElsewhere();
+    },
     onSessionsChanged: ({ session_id: sessionId, change }) => {
       if (change === 'deleted' && view?.sessionId === sessionId && !sidebar.isDeleting(sessionId)) showSessionGone(view);
       sidebar.refreshSoon();
@@ -210,6 +228,7 @@ function openSession(sessionId) {
   view = undefined;
   setDrawer(false);
   sidebar.setCurrent(sessionId);
+  queueMicrotask(showApprovalsElsewhere);
   if (!sessionId) {
     transcript.clear('Start a conversation: pick a profile, type below and press Enter.');
     header.show({ title: '', profileId: profileSelect.value, context: { used: 0, max: 1 }, editable: true });

@@ -57,7 +57,8 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     expect(await page.locator(`${sel.tool}[data-tool="terminal"]`).getAttribute('data-status')).toBe('pending');
     // Nobody was typing, so the card has the focus and the buttons are one Tab away.
     expect(await focused(page)).toBe('approval');
-    // Stop stays available while the card waits.
+    // The end of the transcript says what the run waits for; Stop stays available.
+    expect(await page.evaluate((selector) => getComputedStyle(document.querySelector(selector)!, '::after').content, sel.transcript)).toBe('"Waiting for your decision"');
     expect(await page.locator(sel.stop).isEnabled()).toBe(true);
     expect(existsSync(inWorkFolder(hearth, sessionId, 'made.txt'))).toBe(false);
     await screenshot(page, 'approval-waiting-light');
@@ -247,6 +248,15 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     expect(await page.locator(`${sel.sessionItem}[data-session-id="${open}"] .approval-badge`).count()).toBe(0);
     await screenshot(page, 'approval-sidebar-badge');
 
+    // A page opened now learns what waits from the events socket's hello; one whose socket dropped, when it reconnects.
+    const later = await browser.openPage(hearth, { hash: open });
+    await later.locator(`${sel.sessionItem}[data-session-id="${waiting}"] [aria-label="1 approval waiting"]`).waitFor();
+    // A session created while the sockets are down is missed as an event, and read with the list on reconnecting.
+    for (const client of hearth.app.websocketServer.clients) client.terminate();
+    const createdMeanwhile = await hearth.createSession();
+    await page.locator(`${sel.sessionItem}[data-session-id="${createdMeanwhile}"]`).waitFor();
+    await badge.waitFor();
+
     const callId = await pendingCallId(hearth, waiting);
     expect((await hearth.request('POST', `/sessions/${waiting}/approvals/${callId}`, { decision: 'allow' })).status).toBe(200);
     await badge.waitFor({ state: 'detached' });
@@ -257,6 +267,36 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     await page.locator(`${sel.sessionItem}[data-session-id="${waiting}"] .session-link`).click();
     await waitForAnswer(page, 'Background done.');
     expect(await outcomeOf(approvalOf(page))).toBe('Allowed by you');
+  });
+
+  it('on a phone, marks the menu button while another session waits, and the drawer shows which', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const waiting = await hearth.createSession(admin);
+    await hearth.request('PATCH', `/sessions/${waiting}`, { title: 'Nightly maintenance' });
+    const open = await hearth.createSession();
+    const page = await browser.openPage(hearth, { hash: open, viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
+    await waitForApp(page);
+    const menu = page.locator(sel.openSessions);
+    expect(await menu.getAttribute('data-approvals')).toBeNull();
+
+    hearth.llm.script({ toolCalls: [terminal('touch nightly.txt')] }, { content: 'Maintenance done.' });
+    const turn = hearth.request('POST', `/sessions/${waiting}/messages`, { content: 'Run the maintenance' });
+    await page.locator(`${sel.openSessions}[data-approvals="1"]`).waitFor();
+    expect(await menu.getAttribute('aria-description')).toBe('1 approval waiting in other sessions');
+    await screenshot(page, 'approval-phone-menu-dark');
+    await menu.click();
+    const entry = page.locator(`${sel.sessionItem}[data-session-id="${waiting}"]`);
+    await entry.locator('[aria-label="1 approval waiting"]').waitFor();
+    await page.waitForFunction(() => document.getElementById('sidebar')!.getBoundingClientRect().left === 0);
+    await screenshot(page, 'approval-phone-drawer-dark');
+
+    // Opening that session answers the question there; the dot goes once nothing waits elsewhere.
+    await entry.locator('.session-link').click();
+    const approval = approvalOf(page);
+    await approval.locator(sel.allowOnce).click();
+    expect(await outcomeOf(approval)).toBe('Allowed by you');
+    expect((await turn).body.content).toBe('Maintenance done.');
+    await page.locator(`${sel.openSessions}:not([data-approvals])`).waitFor();
   });
 
   it('lays the card out at phone width without overflow, a long command wrapped and whole', browserTest, async () => {
