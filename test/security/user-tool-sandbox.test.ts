@@ -6,7 +6,7 @@
 // (or nothing) fails it.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventSocket } from '../support/event-socket.ts';
@@ -122,6 +122,39 @@ describe('the user-tool sandbox: files', () => {
     expect(inside.map((result) => result.success)).toEqual([true, true]);
     expect(await readFile(path.join(sessionFolder(hearth, sessionId), 'inside.txt'), 'utf8')).toBe('kept');
     expect(await readFile(path.join(sessionFolder(hearth, sessionId), 'absolute.txt'), 'utf8')).toBe('kept too');
+  });
+
+  it('refuses to run while the session folder holds a link leading outside it (Node follows links), and runs once it is gone', async () => {
+    hearth = await startWithTools({ userTools: { probe: probe() } });
+    const { sessionId, socket } = await openSession(hearth);
+    const folder = sessionFolder(hearth, sessionId);
+    const secret = path.join(hearth.dataDir, 'secret.txt');
+    await writeFile(secret, 'outside the session folder');
+    // Put there by someone else (the terminal tool, the person): the sandboxed tools cannot make links.
+    await mkdir(folder, { recursive: true });
+    await symlink(secret, path.join(folder, 'innocent.txt'));
+    await symlink(hearth.dataDir, path.join(folder, 'data-folder'));
+    const [viaFile, viaFolder] = await callTools(hearth, socket, [
+      { name: 'probe', arguments: { op: 'read', path: 'innocent.txt' } },
+      { name: 'probe', arguments: { op: 'write', path: 'data-folder/planted.txt' } },
+    ]);
+    for (const refused of [viaFile, viaFolder]) {
+      expect(refused).toMatchObject({ success: false, result: expect.stringMatching(/^Refused: the session's folder holds links that lead outside it/) });
+      expect(refused!.result).toContain(`innocent.txt → ${secret}`);
+      expect(refused!.result).not.toContain('outside the session folder');
+    }
+    expect(existsSync(path.join(hearth.dataDir, 'planted.txt'))).toBe(false);
+
+    await rm(path.join(folder, 'innocent.txt'));
+    await rm(path.join(folder, 'data-folder'));
+    await link(secret, path.join(folder, 'hard.txt'));
+    const hard = await callTool(hearth, socket, 'probe', { op: 'read', path: 'hard.txt' });
+    expect(hard).toMatchObject({ success: false, result: expect.stringContaining('hard.txt → (a hard link: the file has 2 names)') });
+
+    await rm(path.join(folder, 'hard.txt'));
+    await writeFile(path.join(folder, 'real.txt'), 'inside');
+    await symlink('real.txt', path.join(folder, 'inside-link.txt'));
+    expect(await callTool(hearth, socket, 'probe', { op: 'read', path: 'inside-link.txt' })).toMatchObject({ success: true, result: 'inside' });
   });
 
   it("gives a sub-agent its parent's folder, and nobody else's", async () => {

@@ -1,5 +1,6 @@
-import { realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { isInside, realpathAllowingMissing } from '../builtin/path-access.ts';
 import type { ToolPermission } from './protocol.ts';
 
 /** What one host process may do besides reading its own script and its modules' folders. */
@@ -81,4 +82,37 @@ export async function sandboxFlags(script: string, moduleFolders: readonly strin
   if (limits.maxOldGenerationSizeMb) flags.push(`--max-old-space-size=${limits.maxOldGenerationSizeMb}`);
   if (limits.maxYoungGenerationSizeMb) flags.push(`--max-semi-space-size=${Math.max(1, Math.round(limits.maxYoungGenerationSizeMb / 3))}`);
   return flags;
+}
+
+export interface EscapingLink {
+  /** Its path, relative to the folder. */
+  link: string;
+  /** Where a symbolic link leads, or that a file has other (hard) links. */
+  target: string;
+}
+
+/**
+ * Links in a session's folder through which a host could reach outside it. Node's permission
+ * model checks the path a tool names and then follows symbolic links (documented), and a hard
+ * link is the file itself; the sandboxed tools cannot make either, but other tools or the person
+ * can. Symbolic links that stay inside the folder are fine; a regular file with more than one
+ * name is counted, since where its other names live cannot be known.
+ */
+export async function escapingLinks(folder: string): Promise<EscapingLink[]> {
+  const root = await realpath(folder);
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  const found = await Promise.all(
+    entries.map(async (entry): Promise<EscapingLink | undefined> => {
+      const full = path.join(entry.parentPath, entry.name);
+      const link = path.relative(root, full);
+      if (entry.isSymbolicLink()) {
+        const target = await realpathAllowingMissing(full).catch(() => '(a loop of links)');
+        return isInside(root, target) ? undefined : { link, target };
+      }
+      if (!entry.isFile()) return undefined;
+      const { nlink } = await lstat(full).catch(() => ({ nlink: 1 }));
+      return nlink > 1 ? { link, target: `(a hard link: the file has ${nlink} names)` } : undefined;
+    }),
+  );
+  return found.filter((entry): entry is EscapingLink => entry !== undefined);
 }

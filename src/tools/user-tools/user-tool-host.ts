@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { tmpdir } from 'node:os';
+import { getPriority, setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,8 @@ const maxMessageBytes = 64 * 1024 * 1024;
 const stderrTailBytes = 8 * 1024;
 /** Where /proc is missing, how often a host reports its own RSS. */
 const memoryReportMs = 100;
+/** Hosts run at a lower CPU priority than the server, so a tool that spins or hoards cannot starve it. */
+const hostNiceness = 10;
 
 const hostScript = fileURLToPath(new URL('./host-process.mjs', import.meta.url));
 
@@ -117,6 +119,13 @@ class HostProcess extends EventEmitter<{ message: [message: HostToServer]; gone:
       windowsHide: true,
     });
     const channel = child.stdio[3] as Duplex;
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, Math.min(19, getPriority() + hostNiceness));
+      } catch {
+        // Not permitted here (or the process is gone already): it runs at the server's priority.
+      }
+    }
     const host = new HostProcess(child, channel, options.resourceLimits.maxOldGenerationSizeMb, options.maxRssMb ?? 256);
     host.send({
       type: 'load',

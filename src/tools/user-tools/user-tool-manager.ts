@@ -14,7 +14,7 @@ import { compileArgumentsValidator } from '../validation.ts';
 import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } from './build-tools.ts';
 import { grantedFor, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
 import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
-import { packageFolders, type Sandbox } from './sandbox.ts';
+import { escapingLinks, packageFolders, type Sandbox } from './sandbox.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
 export interface UserToolManagerOptions {
@@ -417,8 +417,31 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
         const problem = host.errors.find((error) => error.file === file)?.message ?? 'it is missing from its host';
         return { output: `The user tool ${name} did not load for this session: ${problem}`, success: false };
       }
+      const refusal = await this.linksRefusal(owner);
+      if (refusal !== undefined) return { output: refusal, success: false };
       return host.call(name, args, { sessionId: context.sessionId, signal: context.signal, timeoutMs: this.options.timeoutMs });
     }
+  }
+
+  /**
+   * Node follows links: a call does not run while the session's folder holds one that leads
+   * outside it (another tool or the person put it there), so no tool can read or write through it.
+   */
+  private async linksRefusal(owner: string): Promise<string | undefined> {
+    let links;
+    try {
+      links = await escapingLinks(path.join(this.sessionFilesDir, owner));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      return `Refused: the session's folder cannot be checked for links (${(error as Error).message}); no user tool runs until it can.`;
+    }
+    if (links.length === 0) return undefined;
+    const shown = links.slice(0, 5).map(({ link, target }) => `${link} → ${target}`).join(', ');
+    const more = links.length > 5 ? ` and ${links.length - 5} more` : '';
+    return (
+      `Refused: the session's folder holds links that lead outside it (${shown}${more}). User tools would follow them out of ` +
+      'their sandbox, so none runs in this session until they are removed; copy the files in instead.'
+    );
   }
 
   private kv(tool: string, operation: KvOperation): Promise<unknown> {
