@@ -6,6 +6,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Agent } from './agent/agent.ts';
 import { ApprovalGate } from './agent/approval-gate.ts';
+import { closeInterruptedRuns } from './agent/recover-runs.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/turn.ts';
@@ -68,6 +69,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       onMemoryChanged: () => memory.runInBackground(),
       selfAddress,
     });
+  // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
+  await closeInterruptedRuns(db, logger);
   const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
   await approvals.denyLeftovers();
   const userTools = new UserToolManager({

@@ -5,6 +5,7 @@ import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
 import type { ApprovalGate } from './approval-gate.ts';
+import { DraftCheckpoint, type DraftCheckpointOptions } from './draft-checkpoint.ts';
 import { fitRequest } from './fit-request.ts';
 import { streamRound, type RoundResult } from './stream-round.ts';
 import { charactersPerToken } from './token-estimate.ts';
@@ -39,6 +40,8 @@ export interface LoopInput {
   toolTimeoutMs: number;
   context: ToolContext;
   approvals: ApprovalGate;
+  /** Checkpoints each streaming answer so a crash keeps it; sub-agents, held in memory, have none. */
+  drafts?: Omit<DraftCheckpointOptions, 'intervalMs' | 'maxPendingCharacters'>;
 }
 
 export type LoopOutcome =
@@ -86,6 +89,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
         signal: context.signal,
       },
       context,
+      input.drafts && new DraftCheckpoint(input.drafts),
     );
 
     if (result.error?.code === 'aborted' || (context.signal.aborted && !result.error)) {
@@ -109,11 +113,9 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     }
 
     if (result.thinking !== '') context.emit({ type: 'turn_thinking', thinking: result.thinking, is_subagent: context.isSubagent });
-    const { toolMessages, images } = await runToolCalls(result.toolCalls, setup, input);
-    await conversation.append([
-      { role: 'assistant', content: result.text, ...thinkingOf(result), tool_calls: result.toolCalls },
-      ...toolMessages,
-    ]);
+    // Written ahead: the calls are stored before they run and each result as it arrives, so a crash leaves a true record.
+    await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result), tool_calls: result.toolCalls }]);
+    const images = await runToolCalls(result.toolCalls, setup, input);
     if (images.length > 0) await conversation.appendToContext(images);
     if (context.signal.aborted) {
       await conversation.append([{ role: 'assistant', content: '', stopped: true }]);
@@ -123,16 +125,12 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
 }
 
 /**
- * Runs the calls one after another, in the order the model asked for them; each gets a
- * result, even after a stop. Images a tool loaded become a user message for the model.
+ * Runs the calls one after another, in the order the model asked for them, storing each
+ * result as it arrives; each gets a result, even after a stop. Answers the images tools
+ * loaded, as user messages for the model.
  */
-async function runToolCalls(
-  calls: ToolCall[],
-  setup: RoundSetup,
-  input: LoopInput,
-): Promise<{ toolMessages: NewMessage[]; images: NewMessage[] }> {
+async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInput): Promise<NewMessage[]> {
   const context: ToolContext = { ...input.context, approvalPolicies: setup.approvalPolicies };
-  const toolMessages: NewMessage[] = [];
   const images: NewMessage[] = [];
   for (const call of calls) {
     const announced = { call_id: call.id, tool: call.name, args: call.arguments, is_subagent: context.isSubagent };
@@ -145,12 +143,12 @@ async function runToolCalls(
       authorize: (entry, args) =>
         input.approvals.authorize({ callId: call.id, tool: entry.tool, args, policies: setup.approvalPolicies, context }),
     });
+    await input.conversation.append([{ role: 'tool', content: result.output, tool_call_id: call.id, name: call.name, success: result.success }]);
     context.emit({ type: 'tool_call', ...announced, result: result.output, success: result.success });
-    toolMessages.push({ role: 'tool', content: result.output, tool_call_id: call.id, name: call.name, success: result.success });
     const image = loadedImage(result.metadata);
     if (image) images.push({ role: 'user', content: `[Image loaded by ${call.name}: ${image.description}]`, images: [image.base64] });
   }
-  return { toolMessages, images };
+  return images;
 }
 
 /** Tools hand images to the model through `metadata.image = {base64, description}`. */

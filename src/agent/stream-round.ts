@@ -1,5 +1,6 @@
 import type { ChatRequest, LlmBackend, LlmError, ToolCall, Usage } from '../llm/types.ts';
 import type { ToolContext } from '../tools/tool.ts';
+import type { DraftCheckpoint } from './draft-checkpoint.ts';
 
 export interface RoundResult {
   text: string;
@@ -10,10 +11,16 @@ export interface RoundResult {
 }
 
 /**
- * Streams one LLM call, forwarding reasoning and answer text as they arrive.
- * Sub-agents stream nothing: their reasoning reaches the parent as turn_thinking.
+ * Streams one LLM call, forwarding reasoning and answer text as they arrive and
+ * checkpointing them when given a checkpoint. Sub-agents stream nothing: their reasoning
+ * reaches the parent as turn_thinking.
  */
-export async function streamRound(backend: LlmBackend, request: ChatRequest, context: ToolContext): Promise<RoundResult> {
+export async function streamRound(
+  backend: LlmBackend,
+  request: ChatRequest,
+  context: ToolContext,
+  checkpoint?: DraftCheckpoint,
+): Promise<RoundResult> {
   const result: RoundResult = { text: '', thinking: '', toolCalls: [] };
   const live = !context.isSubagent;
   let thinkingOpen = false;
@@ -27,11 +34,13 @@ export async function streamRound(backend: LlmBackend, request: ChatRequest, con
       case 'thinking_delta':
         thinkingOpen = true;
         result.thinking += event.delta;
+        checkpoint?.add('thinking', event.delta);
         if (live) context.emit({ type: 'thinking_delta', delta: event.delta });
         break;
       case 'text_delta':
         closeThinking();
         result.text += event.delta;
+        checkpoint?.add('text', event.delta);
         if (live) context.emit({ type: 'stream_delta', delta: event.delta });
         break;
       case 'tool_call':
@@ -47,5 +56,6 @@ export async function streamRound(backend: LlmBackend, request: ChatRequest, con
     }
   }
   closeThinking();
+  await checkpoint?.close();
   return result;
 }

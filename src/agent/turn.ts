@@ -5,6 +5,7 @@ import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
 import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
+import { appendDraft, beginRun, clearDraft, endRun } from '../store/runs-repository.ts';
 import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
@@ -68,29 +69,17 @@ export async function runTurn(
     content: withAttachments(input),
     ...(input.images?.length && { images: input.images.map(stripDataUri) }),
   };
-  await appendMessage(db, sessionId, userMessage);
-  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(input.content));
-  // After the user message is stored (DESIGN §6), so a client that reads the session on stream_start finds it.
-  context.emit({ type: 'stream_start' });
-  // The previous turn's compression may still be rewriting the context.
-  await background.settled();
-  await compressIfNeeded(sessionId, deps, {
-    emit: context.emit,
-    signal: context.signal,
-    addedTokens: estimateTokens([toChatMessage(userMessage)]),
+  await db.transaction().execute(async (transaction) => {
+    await appendMessage(transaction, sessionId, userMessage);
+    await beginRun(transaction, sessionId);
   });
-  const conversation = await storedConversation(db, sessionId);
-  await plan(sessionId, deps, conversation, context);
-
-  const runProfileId = (await findSession(db, sessionId))?.profileId;
-  const outcome = await runAgentLoop({
-    conversation,
-    setup: () => setupForSession(sessionId, deps, runProfileId),
-    registry: deps.tools,
-    toolTimeoutMs: defaultToolTimeoutMs,
-    context,
-    approvals: deps.approvals,
-  });
+  let outcome: LoopOutcome;
+  try {
+    outcome = await runStartedTurn(sessionId, { input, userMessage }, deps, context, background);
+  } finally {
+    // Before the run's end is announced: the reply to it may start the next run at once.
+    await endRun(db, sessionId);
+  }
 
   switch (outcome.status) {
     case 'completed': {
@@ -115,6 +104,43 @@ export async function runTurn(
   }
 }
 
+/** Steps 2–4 of DESIGN §6 for a run whose user message is stored. */
+async function runStartedTurn(
+  sessionId: string,
+  { input, userMessage }: { input: UserInput; userMessage: NewMessage },
+  deps: AgentDependencies,
+  context: ToolContext,
+  background: SessionBackgroundWork,
+): Promise<LoopOutcome> {
+  const { db } = deps;
+  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(input.content));
+  // After the user message is stored (DESIGN §6), so a client that reads the session on stream_start finds it.
+  context.emit({ type: 'stream_start' });
+  // The previous turn's compression may still be rewriting the context.
+  await background.settled();
+  await compressIfNeeded(sessionId, deps, {
+    emit: context.emit,
+    signal: context.signal,
+    addedTokens: estimateTokens([toChatMessage(userMessage)]),
+  });
+  const conversation = await storedConversation(db, sessionId);
+  await plan(sessionId, deps, conversation, context);
+
+  const runProfileId = (await findSession(db, sessionId))?.profileId;
+  return runAgentLoop({
+    conversation,
+    setup: () => setupForSession(sessionId, deps, runProfileId),
+    registry: deps.tools,
+    toolTimeoutMs: defaultToolTimeoutMs,
+    context,
+    approvals: deps.approvals,
+    drafts: {
+      write: (piece) => appendDraft(db, sessionId, piece),
+      onError: (error) => deps.logger.warn({ err: error, sessionId }, 'could not checkpoint the streaming answer'),
+    },
+  });
+}
+
 /**
  * What the backend counted for the last call (prompt and answer); an estimate where it
  * counted nothing, or where the request had to be cut to fit and so counted less than the
@@ -134,8 +160,12 @@ async function storedConversation(db: Db, sessionId: string): Promise<Conversati
   const history = (await listMessages(db, sessionId, 'context')).map(toChatMessage);
   return {
     load: async () => history,
+    // The round's answer is stored whole here, so its checkpointed pieces go in the same transaction.
     append: async (messages) => {
-      await appendMessages(db, sessionId, messages);
+      await db.transaction().execute(async (transaction) => {
+        await appendMessages(transaction, sessionId, messages);
+        await clearDraft(transaction, sessionId);
+      });
       history.push(...messages.map(toChatMessage));
     },
     appendToContext: async (messages) => {

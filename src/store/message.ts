@@ -19,6 +19,8 @@ export interface Message {
   is_summary?: boolean;
   is_plan?: boolean;
   stopped?: boolean;
+  /** The run was cut off by a crash or restart; the content is what had been written by then. */
+  interrupted?: boolean;
   /** On tool results: whether the call succeeded. */
   success?: boolean;
   created_at: string;

@@ -95,6 +95,18 @@ export interface ApprovalsTable {
   decided_at: string | null;
 }
 
+export interface ActiveRunsTable {
+  session_id: string;
+  started_at: string;
+}
+
+export interface AnswerDraftsTable {
+  id: Generated<number>;
+  session_id: string;
+  text: string;
+  thinking: string;
+}
+
 export interface Database {
   sessions: SessionsTable;
   messages: MessagesTable;
@@ -105,4 +117,6 @@ export interface Database {
   memory_summary: MemorySummaryTable;
   session_memory_state: SessionMemoryStateTable;
   approvals: ApprovalsTable;
+  active_runs: ActiveRunsTable;
+  answer_drafts: AnswerDraftsTable;
 }

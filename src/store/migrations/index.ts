@@ -3,6 +3,7 @@ import * as initial from './2026-11-22-initial.ts';
 import * as userToolKv from './2026-11-22-user-tool-kv.ts';
 import * as longTermMemory from './2026-11-23-long-term-memory.ts';
 import * as approvals from './2026-11-24-approvals.ts';
+import * as runs from './2026-11-24-runs.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22-user-tool-kv': userToolKv,
   '2026-11-23-long-term-memory': longTermMemory,
   '2026-11-24-approvals': approvals,
+  '2026-11-24-runs': runs,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,83 @@
+// The real server as a child process, started the way `npm start` starts it, so a test can
+// kill it with SIGKILL mid-run and start another on the same data.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { EventSocket } from './event-socket.ts';
+import { unusedPort } from './llm-helpers.ts';
+import { waitUntil } from './wait-until.ts';
+
+export interface ChildServer {
+  baseUrl: string;
+  pid: number;
+  request(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
+  connect(sessionId: string): Promise<EventSocket>;
+  /** SIGKILL: no shutdown code runs, as in a crash or an OOM kill. */
+  kill(): Promise<void>;
+  output(): string;
+}
+
+/**
+ * Copies the shipped profiles, planning off as in startHearth (so scripts answer the tool
+ * loop directly), and `extraProfiles` (id → file text) into `dataDir/profiles`.
+ */
+export async function prepareProfiles(dataDir: string, extraProfiles: Record<string, string> = {}): Promise<string> {
+  const profilesDir = path.join(dataDir, 'profiles');
+  await mkdir(profilesDir, { recursive: true });
+  for (const file of await readdir(path.resolve('profiles'))) {
+    const text = await readFile(path.resolve('profiles', file), 'utf8');
+    await writeFile(path.join(profilesDir, file), text.replace(/^planning_enabled: true$/m, 'planning_enabled: false'));
+  }
+  for (const [id, text] of Object.entries(extraProfiles)) await writeFile(path.join(profilesDir, `${id}.md`), text);
+  return profilesDir;
+}
+
+export async function startChildServer(dataDir: string, environment: Record<string, string>): Promise<ChildServer> {
+  const port = await unusedPort();
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: path.resolve('.'),
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PROFILES_DIR: path.join(dataDir, 'profiles'),
+      TOOLS_DIR: path.join(dataDir, 'user-tools'),
+      SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
+      LOG_LEVEL: 'warn',
+      ...environment,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
+  child.stderr?.on('data', (data: Buffer) => (output += data.toString()));
+  const exited = once(child, 'exit');
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const request: ChildServer['request'] = async (method, url, body) => {
+    const response = await fetch(baseUrl + url, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  };
+  await waitUntil(async () => {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${output}`);
+    return (await request('GET', '/health').catch(() => undefined))?.status === 200;
+  }, 30_000);
+  return {
+    baseUrl,
+    pid: child.pid!,
+    request,
+    connect: (sessionId) => EventSocket.connect(`${baseUrl.replace('http', 'ws')}/ws/sessions/${sessionId}`),
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    output: () => output,
+  };
+}
