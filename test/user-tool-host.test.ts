@@ -300,6 +300,17 @@ describe('user-tool host', () => {
     expect(after.result).toMatch(/^pong /);
   });
 
+  it('loads and runs tools from a TOOLS_DIR given as a relative path (the default is ./user-tools)', async () => {
+    const dataDir = await tempDir();
+    await writeTools(path.join(dataDir, 'user-tools'), { ping: pingTool });
+    const relative = path.relative(process.cwd(), path.join(dataDir, 'user-tools'));
+    expect(path.isAbsolute(relative)).toBe(false);
+    hearth = await startHearth({ dataDir, profiles: { tooler: toolerProfile(['ping']) }, env: { TOOLS_DIR: relative } });
+    expect((await hearth.request('GET', '/agents/tools')).body.errors).toEqual([]);
+    const socket = await hearth.connect(await hearth.createSession('tooler'));
+    expect(await callThroughChat(hearth, socket, 'ping')).toMatchObject({ success: true, result: expect.stringMatching(/^pong /) });
+  });
+
   it('keeps ctx.kv across a restart, per tool', async () => {
     const dataDir = await tempDir();
     const llm = await startScriptedOllama();

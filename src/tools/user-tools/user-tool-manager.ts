@@ -114,7 +114,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   constructor(private readonly options: UserToolManagerOptions) {
     super();
-    this.buildRoot = path.join(options.toolsDir, '.build');
+    // Absolute: the hosts run in other working folders and import the bundles by path.
+    this.buildRoot = path.resolve(options.toolsDir, '.build');
     this.sessionFilesDir = path.resolve(options.sessionFilesDir ?? path.join(this.buildRoot, 'sessions'));
   }
 
@@ -217,8 +218,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       Promise.all(files.map(async (file) => [file, sourceDigest(await readFile(file).catch(() => Buffer.alloc(0)))] as const)),
     ]);
     // Loading them once, with no write access and no permission, gives their names, schemas and load errors.
-    const manifestHost = await this.startHost(modules, {});
-    await manifestHost.terminate('the tools were loaded');
+    const manifestHost = modules.length === 0 ? { tools: [], errors: [] } : await this.startHost(modules, {});
+    if (manifestHost instanceof UserToolHost) await manifestHost.terminate('the tools were loaded');
     if (this.closed) return { loaded: [], errors: [] };
 
     const digestOf = new Map(digests);
@@ -326,7 +327,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   /** Past `maxHosts`, ends hosts that run no call, least recently used first. */
-  private makeRoom(keep: Slot): void {
+  private makeRoom(keep?: Slot): void {
     const maxHosts = this.options.maxHosts ?? defaultMaxHosts;
     for (const slot of this.slots.values()) {
       if (this.slots.size <= maxHosts) return;
@@ -351,6 +352,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
         this.slots.delete(slot.key);
         void this.track(host.terminate('it was idle'));
       }
+      // Hosts started while every other one was busy may have left more than maxHosts.
+      this.makeRoom();
     }, Math.min(idleMs / 2, 30_000));
     this.idleSweep.unref();
   }
