@@ -14,6 +14,15 @@
 //   description  one or two sentences; it is sent to the model on every turn, so keep it short
 //   parameters   a JSON Schema with type "object": what the model must send
 //   execute      async (params, ctx) => string | { output: string, success?: boolean }
+// and one optional export, only for a tool that must run programs or threads:
+//   permissions  { childProcess: true } to run programs (child_process), { worker: true } to
+//                start worker threads, or both. Write it exactly so (a plain object of `true`s):
+//                  export const permissions = { childProcess: true };
+//                Nothing is granted by declaring it: the person grants it, either when the
+//                model installs the tool with write_tool (it always asks them first) or by
+//                adding the tool to permissions.json in this folder:
+//                  { "my_tool": { "permissions": ["childProcess"] } }
+//                A program it runs is NOT sandboxed: it has the server user's rights.
 //
 // The arguments are validated against `parameters` before execute runs, so execute can
 // trust their types. Return a string (a success), or { output, success: false } for a
@@ -34,14 +43,24 @@
 //                    await ctx.kv.delete(key)       → true if it existed
 //                    await ctx.kv.list(prefix?)     → the keys, in order
 //
-// Limits:
-//   - a call may take USER_TOOL_TIMEOUT_MS (30 s unless the server sets it otherwise);
+// The sandbox (docs/security.md, "User tools"): tools run in a separate process, one per
+// conversation, under Node's permission model.
+//   - Files: a tool may read and write only its conversation's folder in SESSION_FILES_DIR
+//     (uploads land there). It is the working folder, so relative paths go there:
+//     readFile('report.csv'), writeFile('summary.txt', …). Anything else (this folder, the
+//     database, other conversations, /etc, the temp folder) fails with "may not read/write".
+//     Code at the top level of the module runs with no file access at all.
+//   - No child processes or worker threads unless declared in `permissions` and granted.
+//   - The environment holds no secrets (no AUTH_TOKEN, no API keys); the server's
+//     TOOL_ENV_PASSTHROUGH names the variables that pass.
+//   - The network is open: fetch works.
+//   - A call may take USER_TOOL_TIMEOUT_MS (30 s unless the server sets it otherwise);
 //     then it fails with "timed out" and the host is restarted.
-//   - tools run in a worker thread with a 128 MB heap; one that uses more is ended.
-//   - tools cannot reach the server's internals (its database, sessions, other tools);
-//     they can use Node's built-in modules (node:fs, node:crypto…), fetch, and helper
-//     modules in this folder.
-//   - one broken file never stops the other tools from loading; its error is shown by
+//   - Memory: a 128 MB JavaScript heap, and USER_TOOL_MAX_RSS_MB (256 MB by default) for the
+//     whole process, Buffers included; a tool that uses more is ended with its host.
+//   - They can use Node's built-in modules (node:fs, node:crypto…), fetch, helper modules in
+//     this folder and packages installed in a node_modules folder above it.
+//   - One broken file never stops the other tools from loading; its error is shown by
 //     reload_tools and GET /agents/tools.
 // ─────────────────────────────────────────────────────────────────────────────────────────
 

@@ -39,9 +39,39 @@ const declarationPattern = /\bexport\s+(?:const|let|var)\s+permissions\s*(?::[^=
  * (write_tool refuses a module whose loaded declaration asks for more than this finds.)
  */
 export function declaredInSource(code: string): ToolPermission[] {
-  const body = declarationPattern.exec(code)?.[1];
+  const body = declarationPattern.exec(withoutComments(code))?.[1];
   if (body === undefined) return [];
   return toolPermissions.filter((permission) => new RegExp(`(?:\\b|["'])${permission}["']?\\s*:\\s*true\\b`).test(body));
+}
+
+/**
+ * The code with its comments blanked, strings kept, so a commented-out declaration does not ask.
+ * It reads template literals as plain strings; where it misreads, write_tool's check of the loaded
+ * module refuses the tool, never grants more than was asked.
+ */
+function withoutComments(code: string): string {
+  let result = '';
+  for (let index = 0; index < code.length; ) {
+    const character = code[index]!;
+    const next = code[index + 1];
+    if (character === '/' && next === '/') {
+      const end = code.indexOf('\n', index);
+      index = end === -1 ? code.length : end;
+    } else if (character === '/' && next === '*') {
+      const end = code.indexOf('*/', index + 2);
+      index = end === -1 ? code.length : end + 2;
+      result += ' ';
+    } else if (character === '"' || character === "'" || character === '`') {
+      let end = index + 1;
+      while (end < code.length && code[end] !== character) end += code[end] === '\\' ? 2 : 1;
+      result += code.slice(index, end + 1);
+      index = end + 1;
+    } else {
+      result += character;
+      index += 1;
+    }
+  }
+  return result;
 }
 
 export function describePermissions(permissions: readonly ToolPermission[]): string {
