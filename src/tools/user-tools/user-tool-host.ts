@@ -52,6 +52,22 @@ const hostNiceness = 10;
 
 const hostScript = fileURLToPath(new URL('./host-process.mjs', import.meta.url));
 
+/**
+ * Hosts still running. A host leaves when its pipe closes, but one stuck in a loop never reads
+ * it: whatever way the server exits, it ends them first (a server killed outright cannot).
+ */
+const runningHosts = new Set<ChildProcess>();
+let endHostsOnExit = false;
+function register(child: ChildProcess): void {
+  runningHosts.add(child);
+  child.once('exit', () => runningHosts.delete(child));
+  if (endHostsOnExit) return;
+  endHostsOnExit = true;
+  process.once('exit', () => {
+    for (const host of runningHosts) host.kill('SIGKILL');
+  });
+}
+
 /** Why a host process went away, once. */
 interface Gone {
   reason: string;
@@ -119,6 +135,7 @@ class HostProcess extends EventEmitter<{ message: [message: HostToServer]; gone:
       windowsHide: true,
     });
     const channel = child.stdio[3] as Duplex;
+    if (child.pid !== undefined) register(child);
     if (child.pid !== undefined) {
       try {
         setPriority(child.pid, Math.min(19, getPriority() + hostNiceness));
