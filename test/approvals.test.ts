@@ -74,7 +74,7 @@ for (const backend of ['ollama', 'openai'] as const) {
       expect(existsSync(path.join(workDir, 'allowed.txt'))).toBe(false);
 
       socket.send({ type: 'approve', call_id: required.call_id, decision: 'allow' });
-      expect(await socket.next('approval_resolved')).toEqual({ type: 'approval_resolved', call_id: required.call_id, decision: 'allow', by: 'user' });
+      expect(await socket.next('approval_resolved')).toEqual({ type: 'approval_resolved', call_id: required.call_id, decision: 'allow', by: 'user', remember: 'once' });
       expect((await socket.next('tool_call')).success).toBe(true);
       await socket.next('stream_end');
       expect(existsSync(path.join(workDir, 'allowed.txt'))).toBe(true);
@@ -313,6 +313,8 @@ describe('approvals', () => {
     expect((await server.request('POST', `/sessions/${sessionId}/approvals/call_nothing`, { decision: 'maybe' })).status).toBe(400);
     expect((await server.request('POST', '/sessions/nope/approvals/call_nothing', { decision: 'allow' })).body.error.code).toBe('session_not_found');
     expect((await server.request('GET', '/approvals?status=later')).status).toBe(400);
+    expect((await server.request('GET', '/approvals?limit=1000')).status).toBe(200);
+    expect((await server.request('GET', '/approvals?limit=1001')).status).toBe(400);
     socket.close();
   });
 

@@ -139,7 +139,7 @@ export class ApprovalCard {
 
   /**
    * `approval_resolved`: who decided heads the card, above the subject, and the question goes.
-   * `remember` is known only to the tab that chose it. The focus goes back to the page, so the
+   * `remember` comes with the event (a stored decision read after a reload carries it too). The focus goes back to the page, so the
    * message box takes it when the run ends (or the next card when one asks).
    */
   resolve({ decision, by, remember }) {

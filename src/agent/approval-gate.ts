@@ -107,7 +107,7 @@ export class ApprovalGate extends EventEmitter<{ changed: [] }> {
     });
     const outcome = await decided;
     await settleApproval(this.db, id, outcome.decision, outcome.by, outcome.remember);
-    context.emit({ type: 'approval_resolved', call_id: request.callId, decision: outcome.decision, by: outcome.by });
+    context.emit({ type: 'approval_resolved', call_id: request.callId, decision: outcome.decision, by: outcome.by, remember: outcome.remember });
     if (outcome.decision === 'allow') return { allowed: true };
     return { allowed: false, message: deniedMessage(outcome.by, tool.name, subject, this.timeoutMs) };
   }

@@ -11,7 +11,8 @@ const ListQuery = Type.Object(
   {
     status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('all')])),
     session_id: Type.Optional(Type.String({ minLength: 1 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    // Query strings are text; the route reads the number itself (bodies are validated without coercion).
+    limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$|^1000$' })),
   },
   { additionalProperties: false },
 );
@@ -36,8 +37,8 @@ export async function approvalRoutes(app: FastifyInstance, options: { agent: Age
   );
 
   app.get<{ Querystring: Static<typeof ListQuery> }>('/approvals', { schema: { querystring: ListQuery } }, async (request) => {
-    const { status = 'all', session_id: sessionId, limit = 100 } = request.query;
-    const approvals = await listApprovals(db, { status, limit, ...(sessionId !== undefined && { sessionId }) });
+    const { status = 'all', session_id: sessionId, limit = '100' } = request.query;
+    const approvals = await listApprovals(db, { status, limit: Number(limit), ...(sessionId !== undefined && { sessionId }) });
     return { approvals: approvals.map(toJson) };
   });
 }
