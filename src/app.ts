@@ -128,6 +128,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   await app.register(fastifyHelmet, securityHeaders);
+  // Added before the WebSocket plugin's own preClose, which closes every socket: runs stop
+  // while their sockets are open, so every watcher hears stream_stopped {reason:"shutdown"}.
+  app.addHook('preClose', async () => {
+    await agent.stopAll();
+  });
   await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 * 1024 } });
   // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
   app.addHook('onRequest', guardRequests({ requireLoopbackHost: config.AUTH_TOKEN === '' }));
@@ -151,7 +156,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('onClose', async () => {
     await watchers?.close();
     await fileSweeper.stop();
-    await agent.stopAll();
     await deps.memory.stop();
     await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));

@@ -42,6 +42,7 @@ const ConfigSchema = Type.Object({
   WEB_SEARCH_URL: Text(''),
   APPROVAL_TIMEOUT_S: Count(600),
   LLM_STALL_TIMEOUT_S: Count(180),
+  MAX_ANSWER_CHARS: Count(200_000, 1_000),
   TOOL_ENV_PASSTHROUGH: Text(''),
   HTTP_BLOCK_PRIVATE: Flag(false),
   USER_TOOL_MAX_RSS_MB: Count(256, 32),

@@ -15,7 +15,7 @@ describe('streamed chat', () => {
     socket.send({ type: 'message', content: 'Tell me about tea' });
     await socket.next('stream_start');
     const end = await socket.next('stream_end');
-    expect(end).toEqual({ type: 'stream_end', content: 'Green tea is lovely.', context_tokens: 128, max_context_tokens: 32768 });
+    expect(end).toEqual({ type: 'stream_end', content: 'Green tea is lovely.', length: 20, context_tokens: 128, max_context_tokens: 32768 });
     const deltas = socket.ofType('stream_delta').map((event) => event.delta);
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.join('')).toBe('Green tea is lovely.');

@@ -404,7 +404,7 @@ describe('context compression', () => {
     socket.send({ type: 'message', content: 'Question 4' });
     await socket.next('stream_start');
     socket.send({ type: 'stop' });
-    expect(await socket.next('stream_stopped', 2_000)).toEqual({ type: 'stream_stopped', content: '' });
+    expect(await socket.next('stream_stopped', 2_000)).toEqual({ type: 'stream_stopped', content: '', length: 0, reason: 'user' });
     expect((await hearth.llm.waitForDisconnect()).body.messages[0].content).toMatch(/^You condense/);
     expect(socket.ofType('context_compressed')).toEqual([]);
     const stored = (await context(hearth, sessionId)).messages;

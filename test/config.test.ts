@@ -54,6 +54,7 @@ describe('parseConfig defaults', () => {
       WEB_SEARCH_URL: '',
       APPROVAL_TIMEOUT_S: 600,
       LLM_STALL_TIMEOUT_S: 180,
+      MAX_ANSWER_CHARS: 200000,
       TOOL_ENV_PASSTHROUGH: '',
       HTTP_BLOCK_PRIVATE: false,
       USER_TOOL_MAX_RSS_MB: 256,

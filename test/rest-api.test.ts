@@ -473,7 +473,7 @@ describe('POST /sessions/:id/stop', () => {
     expect((await server.request('POST', `/sessions/${sessionId}/stop`)).body).toEqual({ stopped: true });
     await server.llm.waitForDisconnect();
     expect((await turn).body).toEqual({ content: 'Once upon a time', stopped: true, context_tokens: 0, max_context_tokens: 32768 });
-    expect(await socket.next('stream_stopped')).toEqual({ type: 'stream_stopped', content: 'Once upon a time' });
+    expect(await socket.next('stream_stopped')).toEqual({ type: 'stream_stopped', content: 'Once upon a time', length: 16, reason: 'user' });
     const { body } = await server.request('GET', `/sessions/${sessionId}`);
     expect(body.running).toBe(false);
     expect(body.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Once upon a time', stopped: true });

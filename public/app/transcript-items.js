@@ -84,18 +84,19 @@ export class AssistantItem {
     this.thinking.open = false;
   }
 
-  finish({ content, stopped = false } = {}) {
+  finish({ content, stopped = false, stoppedLabel } = {}) {
     this.render();
     this.streaming = false;
     this.thinking.open = false;
     if (content !== undefined && (content !== '' || this.stream.text === '')) this.stream.finish(content);
     else this.stream.finish();
-    if (stopped) this.markStopped();
+    if (stopped) this.markStopped(stoppedLabel);
   }
 
-  markStopped() {
+  /** The answer did not finish: stopped by the person, by a shutdown, or cut off by a restart. */
+  markStopped(label = 'Stopped') {
     this.node.dataset.stopped = 'true';
-    if (!this.node.querySelector('.stopped-label')) this.node.append(element('p', { className: 'stopped-label' }, 'Stopped'));
+    if (!this.node.querySelector('.stopped-label')) this.node.append(element('p', { className: 'stopped-label' }, label));
   }
 
   /** A stored answer, drawn at once. */
@@ -109,6 +110,7 @@ export class AssistantItem {
     }
     if (message.content) item.markdown.replaceChildren(renderMarkdown(message.content));
     if (message.stopped) item.markStopped();
+    if (message.interrupted) item.markStopped('Interrupted: the server restarted before this answer finished');
     return item;
   }
 }

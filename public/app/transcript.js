@@ -190,7 +190,12 @@ export class Transcript {
         this.#endRun({ stopped: false });
         return;
       case 'stream_stopped':
-        this.#finishAnswer({ content: event.content, stopped: true, always: true });
+        this.#finishAnswer({
+          content: event.content,
+          stopped: true,
+          always: true,
+          ...(event.reason === 'shutdown' && { stoppedLabel: 'Stopped: the server shut down' }),
+        });
         this.#endRun({ stopped: true });
         return;
       case 'session_sync':
@@ -255,10 +260,10 @@ export class Transcript {
     this.#run.answer = undefined;
   }
 
-  #finishAnswer({ content, stopped = false, always = false }) {
+  #finishAnswer({ content, stopped = false, always = false, stoppedLabel }) {
     this.scheduler.flush();
     const answer = this.#run?.answer ?? (content || always ? this.#answer() : undefined);
-    answer?.finish({ content, stopped });
+    answer?.finish({ content, stopped, stoppedLabel });
     if (this.#run) this.#run.answer = undefined;
     if (this.#nearBottom()) this.scrollToEnd();
   }

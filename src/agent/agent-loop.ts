@@ -38,6 +38,8 @@ export interface LoopInput {
   setup: () => Promise<{ ok: true; setup: RoundSetup } | { ok: false; error: LlmError }>;
   registry: ToolRegistry;
   toolTimeoutMs: number;
+  /** An answer (with its reasoning) longer than this is cut off with a note (MAX_ANSWER_CHARS). */
+  maxAnswerCharacters: number;
   context: ToolContext;
   approvals: ApprovalGate;
   /** Checkpoints each streaming answer so a crash keeps it; sub-agents, held in memory, have none. */
@@ -89,7 +91,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
         signal: context.signal,
       },
       context,
-      input.drafts && new DraftCheckpoint(input.drafts),
+      { maxAnswerCharacters: input.maxAnswerCharacters, checkpoint: input.drafts && new DraftCheckpoint(input.drafts) },
     );
 
     if (result.error?.code === 'aborted' || (context.signal.aborted && !result.error)) {

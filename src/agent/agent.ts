@@ -81,7 +81,7 @@ export class Agent {
   /** Stops every run and waits for them to settle (shutdown). */
   async stopAll(): Promise<void> {
     this.deps.approvals.close();
-    for (const sessionId of this.turns.keys()) this.hub.stop(sessionId);
+    for (const sessionId of this.turns.keys()) this.hub.stop(sessionId, 'shutdown');
     await Promise.all(this.turns.values());
     for (const task of this.background.values()) task.controller.abort();
     await Promise.all([...this.background.values()].map((task) => task.done));

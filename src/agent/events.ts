@@ -28,8 +28,12 @@ export type AgentEvent =
       is_subagent: boolean;
     }
   | { type: 'stream_delta'; delta: string }
-  | { type: 'stream_end'; content: string; context_tokens: number; max_context_tokens: number }
-  | { type: 'stream_stopped'; content: string }
+  /**
+   * `content` is the whole answer up to 64 KB; a longer one, which the client has already
+   * received as deltas, is left out (`length` says how long it is; GET /sessions/:id has it).
+   */
+  | { type: 'stream_end'; content?: string; length: number; context_tokens: number; max_context_tokens: number }
+  | { type: 'stream_stopped'; content?: string; length: number; reason: 'user' | 'shutdown' }
   | { type: 'context_compressed'; messages_before: number; messages_after: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
   | { type: 'tools_changed'; tools: ToolSummary[] }
@@ -45,7 +49,14 @@ export type AgentEvent =
       expires_at: string;
       is_subagent: boolean;
     }
-  | { type: 'approval_resolved'; call_id: string; decision: 'allow' | 'deny'; by: 'user' | 'rule' | 'timeout' | 'stop' }
+  | {
+      type: 'approval_resolved';
+      call_id: string;
+      decision: 'allow' | 'deny';
+      by: 'user' | 'rule' | 'timeout' | 'stop';
+      /** `session`: allowed for the rest of the session. */
+      remember: 'once' | 'session';
+    }
   | { type: 'error'; code: AgentErrorCode; message: string };
 
 export type AgentErrorCode =
@@ -58,6 +69,14 @@ export type AgentErrorCode =
   | 'internal_error';
 
 export type AgentEventType = AgentEvent['type'];
+
+/** How much of an answer a run-end event repeats: beyond this, the deltas already carried it. */
+export const maxRepeatedAnswerCharacters = 65_536;
+
+/** The `content` and `length` fields of a run-end event. */
+export function answerFields(content: string): { content?: string; length: number } {
+  return content.length <= maxRepeatedAnswerCharacters ? { content, length: content.length } : { length: content.length };
+}
 
 export type EventOf<Type extends AgentEventType> = Extract<AgentEvent, { type: Type }>;
 

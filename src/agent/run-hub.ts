@@ -2,6 +2,9 @@ import { isRunEnd, type AgentEvent } from './events.ts';
 
 export type EventListener = (event: AgentEvent) => void;
 
+/** Why a run was stopped: the person asked, or the server is shutting down. */
+export type StopReason = 'user' | 'shutdown';
+
 interface ActiveRun {
   controller: AbortController;
   /** The run's events so far, for sockets that join mid-run; consecutive deltas are merged. */
@@ -31,11 +34,11 @@ export class RunHub {
     return { ok: true, signal: run.controller.signal, emit };
   }
 
-  /** Aborts the session's run; false when none is active. */
-  stop(sessionId: string): boolean {
+  /** Aborts the session's run; false when none is active. The reason reaches the run as its signal's reason. */
+  stop(sessionId: string, reason: StopReason = 'user'): boolean {
     const run = this.runs.get(sessionId);
     if (!run) return false;
-    run.controller.abort();
+    run.controller.abort(reason);
     return true;
   }
 

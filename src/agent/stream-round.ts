@@ -19,8 +19,9 @@ export async function streamRound(
   backend: LlmBackend,
   request: ChatRequest,
   context: ToolContext,
-  checkpoint?: DraftCheckpoint,
+  options: { maxAnswerCharacters: number; checkpoint?: DraftCheckpoint | undefined },
 ): Promise<RoundResult> {
+  const { checkpoint, maxAnswerCharacters } = options;
   const result: RoundResult = { text: '', thinking: '', toolCalls: [] };
   const live = !context.isSubagent;
   let thinkingOpen = false;
@@ -29,7 +30,16 @@ export async function streamRound(
     thinkingOpen = false;
   };
 
-  for await (const event of backend.stream(request)) {
+  reading: for await (const event of backend.stream(request)) {
+    if ((event.type === 'text_delta' || event.type === 'thinking_delta') && result.text.length + result.thinking.length + event.delta.length > maxAnswerCharacters) {
+      // Leaving the loop ends the backend's request; the answer so far stands, with a note.
+      closeThinking();
+      const note = `\n\n[The answer was cut here: it passed ${maxAnswerCharacters.toLocaleString('en')} characters (MAX_ANSWER_CHARS).]`;
+      result.text += note;
+      checkpoint?.add('text', note);
+      if (live) context.emit({ type: 'stream_delta', delta: note });
+      break reading;
+    }
     switch (event.type) {
       case 'thinking_delta':
         thinkingOpen = true;

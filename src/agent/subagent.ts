@@ -47,6 +47,7 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
           registry: deps.tools,
           approvals: deps.approvals,
           toolTimeoutMs: defaultToolTimeoutMs,
+          maxAnswerCharacters: deps.config.MAX_ANSWER_CHARS,
           context,
         }),
       );

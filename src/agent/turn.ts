@@ -15,7 +15,7 @@ import { defaultToolTimeoutMs, runAgentLoop, type Conversation, type LoopOutcome
 import { toChatMessage } from './chat-message.ts';
 import { compressIfNeeded, needsCompression } from './compression.ts';
 import type { ApprovalGate } from './approval-gate.ts';
-import type { AgentEvent } from './events.ts';
+import { answerFields, type AgentEvent } from './events.ts';
 import { runPlanning } from './planning.ts';
 import { setupForSession } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
@@ -85,7 +85,7 @@ export async function runTurn(
     case 'completed': {
       const contextTokens = countedTokens(outcome);
       await updateSession(db, sessionId, { contextTokens });
-      context.emit({ type: 'stream_end', content: outcome.content, context_tokens: contextTokens, max_context_tokens: config.OLLAMA_NUM_CTX });
+      context.emit({ type: 'stream_end', ...answerFields(outcome.content), context_tokens: contextTokens, max_context_tokens: config.OLLAMA_NUM_CTX });
       // DESIGN §6 step 5, after stream_end so the answer is not held up; the next turn waits for it.
       if (needsCompression(config, contextTokens)) {
         background.start(async (emit, signal) => {
@@ -95,7 +95,7 @@ export async function runTurn(
       return { status: 'completed', content: outcome.content, contextTokens };
     }
     case 'stopped':
-      context.emit({ type: 'stream_stopped', content: outcome.content });
+      context.emit({ type: 'stream_stopped', ...answerFields(outcome.content), reason: context.signal.reason === 'shutdown' ? 'shutdown' : 'user' });
       return outcome;
     case 'failed':
       context.emit({ type: 'error', code: agentErrorCode(outcome.error.code), message: outcome.error.message });
@@ -132,6 +132,7 @@ async function runStartedTurn(
     setup: () => setupForSession(sessionId, deps, runProfileId),
     registry: deps.tools,
     toolTimeoutMs: defaultToolTimeoutMs,
+    maxAnswerCharacters: deps.config.MAX_ANSWER_CHARS,
     context,
     approvals: deps.approvals,
     drafts: {
