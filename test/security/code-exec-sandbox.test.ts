@@ -191,18 +191,28 @@ describe.runIf(pythonInstalled)('code_exec Python guard', () => {
     expect(result.output).not.toContain(secretText);
   });
 
-  it('still runs ordinary programs: the standard library, temporary files, JSON, modules written in the work folder', async () => {
+  it('still runs ordinary programs: the standard library, asyncio, threads, temporary files, modules written in the work folder', async () => {
     await writeFile(path.join(workFolder, 'helper.py'), 'def double(x):\n    return 2 * x\n');
     const code = [
-      'import collections, dataclasses, datetime, json, os, re, sys, tempfile',
+      'import asyncio, collections, csv, dataclasses, datetime, enum, json, logging, os, re, shutil, sys, tempfile',
+      'from concurrent.futures import ThreadPoolExecutor',
       "sys.path.insert(0, os.getcwd())",
       'import helper',
+      '@dataclasses.dataclass',
+      'class Point:',
+      '    x: int = 1',
+      'async def answer():',
+      '    return 42',
+      'with ThreadPoolExecutor() as pool:',
+      '    total = sum(pool.map(helper.double, range(4)))',
       'with tempfile.NamedTemporaryFile("w", delete=False) as handle:',
       '    handle.write("temp")',
-      'print(json.dumps({"double": helper.double(21), "temp_in_work": handle.name.startswith(os.getcwd())}))',
+      "shutil.copy(handle.name, 'copied.txt')",
+      'print(json.dumps({"double": helper.double(21), "async": asyncio.run(answer()), "threads": total, "point": Point().x, "temp_in_work": handle.name.startswith(os.getcwd())}))',
     ].join('\n');
     const result = await runTool(codeExec(), { language: 'python', code });
-    expect(result).toMatchObject({ success: true, output: expect.stringContaining('{"double": 42, "temp_in_work": true}') });
+    expect(result).toMatchObject({ success: true, output: expect.stringContaining('{"double": 42, "async": 42, "threads": 12, "point": 1, "temp_in_work": true}') });
+    expect(await readFile(path.join(workFolder, 'copied.txt'), 'utf8')).toBe('temp');
   });
 });
 

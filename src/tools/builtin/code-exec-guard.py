@@ -59,7 +59,7 @@ def _install_guard():
         'subprocess.Popen', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty',
         'os.startfile', 'pty.spawn', 'webbrowser.open', 'os.chroot', 'sys.remote_exec',
     ))
-    native_events = frozenset(('ctypes.dlopen', 'ctypes.dlsym', 'ctypes.dlsym/handle', 'ctypes.cdata', 'ctypes.cdata/buffer', 'ctypes.call_function', 'code.__new__'))
+    native_events = frozenset(('ctypes.dlopen', 'ctypes.dlsym', 'ctypes.dlsym/handle', 'ctypes.cdata', 'ctypes.cdata/buffer', 'ctypes.call_function'))
     write_events = {
         'os.mkdir': (0,), 'os.rmdir': (0,), 'os.remove': (0,), 'os.rename': (0, 1), 'os.chmod': (0,), 'os.chown': (0,),
         'os.utime': (0,), 'os.truncate': (0,), 'os.setxattr': (0,), 'os.removexattr': (0,), 'os.chflags': (0,), 'os.lchflags': (0,),
