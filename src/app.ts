@@ -9,7 +9,7 @@ import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
-import type { AgentDependencies } from './agent/turn.ts';
+import type { AgentDependencies } from './agent/dependencies.ts';
 import type { Config } from './config.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { createLogger } from './logger.ts';

@@ -8,7 +8,8 @@ import type { AgentEvent } from './events.ts';
 import { HearthEventHub } from './hearth-events.ts';
 import type { EventListener } from './run-hub.ts';
 import { RunHub } from './run-hub.ts';
-import { runTurn, type AgentDependencies, type SessionBackgroundWork, type TurnOutcome, type UserInput } from './turn.ts';
+import type { AgentDependencies } from './dependencies.ts';
+import { runTurn, type SessionBackgroundWork, type TurnOutcome, type UserInput } from './turn.ts';
 
 interface BackgroundTask {
   done: Promise<void>;

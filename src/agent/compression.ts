@@ -5,13 +5,12 @@ import type { ChatMessage, ToolDefinition } from '../llm/types.ts';
 import type { Db } from '../store/database.ts';
 import type { Message, NewMessage } from '../store/message.ts';
 import { listMessages, replaceContextPrefix } from '../store/messages-repository.ts';
-import { findSession, updateSession } from '../store/sessions-repository.ts';
+import { updateSession } from '../store/sessions-repository.ts';
 import { definitionsOf, type RoundSetup } from './agent-loop.ts';
 import { isSummary, summaryLabel, turnStarts } from './context-turns.ts';
 import type { AgentEvent } from './events.ts';
-import { setupForSession } from './round-setup.ts';
 import { characterCount, charactersPerToken, estimateRequestTokens, estimateTokens } from './token-estimate.ts';
-import type { AgentDependencies } from './turn.ts';
+import type { AgentDependencies } from './dependencies.ts';
 
 /** How much of one message the summariser reads. */
 const toolArgumentCharacters = 200;
@@ -214,10 +213,14 @@ export async function compressMessages(messages: readonly Message[], input: Comp
 }
 
 export interface CompressionTrigger {
+  sessionId: string;
+  deps: AgentDependencies;
+  /** The turn's setup for the session (its backend, model and window). */
+  setup: RoundSetup;
+  /** What the context holds now, as last counted plus anything stored since (the new user message). */
+  contextTokens: number;
   emit: (event: AgentEvent) => void;
   signal: AbortSignal;
-  /** Tokens stored since the backend last counted (the new user message, before a turn). */
-  addedTokens?: number;
 }
 
 /** DESIGN §6: compression is due when `context_tokens ≥ num_ctx × threshold`. */
@@ -229,15 +232,11 @@ export function needsCompression(config: Config, contextTokens: number): boolean
  * Compresses when it is due. Never throws: a failure is logged
  * and the context stays as it was, so the turn goes on unaffected.
  */
-export async function compressIfNeeded(sessionId: string, deps: AgentDependencies, trigger: CompressionTrigger): Promise<CompressionOutcome | undefined> {
+export async function compressIfNeeded(trigger: CompressionTrigger): Promise<CompressionOutcome | undefined> {
+  const { sessionId, deps, setup } = trigger;
   const { config, logger } = deps;
-  if (!config.CONTEXT_COMPRESSION_ENABLED) return undefined;
+  if (!needsCompression(config, trigger.contextTokens)) return undefined;
   try {
-    const session = await findSession(deps.db, sessionId);
-    if (!session || !needsCompression(config, session.contextTokens + (trigger.addedTokens ?? 0))) return undefined;
-    const resolved = await setupForSession(sessionId, deps);
-    if (!resolved.ok) return undefined;
-    const { setup } = resolved;
     const outcome = await compressContext({
       db: deps.db,
       sessionId,

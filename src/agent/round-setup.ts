@@ -4,7 +4,7 @@ import type { Profile } from '../profiles/profile.ts';
 import { findSession } from '../store/sessions-repository.ts';
 import type { RoundSetup } from './agent-loop.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
-import type { AgentDependencies } from './turn.ts';
+import type { AgentDependencies } from './dependencies.ts';
 
 export type ProfileSetup = { ok: true; profile: Profile; setup: RoundSetup } | { ok: false; error: LlmError };
 

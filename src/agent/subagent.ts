@@ -7,7 +7,7 @@ import type { SubagentRunner } from '../tools/builtin/spawn-agent.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import { defaultToolTimeoutMs, runAgentLoop, type Conversation } from './agent-loop.ts';
 import { profileNamed, setupForProfile } from './round-setup.ts';
-import type { AgentDependencies } from './turn.ts';
+import type { AgentDependencies } from './dependencies.ts';
 
 /**
  * Sub-agents run in memory: no history but their task, their own scratchpad and todo

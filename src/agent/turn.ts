@@ -1,39 +1,18 @@
-import type { Config } from '../config.ts';
-import type { BackendRegistry } from '../llm/backend-registry.ts';
 import type { LlmError } from '../llm/types.ts';
-import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
 import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
 import { appendDraft, beginRun, clearDraft, endRun } from '../store/runs-repository.ts';
 import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
-import type { ToolRegistry } from '../tools/tool-registry.ts';
-import type { Logger } from '../logger.ts';
-import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 import { defaultToolTimeoutMs, runAgentLoop, type Conversation, type LoopOutcome } from './agent-loop.ts';
 import { toChatMessage } from './chat-message.ts';
 import { compressIfNeeded, needsCompression } from './compression.ts';
-import type { ApprovalGate } from './approval-gate.ts';
+import type { AgentDependencies } from './dependencies.ts';
 import { answerFields, type AgentEvent } from './events.ts';
 import { runPlanning } from './planning.ts';
-import { setupForSession } from './round-setup.ts';
+import { setupForSession, type ProfileSetup } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
-
-export interface AgentDependencies {
-  db: Db;
-  config: Config;
-  profiles: ProfileRegistry;
-  tools: ToolRegistry;
-  backends: BackendRegistry;
-  persona: string;
-  logger: Logger;
-  userTools: UserToolManager;
-  /** The long-term memory summary injected into every call, if there is one. */
-  memorySummary: () => Promise<string | undefined>;
-  /** The gate every tool call passes (DESIGN §13). */
-  approvals: ApprovalGate;
-}
 
 export interface UserInput {
   content: string;
@@ -89,7 +68,8 @@ export async function runTurn(
       // DESIGN §6 step 5, after stream_end so the answer is not held up; the next turn waits for it.
       if (needsCompression(config, contextTokens)) {
         background.start(async (emit, signal) => {
-          await compressIfNeeded(sessionId, deps, { emit, signal });
+          const resolved = await setupForSession(sessionId, deps);
+          if (resolved.ok) await compressIfNeeded({ sessionId, deps, setup: resolved.setup, contextTokens, emit, signal });
         });
       }
       return { status: 'completed', content: outcome.content, contextTokens };
@@ -118,15 +98,22 @@ async function runStartedTurn(
   context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.
   await background.settled();
-  await compressIfNeeded(sessionId, deps, {
-    emit: context.emit,
-    signal: context.signal,
-    addedTokens: estimateTokens([toChatMessage(userMessage)]),
-  });
+  const session = await findSession(db, sessionId);
+  const resolved = await setupForSession(sessionId, deps);
+  if (session && resolved.ok) {
+    await compressIfNeeded({
+      sessionId,
+      deps,
+      setup: resolved.setup,
+      contextTokens: session.contextTokens + estimateTokens([toChatMessage(userMessage)]),
+      emit: context.emit,
+      signal: context.signal,
+    });
+  }
   const conversation = await storedConversation(db, sessionId);
-  await plan(sessionId, deps, conversation, context);
+  if (resolved.ok) await plan(resolved, deps, conversation, context);
 
-  const runProfileId = (await findSession(db, sessionId))?.profileId;
+  const runProfileId = session?.profileId;
   return runAgentLoop({
     conversation,
     setup: () => setupForSession(sessionId, deps, runProfileId),
@@ -177,9 +164,13 @@ async function storedConversation(db: Db, sessionId: string): Promise<Conversati
 }
 
 /** DESIGN §6 step 3. A failed planning call is logged and skipped: the turn still runs. */
-async function plan(sessionId: string, deps: AgentDependencies, conversation: Conversation, context: ToolContext): Promise<void> {
-  const resolved = await setupForSession(sessionId, deps);
-  if (!resolved.ok || !resolved.profile.planning_enabled) return;
+async function plan(
+  resolved: Extract<ProfileSetup, { ok: true }>,
+  deps: AgentDependencies,
+  conversation: Conversation,
+  context: ToolContext,
+): Promise<void> {
+  if (!resolved.profile.planning_enabled) return;
   const { setup } = resolved;
   const result = await runPlanning({
     backend: setup.backend,
@@ -192,7 +183,7 @@ async function plan(sessionId: string, deps: AgentDependencies, conversation: Co
     signal: context.signal,
   });
   if (result.kind === 'failed') {
-    if (result.error.code !== 'aborted') deps.logger.warn({ sessionId, error: result.error }, 'planning failed; continuing without a plan');
+    if (result.error.code !== 'aborted') deps.logger.warn({ sessionId: context.sessionId, error: result.error }, 'planning failed; continuing without a plan');
     return;
   }
   if (result.kind === 'direct') return;

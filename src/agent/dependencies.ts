@@ -1,0 +1,24 @@
+import type { Config } from '../config.ts';
+import type { BackendRegistry } from '../llm/backend-registry.ts';
+import type { Logger } from '../logger.ts';
+import type { ProfileRegistry } from '../profiles/profile-registry.ts';
+import type { Db } from '../store/database.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
+import type { ApprovalGate } from './approval-gate.ts';
+
+/** What the agent layer is built from: `createDependencies` in app.ts makes one, tests make their own. */
+export interface AgentDependencies {
+  db: Db;
+  config: Config;
+  profiles: ProfileRegistry;
+  tools: ToolRegistry;
+  backends: BackendRegistry;
+  persona: string;
+  logger: Logger;
+  userTools: UserToolManager;
+  /** The long-term memory summary injected into every call, if there is one. */
+  memorySummary: () => Promise<string | undefined>;
+  /** The gate every tool call passes (DESIGN §13). */
+  approvals: ApprovalGate;
+}
