@@ -155,6 +155,13 @@ describe('the user-tool sandbox: files', () => {
     await writeFile(path.join(folder, 'real.txt'), 'inside');
     await symlink('real.txt', path.join(folder, 'inside-link.txt'));
     expect(await callTool(hearth, socket, 'probe', { op: 'read', path: 'inside-link.txt' })).toMatchObject({ success: true, result: 'inside' });
+
+    // A link planted later, deep in a new folder, is seen at the next call too.
+    await mkdir(path.join(folder, 'reports', '2026'), { recursive: true });
+    await symlink(hearth.dataDir, path.join(folder, 'reports', '2026', 'archive'));
+    const later = await callTool(hearth, socket, 'probe', { op: 'list', path: 'reports/2026/archive' });
+    expect(later).toMatchObject({ success: false, result: expect.stringContaining(`${path.join('reports', '2026', 'archive')} → ${hearth.dataDir}`) });
+    expect(later.result).not.toContain('hearth.db');
   });
 
   it("gives a sub-agent its parent's folder, and nobody else's", async () => {

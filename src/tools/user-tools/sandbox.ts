@@ -92,27 +92,74 @@ export interface EscapingLink {
 }
 
 /**
- * Links in a session's folder through which a host could reach outside it. Node's permission
- * model checks the path a tool names and then follows symbolic links (documented), and a hard
- * link is the file itself; the sandboxed tools cannot make either, but other tools or the person
- * can. Symbolic links that stay inside the folder are fine; a regular file with more than one
- * name is counted, since where its other names live cannot be known.
+ * Watches a session's folder for links through which a host could reach outside it. Node's
+ * permission model checks the path a tool names and then follows symbolic links (documented),
+ * and a hard link is the file itself; the sandboxed tools cannot make either, but other tools
+ * or the person can. Symbolic links that stay inside the folder are fine; a regular file with
+ * more than one name is counted, since where its other names live cannot be known.
+ *
+ * The first check reads the whole tree; later ones stat each folder it knows and read again only
+ * those whose modification time changed (adding, removing or renaming an entry changes its
+ * folder's), so a call in a large folder costs one stat per folder.
  */
-export async function escapingLinks(folder: string): Promise<EscapingLink[]> {
-  const root = await realpath(folder);
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  const found = await Promise.all(
-    entries.map(async (entry): Promise<EscapingLink | undefined> => {
-      const full = path.join(entry.parentPath, entry.name);
-      const link = path.relative(root, full);
-      if (entry.isSymbolicLink()) {
-        const target = await realpathAllowingMissing(full).catch(() => '(a loop of links)');
-        return isInside(root, target) ? undefined : { link, target };
+export class LinkScan {
+  private root: string | undefined;
+  /** Folder → its modification time (taken before it was read) and the links found in it. */
+  private readonly folders = new Map<string, { mtimeNs: bigint; links: EscapingLink[] }>();
+
+  constructor(private readonly folder: string) {}
+
+  async check(): Promise<EscapingLink[]> {
+    this.root ??= await realpath(this.folder);
+    if (this.folders.size === 0) {
+      await this.read(this.root);
+    } else {
+      const known = [...this.folders.entries()];
+      const now = await Promise.all(known.map(([folder]) => lstat(folder, { bigint: true }).catch(() => undefined)));
+      for (const [index, [folder, seen]] of known.entries()) {
+        if (!this.folders.has(folder)) continue;
+        const stats = now[index];
+        if (!stats?.isDirectory()) this.forget(folder);
+        else if (stats.mtimeNs !== seen.mtimeNs) await this.read(folder, stats.mtimeNs);
       }
-      if (!entry.isFile()) return undefined;
-      const { nlink } = await lstat(full).catch(() => ({ nlink: 1 }));
-      return nlink > 1 ? { link, target: `(a hard link: the file has ${nlink} names)` } : undefined;
-    }),
-  );
-  return found.filter((entry): entry is EscapingLink => entry !== undefined);
+      if (!this.folders.has(this.root)) await this.read(this.root);
+    }
+    return [...this.folders.values()].flatMap((entry) => entry.links);
+  }
+
+  /** Reads one folder (its time first, so a change made while reading shows next time) and the new folders in it. */
+  private async read(folder: string, mtimeNs?: bigint): Promise<void> {
+    const root = this.root!;
+    const time = mtimeNs ?? (await lstat(folder, { bigint: true })).mtimeNs;
+    const entries = await readdir(folder, { withFileTypes: true });
+    const subfolders: string[] = [];
+    const found = await Promise.all(
+      entries.map(async (entry): Promise<EscapingLink | undefined> => {
+        const full = path.join(folder, entry.name);
+        const link = path.relative(root, full);
+        if (entry.isDirectory()) {
+          subfolders.push(full);
+          return undefined;
+        }
+        if (entry.isSymbolicLink()) {
+          const target = await realpathAllowingMissing(full).catch(() => '(a loop of links)');
+          return isInside(root, target) ? undefined : { link, target };
+        }
+        if (!entry.isFile()) return undefined;
+        const { nlink } = await lstat(full).catch(() => ({ nlink: 1 }));
+        return nlink > 1 ? { link, target: `(a hard link: the file has ${nlink} names)` } : undefined;
+      }),
+    );
+    // Folders that were here and are gone (or are no longer folders) go with everything under them.
+    const present = new Set(subfolders);
+    for (const known of [...this.folders.keys()]) {
+      if (path.dirname(known) === folder && !present.has(known)) this.forget(known);
+    }
+    this.folders.set(folder, { mtimeNs: time, links: found.filter((entry): entry is EscapingLink => entry !== undefined) });
+    for (const subfolder of subfolders) if (!this.folders.has(subfolder)) await this.read(subfolder);
+  }
+
+  private forget(folder: string): void {
+    for (const known of [...this.folders.keys()]) if (isInside(folder, known)) this.folders.delete(known);
+  }
 }

@@ -14,7 +14,7 @@ import { compileArgumentsValidator } from '../validation.ts';
 import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } from './build-tools.ts';
 import { grantedFor, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
 import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
-import { escapingLinks, packageFolders, type Sandbox } from './sandbox.ts';
+import { LinkScan, packageFolders, type Sandbox } from './sandbox.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
 export interface UserToolManagerOptions {
@@ -63,6 +63,8 @@ const defaultIdleMs = 5 * 60_000;
 const quickEndMs = 2_000;
 const maxQuickEnds = 3;
 const sessionIdPattern = /^[A-Za-z0-9_-]+$/;
+/** Sessions whose folder's link scan is kept between calls. */
+const maxLinkScans = 64;
 
 /** One reload's tools: their bundles and, per tool, the permissions it runs with. */
 interface Generation {
@@ -111,6 +113,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly retiring = new Set<UserToolHost>();
   private idleSweep: NodeJS.Timeout | undefined;
+  /** Per session (least recently used first): what its folder's last link check saw. */
+  private readonly linkScans = new Map<string, LinkScan>();
 
   constructor(private readonly options: UserToolManagerOptions) {
     super();
@@ -183,6 +187,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   async releaseSession(sessionId: string): Promise<void> {
     const ended = [...this.slots.values()].filter((slot) => slot.owner === sessionId);
     for (const slot of ended) this.slots.delete(slot.key);
+    this.linkScans.delete(sessionId);
     await Promise.all(ended.map((slot) => this.track(this.endSlot(slot, 'its session was deleted'))));
   }
 
@@ -431,10 +436,19 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
    * outside it (another tool or the person put it there), so no tool can read or write through it.
    */
   private async linksRefusal(owner: string): Promise<string | undefined> {
+    let scan = this.linkScans.get(owner);
+    if (scan) this.linkScans.delete(owner);
+    scan ??= new LinkScan(path.join(this.sessionFilesDir, owner));
+    this.linkScans.set(owner, scan);
+    for (const [oldest] of this.linkScans) {
+      if (this.linkScans.size <= maxLinkScans) break;
+      this.linkScans.delete(oldest);
+    }
     let links;
     try {
-      links = await escapingLinks(path.join(this.sessionFilesDir, owner));
+      links = await scan.check();
     } catch (error) {
+      this.linkScans.delete(owner);
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       return `Refused: the session's folder cannot be checked for links (${(error as Error).message}); no user tool runs until it can.`;
     }
