@@ -92,3 +92,33 @@ describe('a turn whose backend goes quiet', () => {
     });
   }
 });
+
+describe('a malformed Ollama stream', () => {
+  it('fails with llm_error naming the bad line, keeping what came before, instead of dropping it without a word', async () => {
+    const { createServer } = await import('node:http');
+    const lines = [
+      JSON.stringify({ model: 'fake', message: { role: 'assistant', content: 'Before ' }, done: false }),
+      '{"model":"fake","message":{"role":"assistant","content":"lost',
+      JSON.stringify({ model: 'fake', message: { role: 'assistant', content: 'after' }, done: true }),
+    ];
+    const broken = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      response.write(`${lines[0]}\n`);
+      setImmediate(() => response.end(`${lines[1]}\n${lines[2]}\n`));
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = broken.address() as import('node:net').AddressInfo;
+      const backend = createOllamaBackend({ host: `http://127.0.0.1:${port}`, defaultModel: 'fake', stallTimeoutMs: 10_000 });
+      const events = await readAll(backend.stream(chatRequest('fake')));
+      expect(joined(events, 'text_delta')).toBe('Before ');
+      expect(events.at(-1)).toEqual({
+        type: 'error',
+        error: { code: 'llm_error', message: expect.stringMatching(/^Ollama sent a line that is not JSON.*"content":"lost$/) },
+      });
+    } finally {
+      broken.closeAllConnections();
+      await new Promise((resolve) => broken.close(resolve));
+    }
+  });
+});

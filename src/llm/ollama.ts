@@ -64,6 +64,7 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
   }
 
   function describeFailure(error: unknown, progress: StreamProgress): LlmError {
+    if (error instanceof MalformedLineError) return { code: 'llm_error', message: error.message };
     const reason = networkFailureReason(error);
     if (reason && !progress.connected) {
       return {
@@ -119,14 +120,7 @@ function fetchWithSignal(baseFetch: typeof fetch, signal: AbortSignal, touch: ()
     const response = await baseFetch(input, { ...init, ...(body !== undefined && { body }), signal: AbortSignal.any(signals) });
     touch();
     if (response.ok && response.body) {
-      const watched = response.body.pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            touch();
-            controller.enqueue(chunk);
-          },
-        }),
-      );
+      const watched = response.body.pipeThrough(checkedLines(touch));
       return new Response(watched, { status: response.status, statusText: response.statusText, headers: response.headers });
     }
     if (response.ok || response.headers.get('content-type')?.includes('application/json')) return response;
@@ -136,6 +130,55 @@ function fetchWithSignal(baseFetch: typeof fetch, signal: AbortSignal, touch: ()
       headers: { 'content-type': 'application/json' },
     });
   };
+}
+
+class MalformedLineError extends Error {}
+
+/**
+ * Passes the body through, reporting each chunk as a sign of life, and fails the stream on a
+ * line that is not JSON: the client would drop it with a console warning, losing part of
+ * the answer without a word.
+ */
+function checkedLines(touch: () => void): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  // The text of the line in progress: its bytes are already passed on.
+  let partial = '';
+  const isJson = (line: string) => {
+    if (line.trim() === '') return true;
+    try {
+      JSON.parse(line);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const failure = (line: string) =>
+    new MalformedLineError(`Ollama sent a line that is not JSON, so the reply was given up: ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`);
+  return new TransformStream({
+    transform(chunk, controller) {
+      touch();
+      const passedOn = partial;
+      const text = passedOn + decoder.decode(chunk, { stream: true });
+      const lines = text.split('\n');
+      partial = lines.pop() ?? '';
+      // Offset in `text` just past the last good line.
+      let end = 0;
+      for (const line of lines) {
+        if (!isJson(line)) {
+          // The good lines before it still reach the client, which then fails on the error.
+          if (end > passedOn.length) controller.enqueue(encoder.encode(text.slice(passedOn.length, end)));
+          throw failure(line);
+        }
+        end += line.length + 1;
+      }
+      controller.enqueue(chunk);
+    },
+    flush() {
+      const rest = partial + decoder.decode();
+      if (!isJson(rest)) throw failure(rest);
+    },
+  });
 }
 
 function toOllamaRequest(request: ChatRequest, defaultModel: string): OllamaChatRequest {
