@@ -16,6 +16,7 @@ import { createLogger } from './logger.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
 import { agentRoutes } from './server/agent-routes.ts';
+import { maxMessageBytes } from './server/client-commands.ts';
 import { approvalRoutes } from './server/approval-routes.ts';
 import { eventsSocketRoutes } from './server/events-socket-routes.ts';
 import { requireToken } from './server/auth.ts';
@@ -32,6 +33,7 @@ import { websocketRoutes } from './server/websocket-routes.ts';
 import { openDatabase } from './store/database.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
 import { SelfAddress } from './tools/builtin/http/self-address.ts';
+import { endLeftoverProcesses } from './tools/process-markers.ts';
 import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
 
 export const version = '0.1.0';
@@ -52,6 +54,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
   const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR));
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  // First of all: a tool process a killed or crashed run left behind would go on acting unseen.
+  await endLeftoverProcesses(config.DATA_DIR, logger);
   // Sub-agents need the finished dependencies, the registry included, and write_tool/reload_tools
   // need the user-tool manager, which is built after the registry: both are read when they run.
   const runSubagent = createSubagentRunner(() => deps);
@@ -112,9 +116,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 64 * 1024 * 1024,
+    // Every body is small but a message's (its route allows more); uploads are multipart, limited on their own.
+    bodyLimit: 1024 * 1024,
     // Bodies are validated as sent: a number is not quietly turned into a flag, nor an unknown field dropped.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    // String lengths count UTF-16 units, read in constant time rather than counted over a large image.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, unicode: false } },
   });
   const agent = new Agent(deps);
   const announceTools = () => agent.announceTools();
@@ -133,7 +139,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('preClose', async () => {
     await agent.stopAll();
   });
-  await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 * 1024 } });
+  await app.register(fastifyWebsocket, { options: { maxPayload: maxMessageBytes } });
   // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
   app.addHook('onRequest', guardRequests({ requireLoopbackHost: config.AUTH_TOKEN === '' }));
 

@@ -1,12 +1,26 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
 
-const Attachment = Type.Object({ name: Type.String({ minLength: 1 }), path: Type.String({ minLength: 1 }) });
+const Attachment = Type.Object({ name: Type.String({ minLength: 1, maxLength: 1_000 }), path: Type.String({ minLength: 1, maxLength: 4_096 }) });
+
+/** What one message may carry: 1,000,000 characters of text and up to 8 images of 10 MB each. */
+export const messageLimits = {
+  characters: 1_000_000,
+  images: 8,
+  imageBytes: 10 * 1024 * 1024,
+} as const;
+/** An image of `imageBytes` in base64, with room for a `data:` prefix. */
+const imageCharacters = Math.ceil(messageLimits.imageBytes / 3) * 4 + 100;
+/**
+ * The largest body or frame a valid message can be (text escaped at most six-fold, the
+ * images, the file list); anything larger is refused before it is read whole or parsed.
+ */
+export const maxMessageBytes = messageLimits.characters * 6 + messageLimits.images * imageCharacters + 1024 * 1024;
 
 export const MessageBody = Type.Object(
   {
-    content: Type.String({ minLength: 1, maxLength: 1_000_000 }),
-    images: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 16 })),
+    content: Type.String({ minLength: 1, maxLength: messageLimits.characters }),
+    images: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: imageCharacters }), { maxItems: messageLimits.images })),
     files: Type.Optional(Type.Array(Attachment, { maxItems: 64 })),
   },
   { additionalProperties: false },
@@ -30,7 +44,8 @@ const ApproveCommand = Type.Composite(
 /** What a client may send over a session's WebSocket (DESIGN §4). */
 export type ClientCommand = Static<typeof MessageCommand> | Static<typeof StopCommand> | Static<typeof ApproveCommand>;
 
-const ajv = new Ajv({ allErrors: false });
+// `unicode: false`: string lengths are UTF-16 units, read in constant time, not counted over a 13 MB image.
+const ajv = new Ajv({ allErrors: false, unicode: false });
 /** One validator per frame type, so an error speaks of the frame that was meant. */
 const validators = new Map<unknown, ValidateFunction>([
   ['message', ajv.compile(MessageCommand)],

@@ -5,7 +5,7 @@ import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import { listMessages } from '../store/messages-repository.ts';
 import { createSession, findSession, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
-import { MessageBody } from './client-commands.ts';
+import { maxMessageBytes, MessageBody } from './client-commands.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
@@ -115,7 +115,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
 
   app.post<{ Params: SessionParams; Body: Static<typeof MessageBody> }>(
     '/sessions/:id/messages',
-    { schema: { params: SessionParams, body: MessageBody } },
+    { schema: { params: SessionParams, body: MessageBody }, bodyLimit: maxMessageBytes },
     async (request) => {
       const session = await existing(request.params.id);
       const sent = agent.send(session.id, request.body);
