@@ -7,6 +7,8 @@ export interface ReplyPlan {
   delayMs: number;
   /** Each chunk's text is its send time (epoch ms, LLM clock) between stamp delimiters. */
   stamped: boolean;
+  /** Each chunk is this many characters of filler (when not stamped). */
+  chunkCharacters?: number;
 }
 
 export type LlmCommand =

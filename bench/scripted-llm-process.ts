@@ -84,7 +84,11 @@ function answer(body: any): ScriptStep {
   const stamped = plan.stamped;
   return {
     chunkCount: plan.chunkCount,
-    chunkText: stamped ? () => stampText(epochNow()) : (index) => `word${index} `,
+    chunkText: stamped
+      ? () => stampText(epochNow())
+      : plan.chunkCharacters !== undefined
+        ? () => 'y'.repeat(plan.chunkCharacters ?? 0)
+        : (index) => `word${index} `,
     delayMs: plan.delayMs,
     usage,
   };

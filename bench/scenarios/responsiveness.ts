@@ -1,0 +1,86 @@
+// Scenario 15: does a large message or a huge answer hold up other clients? /health is
+// timed from the bench process, back to back, while one session takes a 10 MB image and
+// while another streams an answer of 100 MB (cut at MAX_ANSWER_CHARS).
+import { createSession, SessionSocket } from '../hearth-client.ts';
+import { turnTagText } from '../llm-protocol.ts';
+import type { ScenarioResult } from '../report.ts';
+import { maximum, median, milliseconds, percentile } from '../statistics.ts';
+import type { ServerProcess } from '../server-process.ts';
+import type { BenchContext } from './bench-context.ts';
+
+const budgetMs = 100;
+const imageBytes = 10 * 1024 * 1024;
+
+/** Times GET /health one after another until `busy` settles. */
+async function healthTimesDuring(server: ServerProcess, busy: Promise<unknown>): Promise<number[]> {
+  let settled = false;
+  void busy.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const times: number[] = [];
+  while (!settled || times.length < 3) {
+    const started = performance.now();
+    const response = await fetch(`${server.baseUrl}/health`, { headers: server.headers });
+    await response.arrayBuffer();
+    times.push(performance.now() - started);
+  }
+  await busy;
+  return times;
+}
+
+async function postImage(server: ServerProcess, sessionId: string, tag: string): Promise<void> {
+  const image = Buffer.alloc(imageBytes, 7).toString('base64');
+  const response = await fetch(`${server.baseUrl}/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    headers: { ...server.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ content: `What is in this picture? ${turnTagText(tag)}`, images: [image] }),
+  });
+  if (response.status !== 200) throw new Error(`the 10 MB message answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+}
+
+function describe(times: number[]): string {
+  return `max ${milliseconds(maximum(times), 0)} (median ${milliseconds(median(times), 1)}, p99 ${milliseconds(percentile(times, 0.99), 0)}, ${times.length} requests)`;
+}
+
+export async function responsiveness({ server, llm }: BenchContext): Promise<ScenarioResult> {
+  await llm.configure({ chunkCount: 20, delayMs: 0, stamped: false });
+  const imageSession = await createSession(server);
+  await postImage(server, imageSession, 'image-warmup');
+  const imageTimes: number[] = [];
+  for (let run = 0; run < 3; run++) imageTimes.push(...(await healthTimesDuring(server, postImage(server, imageSession, `image-${run}`))));
+
+  await llm.configure({ chunkCount: 100_000, delayMs: 0, stamped: false, chunkCharacters: 1_000 });
+  const answerTimes: number[] = [];
+  let answerLength = 0;
+  for (let run = 0; run < 2; run++) {
+    const socket = await SessionSocket.connect(server, await createSession(server));
+    const ended = socket.next('stream_end', 120_000);
+    socket.send({ type: 'message', content: `Write a hundred megabytes. ${turnTagText(`huge-${run}`)}` });
+    answerTimes.push(...(await healthTimesDuring(server, ended)));
+    answerLength = (await ended).event.length;
+    await socket.close();
+  }
+  await llm.configure({ chunkCount: 20, delayMs: 0, stamped: false });
+  return {
+    rows: [
+      {
+        scenario: '15a. `/health` while a 10 MB image message is taken',
+        measured: describe(imageTimes),
+        target: `max < ${budgetMs} ms`,
+        passed: maximum(imageTimes) < budgetMs,
+      },
+      {
+        scenario: '15b. `/health` while a 100 MB answer streams',
+        measured: `${describe(answerTimes)}; answer cut at ${answerLength.toLocaleString('en')} characters`,
+        target: `max < ${budgetMs} ms`,
+        passed: maximum(answerTimes) < budgetMs,
+      },
+    ],
+    details: [
+      `15. Responsiveness: GET /health timed back to back from the bench process while one session is sent a message with a 10 MB image ` +
+        `(POST /sessions/:id/messages, answered in 20 chunks; one warm-up, three measured) and while other sessions stream an answer of ` +
+        `100,000 chunks of 1,000 characters as fast as the scripted LLM can send them (two runs; the server cuts it at MAX_ANSWER_CHARS).`,
+    ],
+  };
+}
