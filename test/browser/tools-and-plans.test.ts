@@ -86,6 +86,31 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     await waitForAnswer(page, 'The gate is open.');
   });
 
+  it('keeps two rounds of Ollama tool calls in two cards, each with its own result', browserTest, async () => {
+    const { tools } = gatedTools();
+    const hearth = await browser.hearth({ tools, profiles: { gatekeeper: gateProfile } });
+    // The scripted Ollama, like older Ollama versions, sends no call ids: the server makes them unique across rounds.
+    hearth.llm.script({ toolCalls: [{ name: 'long_report', arguments: {} }] }, { toolCalls: [{ name: 'refuse', arguments: {} }] }, { content: 'Two rounds done.' });
+    const { page } = await browser.openSession(hearth, 'gatekeeper');
+    await sendMessage(page, 'Report, then refuse');
+    await waitForAnswer(page, 'Two rounds done.');
+    const check = async () => {
+      const cards = page.locator(sel.tool);
+      expect(await cards.count()).toBe(2);
+      const ids = await cards.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-call-id')));
+      expect(new Set(ids).size).toBe(2);
+      expect(await page.locator(`${sel.tool}[data-tool="long_report"]`).getAttribute('data-status')).toBe('done');
+      expect(await page.locator(`${sel.tool}[data-tool="long_report"] details.tool-result`).textContent()).toContain('END OF REPORT');
+      expect(await page.locator(`${sel.tool}[data-tool="refuse"]`).getAttribute('data-status')).toBe('failed');
+      expect(await page.locator(`${sel.tool}[data-tool="refuse"] details.tool-result`).textContent()).toContain('refused on purpose');
+    };
+    await check();
+    await page.reload();
+    await waitForApp(page);
+    await waitForAnswer(page, 'Two rounds done.');
+    await check();
+  });
+
   it('marks a call that reports failure and a call to an unknown tool as failed', browserTest, async () => {
     const { tools } = gatedTools();
     const hearth = await browser.hearth({ tools, profiles: { gatekeeper: gateProfile } });
