@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createTerminalTool, splitCommandLine } from '../src/tools/builtin/terminal.ts';
 import { OutputCapture } from '../src/tools/output-capture.ts';
+import { findMarkedProcesses, hearthInstance, parseProcessMarker, processMarkerVariable } from '../src/tools/process-markers.ts';
 import { runProcess } from '../src/tools/process-runner.ts';
 import type { Tool } from '../src/tools/tool.ts';
 import { processHasEnded, readPid } from './support/processes.ts';
@@ -19,7 +22,17 @@ beforeEach(async () => {
   workFolder = path.join(directory, 'session-1');
 });
 
+const strays: number[] = [];
+
 afterEach(async () => {
+  // Only what a failing test left behind: a passing one has nothing running here.
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Ended.
+    }
+  }
   await rm(directory, { recursive: true, force: true });
 });
 
@@ -200,5 +213,113 @@ describe('process runner', () => {
     expect(echoed).toMatchObject({ exitCode: 0, stdout: 'from stdin', stderr: '', timedOut: false, aborted: false });
     const missing = await runProcess({ executable: 'definitely-not-installed-hearth', args: [], cwd: directory, timeoutMs: 5_000 });
     expect(missing).toMatchObject({ exitCode: null, spawnError: { code: 'ENOENT' } });
+  });
+});
+
+describe('processes that leave the process group', () => {
+  /** A terminal whose DATA_DIR is this test's own folder, so ending a session's or all processes touches no other test's. */
+  function isolatedTerminal(): Tool {
+    return createTerminalTool({ config: parseConfig({ DATA_DIR: directory, SESSION_FILES_DIR: directory }) });
+  }
+
+  /** The pid a command wrote to `name` in a work folder, remembered for clean-up if the test fails. */
+  async function pidFrom(name: string, folder = workFolder): Promise<number> {
+    const pid = await waitUntil(() => readPid(path.join(folder, name)));
+    strays.push(pid);
+    return pid;
+  }
+
+  /** Live processes carrying a marker of this test's installation. */
+  async function markedHere(sessionId?: string): Promise<number[]> {
+    const instance = hearthInstance(directory);
+    const found = await findMarkedProcesses((marker) => {
+      const parsed = parseProcessMarker(marker);
+      return parsed?.instance === instance && (sessionId === undefined || parsed.sessionId === sessionId);
+    });
+    return found!.map((process) => process.pid);
+  }
+
+  it('a stop also ends a child that called setsid and a double-forked one, before the call returns', async () => {
+    const controller = new AbortController();
+    const command =
+      "setsid sh -c 'echo $$ > escaper.pid; sleep 30; touch escaped' & " +
+      "(setsid sh -c 'echo $$ > double.pid; sleep 30; touch escaped-twice' > /dev/null 2>&1 &); " +
+      'sleep 30';
+    const running = runTool(isolatedTerminal(), { command }, { signal: controller.signal });
+    const escaper = await pidFrom('escaper.pid');
+    const doubleForked = await pidFrom('double.pid');
+    // They really left: their own sessions and groups, out of reach of the group kill.
+    for (const pid of [escaper, doubleForked]) {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const [, , group, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      expect(Number(group)).toBe(pid);
+      expect(Number(session)).toBe(pid);
+    }
+    controller.abort();
+    const result = await running;
+    expect(result.output).toContain('Stopped by the user');
+    expect(processHasEnded(escaper)).toBe(true);
+    expect(processHasEnded(doubleForked)).toBe(true);
+    expect(await markedHere()).toEqual([]);
+    expect(existsSync(path.join(workFolder, 'escaped'))).toBe(false);
+    expect(existsSync(path.join(workFolder, 'escaped-twice'))).toBe(false);
+  });
+
+  it('a timeout ends a setsid child too, even one that ignores SIGTERM', async () => {
+    const command = "setsid sh -c \"trap '' TERM; echo \\$\\$ > escaper.pid; sleep 30; touch escaped\" & sleep 30";
+    const result = await runTool(isolatedTerminal(), { command, timeout_s: 1 });
+    expect(result.output).toContain('Timed out after 1 s');
+    const escaper = (await readPid(path.join(workFolder, 'escaper.pid')))!;
+    expect(escaper).toBeDefined();
+    expect(processHasEnded(escaper)).toBe(true);
+    expect(await markedHere()).toEqual([]);
+  });
+
+  it('every process a call starts carries its own marker; stopping one call leaves another call of the session alone', async () => {
+    const tool = isolatedTerminal();
+    const printed = await runTool(tool, { command: `echo "$${processMarkerVariable}"` });
+    const marker = parseProcessMarker(printed.output.split('stdout:\n')[1]!.trim());
+    expect(marker).toMatchObject({ instance: hearthInstance(directory), sessionId: 'session-1', callId: expect.stringMatching(/^[0-9a-f]{12}$/) });
+
+    // A background job another call of the same session left running (a sub-agent's, say).
+    const background = await runTool(tool, { command: "setsid sh -c 'echo $$ > background.pid; exec sleep 30' > /dev/null 2>&1 &" });
+    expect(background.success).toBe(true);
+    const survivor = await pidFrom('background.pid');
+
+    const controller = new AbortController();
+    const running = runTool(tool, { command: "setsid sh -c 'echo $$ > stopped.pid; exec sleep 30' & sleep 30" }, { signal: controller.signal });
+    const stopped = await pidFrom('stopped.pid');
+    controller.abort();
+    await running;
+    expect(processHasEnded(stopped)).toBe(true);
+    expect(processHasEnded(survivor)).toBe(false);
+    expect(await markedHere('session-1')).toEqual([survivor]);
+  });
+
+  it('deleting a session ends what its calls left running, and shutdown ends everything; other installations are left alone', async () => {
+    const tool = isolatedTerminal();
+    const start = (sessionId: string, file: string) =>
+      runTool(tool, { command: `setsid sh -c 'echo $$ > ${file}; exec sleep 30' > /dev/null 2>&1 &` }, { sessionId });
+    await start('session-1', 'first.pid');
+    await start('session-2', 'second.pid');
+    const first = await pidFrom('first.pid');
+    const second = await pidFrom('second.pid', path.join(directory, 'session-2'));
+    // The same session id, marked by another Hearth (another DATA_DIR).
+    const neighbour = spawn('sleep', ['30'], {
+      detached: true,
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH, [processMarkerVariable]: `${hearthInstance(path.join(directory, 'other'))}:session-1:0123456789ab` },
+    });
+    strays.push(neighbour.pid!);
+    await waitUntil(async () => (await readFile(`/proc/${neighbour.pid}/environ`, 'utf8')).includes(processMarkerVariable));
+
+    await tool.releaseSession!('session-1');
+    expect(processHasEnded(first)).toBe(true);
+    expect(processHasEnded(second)).toBe(false);
+
+    await tool.dispose!();
+    expect(processHasEnded(second)).toBe(true);
+    expect(processHasEnded(neighbour.pid!)).toBe(false);
+    neighbour.kill('SIGKILL');
   });
 });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { ToolOutput } from './tool.ts';
 import { OutputCapture, renderBoth } from './output-capture.ts';
+import { processMarkerVariable, signalCallProcesses } from './process-markers.ts';
 import { toolEnvironment } from './tool-environment.ts';
 
 export interface RunProcessOptions {
@@ -21,6 +22,13 @@ export interface RunProcessOptions {
   maxOutputCharacters?: number;
   /** Time between SIGTERM and SIGKILL when the process group is stopped. */
   killGraceMs?: number;
+  /**
+   * The call's `HEARTH_PROCESS` marker (`ProcessMarkers.forCall`), added to the environment and
+   * inherited by everything the process starts. A timeout or stop then also ends the processes
+   * carrying it outside the group (a child that called `setsid`), and at start the server ends
+   * what a crashed run left (see process-markers.ts).
+   */
+  marker?: string;
 }
 
 export interface ProcessResult {
@@ -70,7 +78,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
     try {
       child = spawn(options.executable, options.args, {
         cwd: options.cwd,
-        env: options.env ?? toolEnvironment(''),
+        env: { ...(options.env ?? toolEnvironment('')), ...(options.marker !== undefined && { [processMarkerVariable]: options.marker }) },
         detached: true,
         stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
@@ -100,10 +108,15 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       aborted = true;
       stop();
     }
+    function signalMarked(signal: NodeJS.Signals): Promise<unknown> {
+      if (options.marker === undefined) return Promise.resolve();
+      return signalCallProcesses(options.marker, signal).catch(() => undefined);
+    }
     function stop() {
       if (stopping) return;
       stopping = true;
       signalGroup(child.pid, 'SIGTERM');
+      void signalMarked('SIGTERM');
       forceTimer = setTimeout(() => {
         forceKilled = true;
         signalGroup(child.pid, 'SIGKILL');
@@ -124,7 +137,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
       if (stopping) signalGroup(child.pid, 'SIGKILL');
       child.stdout?.destroy();
       child.stderr?.destroy();
-      resolve({
+      const result: ProcessResult = {
         exitCode,
         signal: exitSignal,
         ...renderBoth(stdout, stderr, budget),
@@ -132,7 +145,10 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
         aborted,
         durationMs: Math.round(performance.now() - started),
         ...(spawnError && { spawnError }),
-      });
+      };
+      // Nor what left the group: the call's stragglers found by its marker are ended before it returns.
+      if (stopping) void signalMarked('SIGKILL').then(() => resolve(result));
+      else resolve(result);
     }
 
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => stdout.append(chunk));

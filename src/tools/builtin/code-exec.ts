@@ -3,6 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
+import { ProcessMarkers } from '../process-markers.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
@@ -67,6 +68,8 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
   const allowedCommands = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => path.basename(entry.trim())).filter((entry) => entry !== '');
   const anyCommand = allowedCommands.includes('*');
   const readRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+  // The terminal tool ends a deleted session's marked processes, these included.
+  const markers = new ProcessMarkers(config.DATA_DIR);
   const interpreters: Record<Language, Interpreter> = {
     javascript: {
       executable: process.execPath,
@@ -135,6 +138,7 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
           args: await interpreter.arguments({ readRoots, workFolder }, file),
           cwd: workFolder,
           env: { ...toolEnvironment(config.TOOL_ENV_PASSTHROUGH), TMPDIR: temporaryFolder },
+          marker: markers.forCall(context.sessionId),
           timeoutMs: timeoutSeconds * 1000,
           signal: context.signal,
           maxOutputCharacters: maximumOutputCharacters,

@@ -2,6 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
+import { ProcessMarkers } from '../process-markers.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
@@ -141,13 +142,16 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
     // git in a session's folder must not find the repository Hearth itself may live in.
     GIT_CEILING_DIRECTORIES: path.resolve(config.SESSION_FILES_DIR),
   };
+  // Shared by every tool process of this installation (code_exec's too): see process-markers.ts.
+  const markers = new ProcessMarkers(config.DATA_DIR);
 
-  async function checkGitRepository(executable: string, folder: string, signal: AbortSignal): Promise<string | undefined> {
+  async function checkGitRepository(executable: string, folder: string, signal: AbortSignal, marker: string): Promise<string | undefined> {
     const listing = await runProcess({
       executable,
       args: ['config', '--list', '--show-scope', '-z'],
       cwd: folder,
       env: environment,
+      marker,
       timeoutMs: gitConfigTimeoutMs,
       signal,
     });
@@ -157,7 +161,7 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
     return checkRepositoryConfig(listing.stdout);
   }
 
-  async function planCommand(command: string, folder: string, signal: AbortSignal): Promise<Plan> {
+  async function planCommand(command: string, folder: string, signal: AbortSignal, marker: string): Promise<Plan> {
     if (useShell) return command.trim() === '' ? { refusal: 'The command is empty.' } : { executable: '/bin/sh', args: ['-c', command] };
     const split = splitCommandLine(command);
     if ('refusal' in split) return { refusal: `${split.refusal}\nAllowed executables: ${allowedList}.` };
@@ -181,7 +185,7 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       if (word !== undefined) return { refusal: `Refused: ${name} ${word} ${rule.what}. ${sentence(rule.instead)}.` };
     }
     if (name === 'git') {
-      const refused = checkGitArguments(args) ?? (await checkGitRepository(executable, folder, signal));
+      const refused = checkGitArguments(args) ?? (await checkGitRepository(executable, folder, signal, marker));
       if (refused !== undefined) return { refusal: refused };
       return { executable, args: [...gitSafetyArguments, ...args] };
     }
@@ -202,13 +206,15 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
       const resolved = await resolveFolder(workFolder, args.cwd, allowedRoots);
       if ('problem' in resolved) return failure(resolved.problem);
-      const plan = await planCommand(args.command, resolved.folder, context.signal);
+      const marker = markers.forCall(context.sessionId);
+      const plan = await planCommand(args.command, resolved.folder, context.signal, marker);
       if ('refusal' in plan) return failure(plan.refusal);
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
       const result = await runProcess({
         ...plan,
         cwd: resolved.folder,
         env: environment,
+        marker,
         timeoutMs: timeoutSeconds * 1000,
         signal: context.signal,
         maxOutputCharacters: maximumOutputCharacters,
@@ -218,5 +224,8 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       if (result.spawnError) return failure(`Could not start "${plan.executable}": ${result.spawnError.message}`);
       return describeProcessResult(result, timeoutSeconds);
     },
+    // What a session's calls left running in the background (terminal and code_exec alike) ends with it, and everything at shutdown.
+    releaseSession: async (sessionId) => void (await markers.endSession(sessionId)),
+    dispose: async () => void (await markers.endStarted()),
   };
 }
