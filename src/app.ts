@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
@@ -31,6 +32,7 @@ import { vendorRoutes } from './server/vendor-routes.ts';
 import { startWatchers, type Watchers } from './server/watchers.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
 import { openDatabase } from './store/database.ts';
+import { MessageImages } from './store/message-images.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
 import { SelfAddress } from './tools/builtin/http/self-address.ts';
 import { endLeftoverProcesses } from './tools/process-markers.ts';
@@ -99,6 +101,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     memory,
     selfAddress,
     approvals,
+    images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
   };
   const { errors } = await userTools.reload();

@@ -10,6 +10,39 @@ afterEach(async () => {
 
 const image = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
 
+describe('images of stored messages', () => {
+  it('are kept as files, served by URL, sent to the model on later turns, and removed with their session', async () => {
+    hearth = await startHearth();
+    const sessionId = await hearth.createSession();
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]).toString('base64');
+    hearth.llm.script({ content: 'A picture.' }, { content: 'Still the picture.' });
+    await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Look', images: [`data:image/png;base64,${png}`] });
+    await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'And again?' });
+    // The model gets the image with its message on every later turn.
+    expect(hearth.llm.requests[1]!.body.messages[1]).toMatchObject({ role: 'user', content: 'Look', images: [png] });
+
+    const [user] = (await hearth.request('GET', `/sessions/${sessionId}`)).body.messages;
+    const url = user.images[0] as string;
+    expect(url).toMatch(new RegExp(`^/sessions/${sessionId}/images/[0-9a-f]{24}\\.png$`));
+    const served = await fetch(hearth.baseUrl + url);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer()).toString('base64')).toBe(png);
+    // The database row holds a reference, not the bytes.
+    const { default: Database } = await import('better-sqlite3');
+    const database = new Database(hearth.config.DB_PATH, { readonly: true });
+    const details = database.prepare("SELECT details FROM messages WHERE session_id = ? AND role = 'user'").pluck().all(sessionId) as string[];
+    database.close();
+    expect(details.join('')).not.toContain(png.slice(0, 40));
+
+    expect((await fetch(`${hearth.baseUrl}/sessions/${sessionId}/images/..%2F..%2Fhearth.db`)).status).toBe(404);
+    expect((await fetch(`${hearth.baseUrl}/sessions/${sessionId}/images/000000000000000000000000.png`)).status).toBe(404);
+    await hearth.request('DELETE', `/sessions/${sessionId}`);
+    expect((await fetch(hearth.baseUrl + url)).status).toBe(404);
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(`${hearth.dataDir}/images`)).toEqual([]);
+  });
+});
+
 describe('message size limits', () => {
   it('takes a message of up to 8 images of 10 MB, and names the limit that a larger one breaks', async () => {
     hearth = await startHearth();
@@ -17,9 +50,10 @@ describe('message size limits', () => {
     const post = (body: unknown) => hearth!.request('POST', `/sessions/${sessionId}/messages`, body);
 
     hearth.llm.script({ content: 'Two big pictures.' });
-    const accepted = await post({ content: 'Look', images: [image(messageLimits.imageBytes), `data:image/png;base64,${image(1024)}`] });
+    const big = image(messageLimits.imageBytes);
+    const accepted = await post({ content: 'Look', images: [big, `data:image/png;base64,${image(1024)}`] });
     expect(accepted).toMatchObject({ status: 200, body: { content: 'Two big pictures.' } });
-    expect(hearth.llm.requests.at(-1)!.body.messages.at(-1).images).toHaveLength(2);
+    expect(hearth.llm.requests.at(-1)!.body.messages.at(-1).images).toEqual([big, image(1024)]);
 
     const tooMany = await post({ content: 'Look', images: Array.from({ length: 9 }, () => image(16)) });
     expect(tooMany).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', message: expect.stringMatching(/images/) } } });

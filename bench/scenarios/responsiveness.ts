@@ -45,10 +45,13 @@ function describe(times: number[]): string {
 
 export async function responsiveness({ server, llm }: BenchContext): Promise<ScenarioResult> {
   await llm.configure({ chunkCount: 20, delayMs: 0, stamped: false });
-  const imageSession = await createSession(server);
-  await postImage(server, imageSession, 'image-warmup');
+  await postImage(server, await createSession(server), 'image-warmup');
   const imageTimes: number[] = [];
-  for (let run = 0; run < 3; run++) imageTimes.push(...(await healthTimesDuring(server, postImage(server, imageSession, `image-${run}`))));
+  // A fresh session each time: one message with one image, not a conversation that keeps sending earlier ones.
+  for (let run = 0; run < 3; run++) {
+    const session = await createSession(server);
+    imageTimes.push(...(await healthTimesDuring(server, postImage(server, session, `image-${run}`))));
+  }
 
   await llm.configure({ chunkCount: 100_000, delayMs: 0, stamped: false, chunkCharacters: 1_000 });
   const answerTimes: number[] = [];
@@ -78,7 +81,7 @@ export async function responsiveness({ server, llm }: BenchContext): Promise<Sce
       },
     ],
     details: [
-      `15. Responsiveness: GET /health timed back to back from the bench process while one session is sent a message with a 10 MB image ` +
+      `15. Responsiveness: GET /health timed back to back from the bench process while a fresh session is sent a message with a 10 MB image ` +
         `(POST /sessions/:id/messages, answered in 20 chunks; one warm-up, three measured) and while other sessions stream an answer of ` +
         `100,000 chunks of 1,000 characters as fast as the scripted LLM can send them (two runs; the server cuts it at MAX_ANSWER_CHARS).`,
     ],

@@ -6,8 +6,9 @@ import { MarkdownStream, renderMarkdown } from './markdown.js';
 const foldedResultLength = 600;
 const attachedFilesMarker = '\n\nAttached files:\n';
 
+/** A stored image comes as a URL on the server; an image just attached, or from an older history, as data. */
 function imageSource(image) {
-  return image.startsWith('data:') ? image : `data:image/png;base64,${image}`;
+  return image.startsWith('data:') || image.startsWith('/sessions/') ? image : `data:image/png;base64,${image}`;
 }
 
 /** The person's message: plain text, the images they attached and the files they uploaded. */

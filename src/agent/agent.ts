@@ -65,6 +65,7 @@ export class Agent {
     await Promise.all(this.deps.tools.list().map((tool) => tool.releaseSession?.(sessionId)));
     const existed = await deleteSession(this.deps.db, sessionId);
     await rm(path.join(this.deps.config.SESSION_FILES_DIR, sessionId), { recursive: true, force: true });
+    await this.deps.images.removeSession(sessionId);
     if (existed) this.sessionChanged(sessionId, 'deleted');
     return existed;
   }

@@ -3,6 +3,7 @@ import type { BackendRegistry } from '../llm/backend-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
+import type { MessageImages } from '../store/message-images.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 import type { ApprovalGate } from './approval-gate.ts';
@@ -21,4 +22,6 @@ export interface AgentDependencies {
   memorySummary: () => Promise<string | undefined>;
   /** The gate every tool call passes (DESIGN §13). */
   approvals: ApprovalGate;
+  /** Where the images of stored messages live. */
+  images: MessageImages;
 }

@@ -1,6 +1,7 @@
 import type { LlmError } from '../llm/types.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
+import type { MessageImages } from '../store/message-images.ts';
 import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
 import { appendDraft, beginRun, clearDraft, endRun } from '../store/runs-repository.ts';
 import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
@@ -46,7 +47,7 @@ export async function runTurn(
   const userMessage: NewMessage = {
     role: 'user',
     content: withAttachments(input),
-    ...(input.images?.length && { images: input.images.map(stripDataUri) }),
+    ...(input.images?.length && { images: await deps.images.save(sessionId, input.images.map(stripDataUri)) }),
   };
   await db.transaction().execute(async (transaction) => {
     await appendMessage(transaction, sessionId, userMessage);
@@ -110,7 +111,7 @@ async function runStartedTurn(
       signal: context.signal,
     });
   }
-  const conversation = await storedConversation(db, sessionId);
+  const conversation = await storedConversation(db, deps.images, sessionId);
   if (resolved.ok) await plan(resolved, deps, conversation, context);
 
   const runProfileId = session?.profileId;
@@ -144,8 +145,11 @@ function countedTokens(outcome: Extract<LoopOutcome, { status: 'completed' }>): 
  * The session's model context, read once per turn and kept in step with what the turn
  * appends, so each round does not read the whole history again.
  */
-async function storedConversation(db: Db, sessionId: string): Promise<Conversation> {
-  const history = (await listMessages(db, sessionId, 'context')).map(toChatMessage);
+async function storedConversation(db: Db, images: MessageImages, sessionId: string): Promise<Conversation> {
+  const stored = await listMessages(db, sessionId, 'context');
+  const history = await Promise.all(
+    stored.map(async (message) => toChatMessage(message.images ? { ...message, images: await images.load(sessionId, message.images) } : message)),
+  );
   return {
     load: async () => history,
     // The round's answer is stored whole here, so its checkpointed pieces go in the same transaction.
@@ -156,8 +160,12 @@ async function storedConversation(db: Db, sessionId: string): Promise<Conversati
       });
       history.push(...messages.map(toChatMessage));
     },
+    // Images a tool loaded: kept as files, referenced from the row; the model gets them from memory this turn.
     appendToContext: async (messages) => {
-      await appendMessages(db, sessionId, messages, ['context']);
+      const withFiles = await Promise.all(
+        messages.map(async (message) => (message.images ? { ...message, images: await images.save(sessionId, message.images) } : message)),
+      );
+      await appendMessages(db, sessionId, withFiles, ['context']);
       history.push(...messages.map(toChatMessage));
     },
   };

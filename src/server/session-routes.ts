@@ -1,8 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Agent } from '../agent/agent.ts';
 import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
+import type { Message } from '../store/message.ts';
+import { imageUrl } from '../store/message-images.ts';
 import { listMessages } from '../store/messages-repository.ts';
 import { createSession, findSession, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
 import { maxMessageBytes, MessageBody } from './client-commands.ts';
@@ -72,19 +75,35 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
 
   app.get('/sessions', async () => (await listSessions(db)).map(summary));
 
+  /** Stored images are files; a client gets the URL it can load each from. */
+  const withImageUrls = (sessionId: string, messages: Message[]) =>
+    messages.map((message) => (message.images ? { ...message, images: message.images.map((image) => imageUrl(sessionId, image)) } : message));
+
   app.get<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request) => {
     const session = await existing(request.params.id);
-    return { ...summary(session), messages: await listMessages(db, session.id, 'display') };
+    return { ...summary(session), messages: withImageUrls(session.id, await listMessages(db, session.id, 'display')) };
   });
 
   app.get<{ Params: SessionParams }>('/sessions/:id/context', { schema: { params: SessionParams } }, async (request) => {
     const session = await existing(request.params.id);
     return {
-      messages: await listMessages(db, session.id, 'context'),
+      messages: withImageUrls(session.id, await listMessages(db, session.id, 'context')),
       context_tokens: session.contextTokens,
       max_context_tokens: config.OLLAMA_NUM_CTX,
     };
   });
+
+  app.get<{ Params: { id: string; name: string } }>(
+    '/sessions/:id/images/:name',
+    { schema: { params: Type.Object({ id: Type.String(), name: Type.String() }) } },
+    async (request, reply) => {
+      const session = await existing(request.params.id);
+      const image = agent.deps.images.locate(session.id, request.params.name);
+      const bytes = image && (await readFile(image.file).catch(() => undefined));
+      if (!image || !bytes) throw new ApiError('not_found', `Session ${session.id} has no image ${request.params.name}.`);
+      return reply.type(image.mediaType).header('cache-control', 'private, max-age=31536000, immutable').send(bytes);
+    },
+  );
 
   const patch = async (id: string, body: PatchBody) => {
     await existing(id);

@@ -36,8 +36,10 @@ describe.skipIf(skipBrowserTests)('uploads and sign-in in the browser', () => {
     expect(user.content).toContain('What do you make of these?');
     expect(user.content).toContain('Attached files:');
     expect(user.content).toContain('notes.txt');
-    expect(user.images).toHaveLength(1);
-    expect(String(user.images[0]).replace(/^data:[^,]*,/, '')).toBe(pngBase64);
+    expect(user.images).toEqual([expect.stringMatching(new RegExp(`^/sessions/${sessionId}/images/[0-9a-f]+\\.png$`))]);
+    const served = await fetch(hearth.baseUrl + user.images[0]);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer()).toString('base64')).toBe(pngBase64);
     // The text file landed on the server, byte for byte, where the message says it is.
     const stored = /^- notes\.txt: (.+)$/m.exec(user.content)?.[1]?.trim();
     expect(stored, user.content).toBeTruthy();
