@@ -9,6 +9,7 @@ import { createCodeExecTool } from '../../src/tools/builtin/code-exec.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
+import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
 
 // The measured hole (issue 13): with FS_ALLOWED_PATHS and TERMINAL_ALLOWED_COMMANDS set, code_exec
 // still read /etc/shadow and started processes: it ignored both lists. These tests make their own
@@ -228,15 +229,7 @@ describe('code_exec for approval rules', () => {
 });
 
 describe('through the real server and a scripted model', () => {
-  const profile = `---
-id: test_admin
-name: Test admin
-max_iterations: 6
-planning_enabled: false
-tools: ["*"]
----
-You administer.
-`;
+  const profile = unrestrictedProfile;
   let hearth: Hearth;
   let privateFolder: string;
   let privateFile: string;

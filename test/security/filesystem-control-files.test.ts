@@ -8,6 +8,7 @@ import { createFilesystemTool } from '../../src/tools/builtin/filesystem.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
+import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
 
 // Issue 13: a steered model with the filesystem tool and FS_ALLOWED_PATHS=* (the default) could
 // rewrite a profile's approval rules, drop a user tool past write_tool's question, or read the
@@ -132,15 +133,7 @@ describe('the filesystem tool and Hearth\'s control files, with FS_ALLOWED_PATHS
 });
 
 describe('through the real server and a scripted model', () => {
-  const profile = `---
-id: test_admin
-name: Test admin
-max_iterations: 6
-planning_enabled: false
-tools: ["*"]
----
-You administer.
-`;
+  const profile = unrestrictedProfile;
   let hearth: Hearth;
   beforeAll(async () => {
     hearth = await startHearth({ profiles: { test_admin: profile } });

@@ -13,6 +13,7 @@ import { createTerminalTool } from '../../src/tools/builtin/terminal.ts';
 import { runProcess } from '../../src/tools/process-runner.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
+import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
 
 // The measured hole (issue 13): every child process a tool started inherited the server's whole
 // environment, AUTH_TOKEN and OPENAI_API_KEY included. The secrets are set both in the config and
@@ -156,15 +157,7 @@ describe('ssh_exec sends nothing from the local environment', () => {
 });
 
 describe('through the real server and a scripted model', () => {
-  const profile = `---
-id: test_admin
-name: Test admin
-max_iterations: 6
-planning_enabled: false
-tools: ["*"]
----
-You administer.
-`;
+  const profile = unrestrictedProfile;
   let hearth: Hearth;
   const auth = { authorization: `Bearer ${secrets.AUTH_TOKEN}` };
   beforeAll(async () => {

@@ -9,6 +9,7 @@ import { createTerminalTool } from '../../src/tools/builtin/terminal.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
+import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
 
 // The measured hole (issue 13): with TERMINAL_ALLOWED_COMMANDS=ls,cat,git the model ran
 // `git -c alias.x='!id; echo $AUTH_TOKEN' x`. Every attack below tries to create a file named
@@ -272,15 +273,7 @@ describe('the terminal tool for approval rules', () => {
 });
 
 describe('through the real server and a scripted model', () => {
-  const profile = `---
-id: test_admin
-name: Test admin
-max_iterations: 6
-planning_enabled: false
-tools: ["*"]
----
-You administer.
-`;
+  const profile = unrestrictedProfile;
   let hearth: Hearth;
   beforeAll(async () => {
     hearth = await startHearth({ profiles: { test_admin: profile }, env: { TERMINAL_ALLOWED_COMMANDS: 'ls,cat,git' } });
