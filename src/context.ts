@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AgentEvent } from './agent/events.ts';
 
-/** What every piece of code running inside one agent run can know about it (DESIGN §8). */
+/** What every piece of code running inside one agent run can know about it (README: How a turn works). */
 export interface RunContext {
   sessionId: string;
   signal: AbortSignal;

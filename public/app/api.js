@@ -1,4 +1,4 @@
-/** The REST API of DESIGN §3. Failures are thrown as ApiError carrying the server's code and message. */
+/** The REST API of README: REST API. Failures are thrown as ApiError carrying the server's code and message. */
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);

@@ -6,7 +6,7 @@ const choices = [
   { label: 'Deny', decision: 'deny', remember: 'once', className: 'deny' },
 ];
 
-/** What the card says once decided (DESIGN §13: `by` is user, rule, timeout or stop). */
+/** What the card says once decided (README: Approvals: `by` is user, rule, timeout or stop). */
 export function outcomeText({ decision, by, remember }) {
   if (decision === 'allow') {
     if (by === 'user') return remember === 'session' ? 'Allowed for this session' : 'Allowed by you';
@@ -75,7 +75,7 @@ function reasonLine(reason) {
 }
 
 /**
- * The question inside a tool card whose call waits for the person (DESIGN §13): the subject in
+ * The question inside a tool card whose call waits for the person (README: Approvals): the subject in
  * full, why it asks, Allow once / Allow for this session / Deny, and the time left before it is
  * denied unanswered. `onDecide(choice)` sends `{decision, remember}` and rejects on failure.
  * Once resolved it says who decided and the buttons go.

@@ -29,7 +29,7 @@ export interface RoundSetup {
   think: boolean;
   contextWindow: number;
   maxIterations: number;
-  /** Every policy governing this run's calls; the strictest verdict wins (DESIGN §13). */
+  /** Every policy governing this run's calls; the strictest verdict wins (README: Approvals). */
   approvalPolicies: readonly ApprovalPolicy[];
 }
 
@@ -68,7 +68,7 @@ const budgetExhaustedNote: ChatMessage = {
   content: 'The tool budget for this turn is used up. Do not call tools: answer now with what you have, and say what is left undone.',
 };
 
-/** The tool-calling loop of DESIGN §6 step 4: stream, run the requested tools, repeat until the model answers. */
+/** The tool-calling loop of README: How a turn works, step 4: stream, run the requested tools, repeat until the model answers. */
 export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   const { conversation, registry, context } = input;
   for (let round = 0; ; round++) {

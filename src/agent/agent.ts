@@ -25,7 +25,7 @@ export class Agent {
   /** Post-turn work per session (compression); it never holds up the answer, and the next turn waits for it. */
   private readonly background = new Map<string, BackgroundTask>();
 
-  /** What the events socket carries (DESIGN §4a). */
+  /** What the events socket carries (README: The events socket). */
   readonly events = new HearthEventHub();
 
   constructor(readonly deps: AgentDependencies) {

@@ -43,7 +43,7 @@ interface Waiting extends PendingApprovalSummary {
 const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 
 /**
- * The gate every tool call passes before it runs (DESIGN §13), outside the model: the
+ * The gate every tool call passes before it runs (README: Approvals), outside the model: the
  * profile's rules decide, and an `ask` waits for the person, a timeout or a stop.
  * Emits 'changed' whenever the set of waiting approvals changes.
  */

@@ -1,4 +1,4 @@
-// Context compression (DESIGN §5, §6 steps 2 and 5): the old turns of a session's `context`
+// Context compression (README: How a turn works, steps 2 and 5): the old turns of a session's `context`
 // become one summary message; the display history is never touched.
 import type { Config } from '../config.ts';
 import type { ChatMessage, ToolDefinition } from '../llm/types.ts';
@@ -223,7 +223,7 @@ export interface CompressionTrigger {
   signal: AbortSignal;
 }
 
-/** DESIGN §6: compression is due when `context_tokens ≥ num_ctx × threshold`. */
+/** README: How a turn works: compression is due when `context_tokens ≥ num_ctx × threshold`. */
 export function needsCompression(config: Config, contextTokens: number): boolean {
   return config.CONTEXT_COMPRESSION_ENABLED && contextTokens >= config.OLLAMA_NUM_CTX * config.CONTEXT_COMPRESSION_THRESHOLD;
 }

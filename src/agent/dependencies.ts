@@ -20,7 +20,7 @@ export interface AgentDependencies {
   userTools: UserToolManager;
   /** The long-term memory summary injected into every call, if there is one. */
   memorySummary: () => Promise<string | undefined>;
-  /** The gate every tool call passes (DESIGN §13). */
+  /** The gate every tool call passes (README: Approvals). */
   approvals: ApprovalGate;
   /** Where the images of stored messages live. */
   images: MessageImages;

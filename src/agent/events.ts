@@ -1,4 +1,4 @@
-// Every frame the server sends over a session's WebSocket (DESIGN §4). The web
+// Every frame the server sends over a session's WebSocket (README: WebSocket protocol). The web
 // client and the tests rely on this union and nothing else.
 
 export interface ToolSummary {
@@ -37,7 +37,7 @@ export type AgentEvent =
   | { type: 'context_compressed'; messages_before: number; messages_after: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
   | { type: 'tools_changed'; tools: ToolSummary[] }
-  /** A tool call waits for the person's decision (DESIGN §13); `expires_at` is when it is denied unanswered. */
+  /** A tool call waits for the person's decision (README: Approvals); `expires_at` is when it is denied unanswered. */
   | {
       type: 'approval_required';
       call_id: string;

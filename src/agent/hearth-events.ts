@@ -1,4 +1,4 @@
-// Every frame of the events socket `/ws/events` (DESIGN §4a): what concerns the whole
+// Every frame of the events socket `/ws/events` (README: The events socket): what concerns the whole
 // Hearth rather than one session's run.
 
 import type { ToolSummary } from './events.ts';

@@ -1,6 +1,6 @@
 import type { Profile } from '../profiles/profile.ts';
 
-/** Rebuilt for every LLM call, never stored (DESIGN §5). */
+/** Rebuilt for every LLM call, never stored (README: How a turn works). */
 export function buildSystemPrompt(persona: string, profile: Profile): string {
   const sections = [persona, profile.prompt.trim()];
   if (profile.scratchpad_sections.length > 0) {

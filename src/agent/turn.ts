@@ -35,7 +35,7 @@ export type TurnOutcome =
   | { status: 'stopped'; content: string }
   | { status: 'failed'; content: string; error: LlmError };
 
-/** One whole turn of DESIGN §6 for a stored session; emits its events and ends with exactly one run-end event. */
+/** One whole turn of README: How a turn works for a stored session; emits its events and ends with exactly one run-end event. */
 export async function runTurn(
   sessionId: string,
   input: UserInput,
@@ -66,7 +66,7 @@ export async function runTurn(
       const contextTokens = countedTokens(outcome);
       await updateSession(db, sessionId, { contextTokens });
       context.emit({ type: 'stream_end', ...answerFields(outcome.content), context_tokens: contextTokens, max_context_tokens: config.OLLAMA_NUM_CTX });
-      // DESIGN §6 step 5, after stream_end so the answer is not held up; the next turn waits for it.
+      // README: How a turn works, step 5, after stream_end so the answer is not held up; the next turn waits for it.
       if (needsCompression(config, contextTokens)) {
         background.start(async (emit, signal) => {
           const resolved = await setupForSession(sessionId, deps);
@@ -85,7 +85,7 @@ export async function runTurn(
   }
 }
 
-/** Steps 2–4 of DESIGN §6 for a run whose user message is stored. */
+/** Steps 2–4 of README: How a turn works for a run whose user message is stored. */
 async function runStartedTurn(
   sessionId: string,
   { input, userMessage }: { input: UserInput; userMessage: NewMessage },
@@ -95,7 +95,7 @@ async function runStartedTurn(
 ): Promise<LoopOutcome> {
   const { db } = deps;
   await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(input.content));
-  // After the user message is stored (DESIGN §6), so a client that reads the session on stream_start finds it.
+  // After the user message is stored (README: How a turn works), so a client that reads the session on stream_start finds it.
   context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.
   await background.settled();
@@ -171,7 +171,7 @@ async function storedConversation(db: Db, images: MessageImages, sessionId: stri
   };
 }
 
-/** DESIGN §6 step 3. A failed planning call is logged and skipped: the turn still runs. */
+/** README: How a turn works, step 3. A failed planning call is logged and skipped: the turn still runs. */
 async function plan(
   resolved: Extract<ProfileSetup, { ok: true }>,
   deps: AgentDependencies,

@@ -86,7 +86,7 @@ function matches(rule: ApprovalRule, call: ApprovalCall, subject: string): boole
   return rule.tool === call.tool && (rule.pattern === undefined || rule.pattern.test(subject));
 }
 
-/** Precedence: deny, then allow, then ask, then the default (DESIGN §13). */
+/** Precedence: deny, then allow, then ask, then the default (README: Approvals). */
 export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {
   const subject = normaliseSpaces(call.subject);
   const denied = policy.deny.find((rule) => matches(rule, call, subject));

@@ -14,7 +14,7 @@ export interface Profile {
   planning_enabled: boolean;
   tools: string[];
   scratchpad_sections: string[];
-  /** Which calls run, wait for the person, or are refused (DESIGN §13). */
+  /** Which calls run, wait for the person, or are refused (README: Approvals). */
   approvals: ApprovalPolicy;
   /** The domain system prompt: the file's body after the front matter. */
   prompt: string;

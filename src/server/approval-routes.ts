@@ -17,7 +17,7 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** DESIGN §13: the person's decisions on waiting tool calls, and the audit of every decision. */
+/** The person's decisions on waiting tool calls, and the audit of every decision (README: Approvals). */
 export async function approvalRoutes(app: FastifyInstance, options: { agent: Agent }) {
   const { agent } = options;
   const { db } = agent.deps;

@@ -41,7 +41,7 @@ const ApproveCommand = Type.Composite(
   { additionalProperties: false },
 );
 
-/** What a client may send over a session's WebSocket (DESIGN §4). */
+/** What a client may send over a session's WebSocket (README: WebSocket protocol). */
 export type ClientCommand = Static<typeof MessageCommand> | Static<typeof StopCommand> | Static<typeof ApproveCommand>;
 
 const ajv = new Ajv({ allErrors: false });

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import type { Agent } from '../agent/agent.ts';
 import type { HearthEvent } from '../agent/hearth-events.ts';
 
-/** `/ws/events` (DESIGN §4a): one socket per open page for what concerns the whole Hearth. */
+/** `/ws/events` (README: The events socket): one socket per open page for what concerns the whole Hearth. */
 export async function eventsSocketRoutes(app: FastifyInstance, options: { agent: Agent }) {
   const { agent } = options;
 

@@ -19,7 +19,7 @@ export interface FileRouteOptions {
   config: Config;
 }
 
-/** `POST /sessions/:id/files`: one uploaded file per request into the session's folder (DESIGN §3). */
+/** `POST /sessions/:id/files`: one uploaded file per request into the session's folder (README: REST API). */
 export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions) {
   const { db, config } = options;
   const limitMegabytes = config.SESSION_FILES_MAX_SIZE_MB;

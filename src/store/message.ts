@@ -6,7 +6,7 @@ export interface StoredToolCall {
   invalid_arguments?: string;
 }
 
-/** The message shape shared by both buffers and the API (DESIGN §5). */
+/** The message shape shared by both buffers and the API (README: How a turn works). */
 export interface Message {
   id: number;
   role: 'system' | 'user' | 'assistant' | 'tool';

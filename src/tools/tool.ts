@@ -12,7 +12,7 @@ export interface ToolContext {
   isSubagent: boolean;
   /** For a sub-agent: the session that spawned it, whose work folder it shares. */
   parentSessionId?: string;
-  /** The approval policies governing the run (DESIGN §13), handed on to sub-agents. */
+  /** The approval policies governing the run (README: Approvals), handed on to sub-agents. */
   approvalPolicies?: readonly ApprovalPolicy[];
 }
 
