@@ -104,8 +104,14 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
   };
-  const { errors } = await userTools.reload();
-  for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);
+  // Start-up does not wait for the user tools (a file that loops at import would hold it for the
+  // load timeout): they arrive with tools_changed, and close() waits for this load.
+  userTools.reload().then(
+    ({ errors }) => {
+      for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);
+    },
+    (error: unknown) => logger.error({ err: error }, 'loading the user tools failed; only the built-in tools are available'),
+  );
   return deps;
 }
 

@@ -105,6 +105,13 @@ async function tempDir(): Promise<string> {
 const toolsDirOf = (hearth: Hearth) => hearth.config.TOOLS_DIR;
 const userToolsOf = (hearth: Hearth) => hearth.app.agent.deps.userTools;
 
+/** Starts Hearth and waits for the user tools' first load, which start-up leaves running in the background. */
+async function startLoaded(options: HearthOptions): Promise<Hearth> {
+  const started = await startHearth(options);
+  await userToolsOf(started).whenLoaded();
+  return started;
+}
+
 /**
  * Writes the tools into a fresh data folder, then starts Hearth on it, so they are loaded at start-up
  * (no file-watcher event, no extra reload) and listed by the `tooler` profile.
@@ -112,7 +119,7 @@ const userToolsOf = (hearth: Hearth) => hearth.app.agent.deps.userTools;
 async function startWithTools(tools: Record<string, ToolFile>, options: HearthOptions = {}): Promise<Hearth> {
   const dataDir = await tempDir();
   await writeTools(path.join(dataDir, 'user-tools'), tools);
-  const started = await startHearth({ ...options, dataDir, profiles: { tooler: toolerProfile(Object.keys(tools)), ...options.profiles } });
+  const started = await startLoaded({ ...options, dataDir, profiles: { tooler: toolerProfile(Object.keys(tools)), ...options.profiles } });
   const { body } = await started.request('GET', '/agents/tools');
   expect(body.errors).toEqual([]);
   return started;
@@ -305,7 +312,7 @@ describe('user-tool host', () => {
     await writeTools(path.join(dataDir, 'user-tools'), { ping: pingTool });
     const relative = path.relative(process.cwd(), path.join(dataDir, 'user-tools'));
     expect(path.isAbsolute(relative)).toBe(false);
-    hearth = await startHearth({ dataDir, profiles: { tooler: toolerProfile(['ping']) }, env: { TOOLS_DIR: relative } });
+    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['ping']) }, env: { TOOLS_DIR: relative } });
     expect((await hearth.request('GET', '/agents/tools')).body.errors).toEqual([]);
     const socket = await hearth.connect(await hearth.createSession('tooler'));
     expect(await callThroughChat(hearth, socket, 'ping')).toMatchObject({ success: true, result: expect.stringMatching(/^pong /) });
@@ -327,7 +334,7 @@ describe('user-tool host', () => {
     await writeTools(path.join(dataDir, 'user-tools'), { memo, other_memo: memo });
     const profiles = { tooler: toolerProfile(['memo', 'other_memo']) };
 
-    hearth = await startHearth({ dataDir, llm, profiles });
+    hearth = await startLoaded({ dataDir, llm, profiles });
     const sessionId = await hearth.createSession('tooler');
     let socket = await hearth.connect(sessionId);
     expect(await callThroughChat(hearth, socket, 'memo', { value: { colour: 'teal', count: 3 } })).toMatchObject({
@@ -336,7 +343,7 @@ describe('user-tool host', () => {
     });
     await hearth.close();
 
-    hearth = await startHearth({ dataDir, llm, profiles });
+    hearth = await startLoaded({ dataDir, llm, profiles });
     socket = await hearth.connect(sessionId);
     expect((await callThroughChat(hearth, socket, 'memo')).result).toBe('fact={"colour":"teal","count":3} keys=["fact"]');
     expect((await callThroughChat(hearth, socket, 'other_memo')).result).toBe('fact=undefined keys=[]');
@@ -395,8 +402,9 @@ describe('user-tool host', () => {
       '.hidden.ts': 'neither is this',
       'notes.txt': 'not a tool file',
     });
-    // The endless loop costs the default 10 s load timeout (the manager's loadTimeoutMs is not configurable).
-    hearth = await startHearth({ dataDir, profiles: { tooler: toolerProfile(['good_tool']) } });
+    // The endless loop costs the default 10 s load timeout (the manager's loadTimeoutMs is not configurable),
+    // in the background: start-up does not wait for it (test/user-tool-recovery.test.ts).
+    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['good_tool']) } });
 
     const { body } = await hearth.request('GET', '/agents/tools');
     expect(body.errors.map((error: { file: string }) => error.file)).toEqual(['broken_syntax.ts', 'loops_at_import.mts', 'throws_at_import.ts']);
@@ -418,7 +426,7 @@ describe('user-tool host', () => {
       versioned: { prelude: `import { version } from './_version.ts';`, execute: '  return `version=${version}`;' },
     });
     await writeToolFiles(toolsDir, { '_version.ts': 'export const version = 0;\n' });
-    hearth = await startHearth({ dataDir, profiles: { tooler: toolerProfile(['versioned']) } });
+    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['versioned']) } });
     // Editing the helper may also wake the file watcher: its reloads only add to the 30.
     for (let version = 1; version <= 30; version++) {
       await writeToolFiles(toolsDir, { '_version.ts': `export const version = ${version};\n` });

@@ -1,5 +1,5 @@
 // Watching TOOLS_DIR and PROFILES_DIR (issue 4, "Watching"): real files written by hand, the real
-// chokidar watcher, real worker hosts, the real app on port 0 and real sockets. Every wait is on
+// chokidar watcher, real host processes, the real app on port 0 and real sockets. Every wait is on
 // an event (tools_changed, a turn's events) or a condition with a deadline, never a fixed sleep.
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';

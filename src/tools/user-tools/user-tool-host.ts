@@ -18,8 +18,10 @@ export interface HostOptions {
   /** The V8 heap limits (old and young generation); the stack size is Node's default. */
   resourceLimits: ResourceLimits;
   kv: KvHandler;
-  /** How long loading every module may take before the host is given up. */
+  /** How long importing one module may take before it is given up (and the host with it). */
   loadTimeoutMs: number;
+  /** Aborting it ends a host that is still loading (the server is shutting down); nothing is blamed on a module. */
+  signal?: AbortSignal;
   /** What the process may touch besides its script and its modules; nothing when absent. */
   sandbox?: Sandbox;
   /** Its whole environment (already scrubbed); toolEnvironment('') when absent. */
@@ -256,7 +258,14 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
   private constructor(
     private readonly hostProcess: HostProcess,
     readonly tools: ToolManifestEntry[],
+    /** Every module that did not load, and why. */
     readonly errors: LoadFailure[],
+    /**
+     * The part of `errors` that is the module's own doing: it threw, is not a tool, hung or
+     * crashed the host while it was being imported. A host that could not start at all, or was
+     * stopped while loading, blames no module.
+     */
+    readonly moduleFailures: LoadFailure[],
     kv: KvHandler,
   ) {
     super();
@@ -269,21 +278,24 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
   }
 
   /**
-   * Starts a host for the modules. A module that hangs or crashes the host while loading is
-   * reported and left out, and the others are loaded again without it.
+   * Starts a host for the modules. A module that hangs (past `loadTimeoutMs`) or crashes the
+   * host while loading is reported and left out, and the others are loaded again without it.
    */
   static async start(options: HostOptions): Promise<UserToolHost> {
     let modules = options.modules;
     const casualties: LoadFailure[] = [];
     for (;;) {
       const hostProcess = await HostProcess.spawn(options, modules);
-      const manifest = await waitForManifest(hostProcess, options.loadTimeoutMs);
-      if (manifest.ok) return new UserToolHost(hostProcess, manifest.tools, [...casualties, ...manifest.errors], options.kv);
+      const manifest = await waitForManifest(hostProcess, options.loadTimeoutMs, options.signal);
+      if (manifest.ok) {
+        const errors = [...casualties, ...manifest.errors];
+        return new UserToolHost(hostProcess, manifest.tools, errors, errors, options.kv);
+      }
       await hostProcess.kill();
       const culprit = manifest.loadingFile;
-      if (culprit === undefined) {
+      if (culprit === undefined || manifest.stopped) {
         const errors = [...casualties, ...modules.map((module) => ({ file: module.file, message: manifest.message }))];
-        return new UserToolHost(hostProcess, [], errors, options.kv).markEnded(manifest.message);
+        return new UserToolHost(hostProcess, [], errors, casualties, options.kv).markEnded(manifest.message);
       }
       casualties.push({ file: culprit, message: `Failed while loading: ${manifest.message}.` });
       modules = modules.filter((module) => module.file !== culprit);
@@ -438,23 +450,40 @@ function failure(output: string): ToolResult {
 
 type ManifestOutcome =
   | { ok: true; tools: ToolManifestEntry[]; errors: LoadFailure[] }
-  | { ok: false; message: string; loadingFile?: string };
+  /** `loadingFile`: the module being imported when it failed; `stopped`: the signal ended it. */
+  | { ok: false; message: string; loadingFile?: string; stopped?: boolean };
 
-function waitForManifest(hostProcess: HostProcess, timeoutMs: number): Promise<ManifestOutcome> {
+/**
+ * Waits for the host's manifest. Each module has `timeoutMs` to import (the clock starts again
+ * at each one), so a slow but healthy set of tools is not blamed on whichever came last.
+ */
+function waitForManifest(hostProcess: HostProcess, timeoutMs: number, signal: AbortSignal | undefined): Promise<ManifestOutcome> {
   return new Promise((resolve) => {
     let loadingFile: string | undefined;
+    let timer: NodeJS.Timeout | undefined;
     const fail = (message: string) => finish({ ok: false, message, ...(loadingFile !== undefined && { loadingFile }) });
-    const timer = setTimeout(() => fail(`loading did not finish within ${timeoutMs / 1000} s (an endless loop at the top level?)`), timeoutMs);
+    const startClock = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => fail(`loading did not finish within ${timeoutMs / 1000} s (an endless loop at the top level?)`), timeoutMs);
+    };
     const onMessage = (message: HostToServer) => {
-      if (message.type === 'loading') loadingFile = message.file;
+      if (message.type === 'loading') {
+        loadingFile = message.file;
+        startClock();
+      }
       if (message.type === 'manifest') finish({ ok: true, tools: message.tools, errors: message.errors });
     };
     const onGone = (gone: Gone) => fail(gone.reason);
+    const onAbort = () => finish({ ok: false, message: 'the server is shutting down', stopped: true });
     function finish(outcome: ManifestOutcome) {
       clearTimeout(timer);
       hostProcess.off('message', onMessage).off('gone', onGone);
+      signal?.removeEventListener('abort', onAbort);
       resolve(outcome);
     }
+    startClock();
     hostProcess.on('message', onMessage).on('gone', onGone);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
   });
 }

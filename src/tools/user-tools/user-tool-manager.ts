@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { createHash, randomBytes } from 'node:crypto';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -25,6 +25,7 @@ export interface UserToolManagerOptions {
   timeoutMs: number;
   logger: Logger;
   resourceLimits?: ResourceLimits;
+  /** How long importing one module may take; one that takes longer is left out until its file changes. */
   loadTimeoutMs?: number;
   /** SESSION_FILES_DIR: a session's host may read and write its folder there, and nothing else. TOOLS_DIR/.build/sessions when absent. */
   sessionFilesDir?: string;
@@ -55,6 +56,8 @@ export interface HostSummary {
 }
 
 const defaultResourceLimits: ResourceLimits = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 };
+/** How long importing one module may take when `loadTimeoutMs` is not given. */
+export const defaultLoadTimeoutMs = 10_000;
 /** How long a replaced host may finish its running calls. */
 const retireWaitMs = 5_000;
 const defaultMaxHosts = 4;
@@ -74,6 +77,14 @@ interface Generation {
   /** Tool name → the permissions it was granted (its host class). */
   grantsOf: Map<string, ToolPermission[]>;
   fileOf: Map<string, string>;
+  /** Source file → the SHA-256 of its bundle (the tool with the helpers it imports): what a verdict is kept for. */
+  digests: Map<string, string>;
+}
+
+/** Why a module failed to load, kept while its bundle stays the same so it is not loaded again. */
+interface Verdict {
+  digest: string;
+  message: string;
 }
 
 /** One session's host for one set of permissions, in one generation. */
@@ -105,8 +116,16 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private failures: LoadFailure[] = [];
   private reloading: Promise<ReloadReport> | undefined;
   private reloadQueued: Promise<ReloadReport> | undefined;
-  private loaded: { fingerprint: string; report: ReloadReport } | undefined;
+  private current: { fingerprint: string; report: ReloadReport } | undefined;
+  /**
+   * Source file → why its module failed to load (it threw, is not a tool, hung or crashed a host
+   * while being imported). A module with a verdict is not loaded again, by a reload or by any
+   * host, until its bundle changes (its file or a helper it imports is edited).
+   */
+  private readonly verdicts = new Map<string, Verdict>();
   private closed = false;
+  /** Aborted by close: hosts still loading are ended instead of waited for. */
+  private readonly closing = new AbortController();
   private readonly buildRoot: string;
   private readonly sessionFilesDir: string;
   /** Reloads, validations, starts, retirements and replacements still running: close waits for them. */
@@ -121,11 +140,27 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     // Absolute: the hosts run in other working folders and import the bundles by path.
     this.buildRoot = path.resolve(options.toolsDir, '.build');
     this.sessionFilesDir = path.resolve(options.sessionFilesDir ?? path.join(this.buildRoot, 'sessions'));
+    // Every host that is starting listens to it, and many sessions may start theirs at once.
+    setMaxListeners(0, this.closing.signal);
   }
 
   /** Files that failed to load at the last reload, and why. */
   errors(): LoadFailure[] {
     return this.failures;
+  }
+
+  /** How long importing one module may take before it is given up. */
+  get loadTimeoutMs(): number {
+    return this.options.loadTimeoutMs ?? defaultLoadTimeoutMs;
+  }
+
+  /**
+   * The last reload's report once one has finished. Start-up does not wait for the user tools;
+   * this waits for the first load (and starts one if none ever ran).
+   */
+  whenLoaded(): Promise<ReloadReport> {
+    if (this.current) return Promise.resolve(this.current.report);
+    return this.reloading ?? this.reload();
   }
 
   /** The session hosts of the current generation, least recently used first. */
@@ -194,6 +229,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   /** Ends every host and waits for all work under way, so nothing writes to TOOLS_DIR/.build after it returns. */
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     clearInterval(this.idleSweep);
     for (const host of this.retiring) await host.terminate('the server is shutting down');
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -214,7 +250,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     if (this.closed) return { loaded: [], errors: [] };
     const { toolsDir } = this.options;
     const fingerprint = await fingerprintToolsDir(toolsDir);
-    if (!force && fingerprint === this.loaded?.fingerprint && this.generation) return this.loaded.report;
+    if (!force && fingerprint === this.current?.fingerprint && this.generation) return this.current.report;
     const outDir = this.freshBuildDir('generation');
     const files = await listToolFiles(toolsDir);
     const [{ modules, errors: buildErrors }, { grants, problem: grantsProblem }, digests] = await Promise.all([
@@ -222,14 +258,23 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       readGrants(toolsDir),
       Promise.all(files.map(async (file) => [file, sourceDigest(await readFile(file).catch(() => Buffer.alloc(0)))] as const)),
     ]);
+    const bundleDigests = new Map(await Promise.all(modules.map(async (module) => [module.file, await fileDigest(module.modulePath)] as const)));
+    // A verdict lasts while its module's bundle is the same: an edited (or removed) file is loaded afresh.
+    for (const [file, verdict] of this.verdicts) if (bundleDigests.get(file) !== verdict.digest) this.verdicts.delete(file);
+    const judged = modules.flatMap((module) => {
+      const verdict = this.verdicts.get(module.file);
+      return verdict ? [{ file: module.file, message: verdict.message }] : [];
+    });
+    const toLoad = modules.filter((module) => !this.verdicts.has(module.file));
     // Loading them once, with no write access and no permission, gives their names, schemas and load errors.
-    const manifestHost = modules.length === 0 ? { tools: [], errors: [] } : await this.startHost(modules, {});
+    const manifestHost = toLoad.length === 0 ? { tools: [], errors: [], moduleFailures: [] } : await this.startHost(toLoad, {});
     if (manifestHost instanceof UserToolHost) await manifestHost.terminate('the tools were loaded');
     if (this.closed) return { loaded: [], errors: [] };
+    this.remember(manifestHost.moduleFailures, bundleDigests);
 
     const digestOf = new Map(digests);
     const loadedFiles = new Map(manifestHost.tools.map((entry) => [entry.file, entry]));
-    const generation: Generation = { outDir, modules: [], grantsOf: new Map(), fileOf: new Map() };
+    const generation: Generation = { outDir, modules: [], grantsOf: new Map(), fileOf: new Map(), digests: bundleDigests };
     for (const module of modules) {
       const entry = loadedFiles.get(module.file);
       if (!entry) continue;
@@ -248,6 +293,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     this.failures = [
       ...buildErrors,
       ...manifestHost.errors,
+      ...judged,
       ...grantsFailure,
       ...refused.map(({ name, message }) => ({ file: generation.fileOf.get(name) ?? name, message })),
     ]
@@ -267,9 +313,27 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     if (previous) void this.track(this.retireGeneration(previous, previousSlots));
     const refusedNames = new Set(refused.map(({ name }) => name));
     const report = { loaded: manifestHost.tools.map((entry) => entry.name).filter((name) => !refusedNames.has(name)), errors: this.failures };
-    this.loaded = { fingerprint, report };
+    this.current = { fingerprint, report };
     this.emit('changed', report);
     return report;
+  }
+
+  /** Keeps the verdicts on modules that failed to load; answers whether any is new. */
+  private remember(failures: LoadFailure[], digests: ReadonlyMap<string, string>): boolean {
+    let added = false;
+    for (const { file, message } of failures) {
+      const digest = digests.get(file);
+      if (digest === undefined || this.verdicts.get(file)?.digest === digest) continue;
+      this.verdicts.set(file, { digest, message });
+      added = true;
+    }
+    return added;
+  }
+
+  /** The verdict on a module of `generation`, when the module failed to load as it is there. */
+  private verdictOn(generation: Generation, file: string): Verdict | undefined {
+    const verdict = this.verdicts.get(file);
+    return verdict !== undefined && verdict.digest === generation.digests.get(file) ? verdict : undefined;
   }
 
   /** Lets the previous generation's hosts finish their calls, ends them and removes its bundles. */
@@ -320,11 +384,19 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   private async launch(slot: Slot): Promise<UserToolHost> {
     const workFolder = await sessionWorkFolder(this.sessionFilesDir, { sessionId: slot.owner });
-    const modules = slot.generation.modules.filter((module) => classKey(module.granted ?? []) === classKey(slot.permissions));
+    const { generation } = slot;
+    const modules = generation.modules.filter(
+      (module) => classKey(module.granted ?? []) === classKey(slot.permissions) && !this.verdictOn(generation, module.file),
+    );
     const host = await this.startHost(modules, { workFolder, permissions: slot.permissions });
     if (this.closed) {
       await host.terminate('the server is shutting down');
       return host;
+    }
+    // A module that loaded for the loading host but failed in this one (it behaves otherwise in a
+    // session's host) is left out of every later host; a reload takes it out of the tool set and the errors.
+    if (this.remember(host.moduleFailures, generation.digests) && generation === this.generation) {
+      void this.reload({ force: true }).catch((error: unknown) => this.options.logger.error({ err: error }, 'reloading the user tools failed'));
     }
     slot.host = host;
     this.watchForEnd(slot, host);
@@ -365,7 +437,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   /**
    * A host that crashed, was ended for a stuck tool or for its memory is replaced at once with
-   * the same modules; calls that arrive meanwhile wait for the replacement.
+   * the modules that loaded (never one with a verdict); calls that arrive meanwhile wait for it.
    */
   private watchForEnd(slot: Slot, host: UserToolHost): void {
     host.once('ended', (reason) => {
@@ -383,7 +455,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       modules,
       resourceLimits: this.options.resourceLimits ?? defaultResourceLimits,
       kv: (tool, operation) => this.kv(tool, operation),
-      loadTimeoutMs: this.options.loadTimeoutMs ?? 10_000,
+      loadTimeoutMs: this.loadTimeoutMs,
+      signal: this.closing.signal,
       // Bundles keep their package imports: the host reads the node_modules folders they resolve from.
       sandbox: { ...sandbox, read: [...(sandbox.read ?? []), ...(await packageFolders(this.buildRoot))] },
       environment: toolEnvironment(this.options.envPassthrough ?? ''),
@@ -411,6 +484,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       const generation = this.generation;
       const permissions = generation?.grantsOf.get(name);
       if (!generation || !permissions) return { output: `The user tool ${name} is not loaded.`, success: false };
+      const verdict = this.verdictOn(generation, generation.fileOf.get(name)!);
+      if (verdict) return { output: `The user tool ${name} did not load: ${verdict.message}`, success: false };
       let host: UserToolHost;
       try {
         host = await this.hostFor(generation, owner, permissions);
@@ -491,6 +566,10 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private freshBuildDir(kind: string): string {
     return path.join(this.buildRoot, `${kind}-${randomBytes(4).toString('hex')}`);
   }
+}
+
+async function fileDigest(file: string): Promise<string> {
+  return createHash('sha256').update(await readFile(file)).digest('hex');
 }
 
 /** The host class of a set of permissions: tools share a host only with tools granted exactly the same. */
