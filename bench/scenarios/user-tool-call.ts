@@ -1,4 +1,4 @@
-// Scenario 9: a no-op user tool called through the real user-tool host (a worker thread), in
+// Scenario 9: a no-op user tool called through the real user-tool host (a child process), in
 // this process: UserToolManager over a temp TOOLS_DIR, a temp SQLite database and a registry.
 // Also, for scenario 8's breakdown, what one reload costs without any watcher.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -90,7 +90,7 @@ async function measure(
 ): Promise<ScenarioResult> {
   const context = toolContext('s', signal);
 
-  // Direct: Tool.execute of the registry entry → UserToolManager.call → UserToolHost.call → worker → back.
+  // Direct: Tool.execute of the registry entry → UserToolManager.call → UserToolHost.call → host process → back.
   for (let call = 0; call < warmUpCalls; call++) await timedCall(tool, {}, context, answersOk);
   const direct: number[] = [];
   for (let call = 0; call < measuredCalls; call++) direct.push((await timedCall(tool, {}, context, answersOk)).milliseconds);
@@ -109,14 +109,14 @@ async function measure(
   const executor: number[] = [];
   for (let call = 0; call < measuredCalls; call++) executor.push(await viaExecutor());
 
-  // One reload without a watcher: UserToolManager.reload() (list, esbuild bundle, new worker, manifest, swap).
+  // One reload without a watcher: UserToolManager.reload() (list, esbuild bundle, new host process, manifest, swap).
   const reloadTimes: number[] = [];
   for (let round = 0; round < reloads; round++) {
     const startedAt = performance.now();
     await manager.reload();
     reloadTimes.push(performance.now() - startedAt);
   }
-  // Its two big parts, separately: esbuild bundling the tool, and a worker starting and importing it.
+  // Its two big parts, separately: esbuild bundling the tool, and a host process starting and importing it.
   const files = await listToolFiles(toolsDir);
   const buildTimes: number[] = [];
   const hostTimes: number[] = [];
@@ -158,12 +158,12 @@ async function measure(
         `TOOLS_DIR holding one no-op tool (\`execute = async () => 'ok'\`), a temp SQLite database (openDatabase), a ` +
         `ToolRegistry and createLogger('silent'); after \`reload()\` (first load ${milliseconds(firstLoadMs)}), ` +
         `\`registry.get('noop').tool.execute({}, ctx)\` is timed from the call to its result, each checked to answer "ok": ` +
-        `${warmUpCalls} warm-up calls, then ${measuredCalls} measured, ${spread(direct, 3)}. Each call is a postMessage to the ` +
-        `host's worker thread and a result message back. Through executeToolCall (src/tools/execute-tool-call.ts, ` +
+        `${warmUpCalls} warm-up calls, then ${measuredCalls} measured, ${spread(direct, 3)}. Each call is one JSON line to the ` +
+        `host's child process over its pipe (fd 3) and a result line back. Through executeToolCall (src/tools/execute-tool-call.ts, ` +
         `allowedNames ['noop']): the same counts, ${spread(executor, 3)}.`,
       `Reload without a watcher (for scenario 8): \`UserToolManager.reload()\` with the one tool, ${reloads} times: ` +
         `${medianAndP95(reloadTimes)}; of which esbuild bundling (buildToolFiles, src/tools/user-tools/build-tools.ts) ` +
-        `${medianAndP95(buildTimes)} and a worker starting and importing the bundle to its manifest ` +
+        `${medianAndP95(buildTimes)} and a host process starting and importing the bundle to its manifest ` +
         `(UserToolHost.start, src/tools/user-tools/user-tool-host.ts) ${medianAndP95(hostTimes)}, each timed alone.`,
     ],
   };
