@@ -86,6 +86,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     timeoutMs: config.USER_TOOL_TIMEOUT_MS,
     logger,
     sessionFilesDir: config.SESSION_FILES_DIR,
+    dataDir: config.DATA_DIR,
     maxRssMb: config.USER_TOOL_MAX_RSS_MB,
     envPassthrough: config.TOOL_ENV_PASSTHROUGH,
   });

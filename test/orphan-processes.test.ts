@@ -130,6 +130,29 @@ describe('ending leftovers at start', () => {
     expect(processHasEnded(unmarked.pid!)).toBe(false);
   });
 
+  it('user-tool hosts carry the marker too, so a host a crash left behind is found and ended at the next start', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    await mkdir(path.join(dataDir, 'user-tools'), { recursive: true });
+    await writeFile(
+      path.join(dataDir, 'user-tools', 'ping.ts'),
+      `export const name = 'ping';\nexport const description = 'Pong.';\nexport const parameters = { type: 'object', properties: {} };\nexport async function execute() { return 'pong'; }\n`,
+    );
+    const hearth = await startHearth({ dataDir, profiles: { pinger: '---\nid: pinger\nname: Pinger\ntools: [ping]\n---\nPing.\n' } });
+    try {
+      const userTools = hearth.app.agent.deps.userTools;
+      await userTools.whenLoaded();
+      hearth.llm.script({ toolCalls: [{ name: 'ping', arguments: {} }] }, { content: 'done' });
+      await hearth.request('POST', `/sessions/${await hearth.createSession('pinger')}/messages`, { content: 'ping' });
+      const hostPid = userTools.hosts().find((host) => host.pid !== undefined)?.pid;
+      expect(hostPid).toBeDefined();
+      const instance = hearthInstance(dataDir);
+      const found = await findMarkedProcesses((marker) => parseProcessMarker(marker)?.instance === instance);
+      expect(found?.map((marked) => marked.pid)).toContain(hostPid);
+    } finally {
+      await hearth.close();
+    }
+  });
+
   it('names one installation by its DATA_DIR however it is spelled, before and after it exists', async () => {
     const link = `${dataDir}-link`;
     await symlink(dataDir, link);

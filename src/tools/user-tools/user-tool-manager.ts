@@ -8,6 +8,7 @@ import type { Db } from '../../store/database.ts';
 import { kvDelete, kvGet, kvList, kvSet } from '../../store/user-tool-kv-repository.ts';
 import { sessionWorkFolder } from '../builtin/work-folder.ts';
 import type { Tool, ToolContext, ToolResult } from '../tool.ts';
+import { hearthInstance, processMarkerVariable } from '../process-markers.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
 import { compileArgumentsValidator } from '../validation.ts';
@@ -33,6 +34,8 @@ export interface UserToolManagerOptions {
   maxRssMb?: number;
   /** TOOL_ENV_PASSTHROUGH: the variables the hosts see besides the harmless ones (toolEnvironment). */
   envPassthrough?: string;
+  /** DATA_DIR: hosts carry this installation's process marker, so a host a crash left behind is ended at the next start. */
+  dataDir?: string;
   /** Session hosts kept at most; the least recently used idle one is ended for a new one. */
   maxHosts?: number;
   /** A session host idle this long is ended. */
@@ -459,7 +462,10 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       signal: this.closing.signal,
       // Bundles keep their package imports: the host reads the node_modules folders they resolve from.
       sandbox: { ...sandbox, read: [...(sandbox.read ?? []), ...(await packageFolders(this.buildRoot))] },
-      environment: toolEnvironment(this.options.envPassthrough ?? ''),
+      environment: {
+        ...toolEnvironment(this.options.envPassthrough ?? ''),
+        ...(this.options.dataDir !== undefined && { [processMarkerVariable]: `${hearthInstance(this.options.dataDir)}:user-tools:host` }),
+      },
       maxRssMb: this.options.maxRssMb ?? 256,
     });
   }
