@@ -79,3 +79,15 @@ describe('session WebSocket', () => {
   });
 
 });
+
+describe('a session deleted while its sockets are open', () => {
+  it('closes them with 4004, as for an unknown session', async () => {
+    hearth = await startHearth();
+    const sessionId = await hearth.createSession();
+    const [first, second] = [await hearth.connect(sessionId), await hearth.connect(sessionId)];
+    await first.next('session_sync');
+    expect((await hearth.request('DELETE', `/sessions/${sessionId}`)).status).toBe(204);
+    expect(await first.closed()).toBe(4004);
+    expect(await second.closed()).toBe(4004);
+  });
+});

@@ -27,7 +27,16 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
     };
     const unsubscribe = agent.subscribe(sessionId, send);
-    socket.on('close', unsubscribe);
+    // A session deleted elsewhere ends its sockets as an unknown one would: every client learns at once.
+    const stopWatching = agent.events.subscribe((event) => {
+      if (event.type === 'sessions_changed' && event.change === 'deleted' && event.session_id === sessionId) {
+        socket.close(unknownSessionCloseCode, 'session deleted');
+      }
+    });
+    socket.on('close', () => {
+      unsubscribe();
+      stopWatching();
+    });
 
     const receive = (frame: string) => {
       const parsed = parseClientFrame(frame);
