@@ -48,10 +48,12 @@ const method =
   'Warm-up turns are discarded as noted below. RSS is VmRSS from /proc of the server\'s own node process. ' +
   'Scenarios 6 and 7 measure tools rather than turns: the bench process builds the real tool from src/ and times ' +
   '`execute()` directly (the server idles meanwhile); the SSH server of scenario 6 is a fourth process. Scenario 9 ' +
-  'does the same with a user tool through the real worker-thread host. Scenarios 8 and 10 start a second server ' +
+  'does the same with a user tool through the real host process (a child process under Node\'s permission model). Scenarios 8 and 10 start a second server ' +
   'process the same way (the first idles meanwhile) with TOOLS_DIR and PROFILES_DIR in a temp folder, write tool files ' +
   'there and wait for `tools_changed` on an open session socket; 10 reads that process\'s VmRSS. Scenario 11 runs ' +
-  'context compression in the bench process on a temp SQLite database with a summariser that answers at once.';
+  'context compression in the bench process on a temp SQLite database with a summariser that answers at once. Scenario 14 ' +
+  'runs the approval gate in the bench process on a temp SQLite database. Scenario 15 times GET /health from the bench ' +
+  'process while the server takes a 10 MB image and streams a 100 MB answer.';
 
 interface Options {
   cpuProfileDirectory?: string;
