@@ -23,13 +23,7 @@ export interface ApprovalRecord {
   decidedAt: string | null;
 }
 
-export interface NewApproval {
-  sessionId: string;
-  callId: string;
-  tool: string;
-  subject: string;
-  rule: string;
-  isSubagent: boolean;
+export interface NewApproval extends Pick<ApprovalRecord, 'sessionId' | 'callId' | 'tool' | 'subject' | 'rule' | 'isSubagent'> {
   /** Absent for a call that waits for the person. */
   decision?: { decision: ApprovalDecision; by: DecidedBy };
   expiresAt?: string;
