@@ -152,12 +152,14 @@ async function storedConversation(db: Db, images: MessageImages, sessionId: stri
   );
   return {
     load: async () => history,
-    // The round's answer is stored whole here, so its checkpointed pieces go in the same transaction.
     append: async (messages) => {
-      await db.transaction().execute(async (transaction) => {
-        await appendMessages(transaction, sessionId, messages);
-        await clearDraft(transaction, sessionId);
-      });
+      if (messages.some((message) => message.role === 'assistant')) {
+        // The round's answer is stored whole here, so its checkpointed pieces go in the same transaction.
+        await db.transaction().execute(async (transaction) => {
+          await appendMessages(transaction, sessionId, messages);
+          await clearDraft(transaction, sessionId);
+        });
+      } else await appendMessages(db, sessionId, messages);
       history.push(...messages.map(toChatMessage));
     },
     // Images a tool loaded: kept as files, referenced from the row; the model gets them from memory this turn.
