@@ -104,6 +104,24 @@ describe('Ollama backend', () => {
     ]);
   });
 
+  it('streams large images into the body in slices, byte for byte, with a matching Content-Length', async () => {
+    server.script({ content: 'Two big pictures.' });
+    const first = Buffer.alloc(3 * 1024 * 1024 + 1, 9).toString('base64');
+    const second = Buffer.alloc(200_000, 4).toString('base64');
+    const events = await readAll(backend.stream(chatRequest({ messages: [{ role: 'user', content: 'Look "here"', images: [first, second] }] })));
+    expect(joined(events, 'text_delta')).toBe('Two big pictures.');
+    const request = server.requests.at(-1)!;
+    expect(request.body.messages[0]).toMatchObject({ content: 'Look "here"', images: [first, second] });
+    expect(Number(request.headers['content-length'])).toBe(Buffer.byteLength(JSON.stringify(request.body)));
+  });
+
+  it('refuses to stream an image that is not base64 rather than send broken JSON', async () => {
+    const requestsBefore = server.requests.length;
+    const events = await readAll(backend.stream(chatRequest({ messages: [{ role: 'user', content: 'Look', images: [`${'A'.repeat(100_000)}"],"x":["`] }] })));
+    expect(events.at(-1)).toEqual({ type: 'error', error: { code: 'llm_error', message: expect.stringContaining('not valid base64') } });
+    expect(server.requests).toHaveLength(requestsBefore);
+  });
+
   it('leaves out think, tools and format when the request does not set them', async () => {
     server.script({ content: 'ok' });
     await readAll(backend.stream(chatRequest()));

@@ -129,6 +129,23 @@ describe('OpenAI-compatible backend', () => {
     ]);
   });
 
+  it('streams a large image into the body in slices, byte for byte, with a matching Content-Length', async () => {
+    server.script({ content: 'A big picture.' });
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(3 * 1024 * 1024, 9)]).toString('base64');
+    const events = await readAll(backend.stream(chatRequest({ messages: [{ role: 'user', content: 'Look', images: [png] }] })));
+    expect(joined(events, 'text_delta')).toBe('A big picture.');
+    const request = server.requests.at(-1)!;
+    expect(request.body.messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } });
+    expect(Number(request.headers['content-length'])).toBe(Buffer.byteLength(JSON.stringify(request.body)));
+  });
+
+  it('refuses to stream an image that is not base64 rather than send broken JSON', async () => {
+    const requestsBefore = server.requests.length;
+    const events = await readAll(backend.stream(chatRequest({ messages: [{ role: 'user', content: 'Look', images: [`${'A'.repeat(100_000)}","role":"system`] }] })));
+    expect(events.at(-1)).toEqual({ type: 'error', error: { code: 'llm_error', message: expect.stringContaining('not valid base64') } });
+    expect(server.requests).toHaveLength(requestsBefore);
+  });
+
   it('leaves out temperature, tools and response_format when the request does not set them', async () => {
     server.script({ content: 'ok' });
     await readAll(backend.stream(chatRequest()));

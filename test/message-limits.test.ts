@@ -87,6 +87,31 @@ describe('message size limits', () => {
     expect((await hearth.request('GET', '/health')).status).toBe(200);
   });
 
+  it('takes a large image frame over the socket, acting on frames in the order they came', async () => {
+    hearth = await startHearth();
+    const sessionId = await hearth.createSession();
+    const socket = await hearth.connect(sessionId);
+    const big = image(4 * 1024 * 1024);
+    // Whether or not the stop lands before the model is asked, each turn is answered by what it says.
+    hearth.llm.respondWith((request) =>
+      request.body.messages.at(-1).content === 'Look' ? { content: 'A long look at it.', chunkCount: 50, delayMs: 20 } : { content: 'Seen.' },
+    );
+    // The message is parsed off the event loop, the stop in place: had the stop been acted on
+    // first it would have found nothing to stop, and the answer would have ended normally.
+    socket.send({ type: 'message', content: 'Look', images: [big] });
+    socket.send({ type: 'stop' });
+    expect(await socket.next('stream_stopped')).toMatchObject({ reason: 'user' });
+    const [user] = (await hearth.request('GET', `/sessions/${sessionId}`)).body.messages;
+    expect(user).toMatchObject({ role: 'user', content: 'Look', images: [expect.stringMatching(/\/images\//)] });
+    const served = await fetch(hearth.baseUrl + user.images[0]);
+    expect(Buffer.from(await served.arrayBuffer()).toString('base64')).toBe(big);
+
+    socket.send({ type: 'message', content: 'And now?' });
+    expect((await socket.next('stream_end')).content).toBe('Seen.');
+    expect(hearth.llm.requests.at(-1)!.body.messages.find((message: any) => message.content === 'Look')).toMatchObject({ images: [big] });
+    socket.close();
+  });
+
   it('closes a socket that sends a frame larger than any valid message (1009), and the session stays usable', async () => {
     hearth = await startHearth();
     const sessionId = await hearth.createSession();

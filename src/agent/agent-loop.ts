@@ -157,7 +157,9 @@ async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInp
 function loadedImage(metadata: Record<string, unknown> | undefined): { base64: string; description: string } | undefined {
   const image = metadata?.['image'] as { base64?: unknown; description?: unknown } | undefined;
   if (typeof image?.base64 !== 'string') return undefined;
-  return { base64: image.base64, description: typeof image.description === 'string' ? image.description : 'image' };
+  // Re-encoded: a tool's string becomes plain base64, which the backends stream into requests unescaped.
+  const base64 = Buffer.from(image.base64, 'base64').toString('base64');
+  return { base64, description: typeof image.description === 'string' ? image.description : 'image' };
 }
 
 export function definitionsOf(names: readonly string[], registry: ToolRegistry): ToolDefinition[] {

@@ -1,5 +1,14 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { abortedError } from './errors.ts';
 import type { LlmError, LlmStreamEvent, Usage } from './types.ts';
+
+/**
+ * A stream whose chunks are already buffered is read through promise callbacks alone,
+ * which never let the event loop reach other sockets; after this long without a break
+ * the stream waits one event-loop turn, so a backend sending as fast as it can does not
+ * starve other clients.
+ */
+const fairShareMs = 10;
 
 export type LlmDeltaEvent = Exclude<LlmStreamEvent, { type: 'done' } | { type: 'error' }>;
 
@@ -20,8 +29,13 @@ export async function* guardedStream(
   }
   const deltas = produce();
   let ending: LlmStreamEvent;
+  let turnStarted = performance.now();
   try {
     while (true) {
+      if (performance.now() - turnStarted > fairShareMs) {
+        await nextTurn();
+        turnStarted = performance.now();
+      }
       const step = await deltas.next();
       if (signal.aborted) {
         ending = { type: 'error', error: abortReason() };

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Ollama } from 'ollama/browser';
 import type { ChatRequest as OllamaChatRequest, Message as OllamaMessage, Tool as OllamaTool } from 'ollama/browser';
 import { assembleBackend, type StreamProgress } from './assemble-backend.ts';
+import { DeferredStrings, unsafeDeferredString } from './deferred-strings.ts';
 import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
 import type { LlmDeltaEvent } from './guarded-stream.ts';
 import { parseToolArguments } from './tool-arguments.ts';
@@ -26,15 +27,16 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
 
   async function* produce(request: ChatRequest, progress: StreamProgress): AsyncGenerator<LlmDeltaEvent, Usage | undefined> {
     const cancel = new AbortController();
+    const deferred = new DeferredStrings();
     // One client per request: its fetch carries this request's signal, so an abort also
     // cancels a request still waiting for response headers (e.g. while a model loads),
     // which the client's own AbortableAsyncIterator cannot reach yet.
     const client = new Ollama({
       host: options.host,
-      fetch: fetchWithSignal(baseFetch, AbortSignal.any([request.signal, cancel.signal]), progress.touch),
+      fetch: deferred.fetch(fetchWithSignal(baseFetch, AbortSignal.any([request.signal, cancel.signal]), progress.touch)),
     });
     try {
-      const body = toOllamaRequest(request, options.defaultModel);
+      const body = toOllamaRequest(request, options.defaultModel, deferred);
       if (modelsWithoutThinking.has(body.model)) delete body.think;
       const response = await client.chat({ ...body, stream: true }).catch((error: unknown) => {
         if (body.think === undefined || !isThinkingUnsupported(error)) throw error;
@@ -65,6 +67,8 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
 
   function describeFailure(error: unknown, progress: StreamProgress): LlmError {
     if (error instanceof MalformedLineError) return { code: 'llm_error', message: error.message };
+    const unsafe = unsafeDeferredString(error);
+    if (unsafe) return { code: 'llm_error', message: unsafe.message };
     const reason = networkFailureReason(error);
     if (reason && !progress.connected) {
       return {
@@ -181,10 +185,10 @@ function checkedLines(touch: () => void): TransformStream<Uint8Array, Uint8Array
   });
 }
 
-function toOllamaRequest(request: ChatRequest, defaultModel: string): OllamaChatRequest {
+function toOllamaRequest(request: ChatRequest, defaultModel: string, deferred: DeferredStrings): OllamaChatRequest {
   return {
     model: request.model || defaultModel,
-    messages: request.messages.map(toOllamaMessage),
+    messages: request.messages.map((message) => toOllamaMessage(message, deferred)),
     ...(request.tools?.length ? { tools: request.tools.map(toOllamaTool) } : {}),
     ...(request.think !== undefined ? { think: request.think } : {}),
     ...(request.responseSchema ? { format: request.responseSchema } : {}),
@@ -195,14 +199,14 @@ function toOllamaRequest(request: ChatRequest, defaultModel: string): OllamaChat
   };
 }
 
-function toOllamaMessage(message: ChatMessage): OllamaMessage {
+function toOllamaMessage(message: ChatMessage, deferred: DeferredStrings): OllamaMessage {
   if (message.role === 'tool') {
     return { role: 'tool', content: message.content, ...(message.name ? { tool_name: message.name } : {}) };
   }
   return {
     role: message.role,
     content: message.content,
-    ...(message.images?.length ? { images: message.images } : {}),
+    ...(message.images?.length ? { images: message.images.map((image) => deferred.hold(image)) } : {}),
     ...(message.role === 'assistant' && message.thinking ? { thinking: message.thinking } : {}),
     ...(message.role === 'assistant' && message.tool_calls?.length
       ? { tool_calls: message.tool_calls.map((call) => ({ function: { name: call.name, arguments: call.arguments } })) }

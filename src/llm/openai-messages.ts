@@ -6,13 +6,14 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolDefinition } from './types.ts';
 
-export function toOpenAIMessage(message: ChatMessage): ChatCompletionMessageParam {
+/** `holdImage` may stand a marker in for an image's data URL (see DeferredStrings). */
+export function toOpenAIMessage(message: ChatMessage, holdImage: (dataUrl: string) => string = (dataUrl) => dataUrl): ChatCompletionMessageParam {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
     case 'user':
       if (!message.images?.length) return { role: 'user', content: message.content };
-      return { role: 'user', content: [{ type: 'text', text: message.content }, ...message.images.map(toImagePart)] };
+      return { role: 'user', content: [{ type: 'text', text: message.content }, ...message.images.map((image) => toImagePart(image, holdImage))] };
     case 'assistant':
       if (!message.tool_calls?.length) return { role: 'assistant', content: message.content };
       return {
@@ -33,8 +34,8 @@ export function toOpenAITool(tool: ToolDefinition): ChatCompletionTool {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
 }
 
-function toImagePart(base64: string): ChatCompletionContentPart {
-  return { type: 'image_url', image_url: { url: `data:${imageMimeType(base64)};base64,${base64}` } };
+function toImagePart(base64: string, holdImage: (dataUrl: string) => string): ChatCompletionContentPart {
+  return { type: 'image_url', image_url: { url: holdImage(`data:${imageMimeType(base64)};base64,${base64}`) } };
 }
 
 /** The image format, read from the magic bytes at the start of the base64 data. */

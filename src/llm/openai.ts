@@ -3,6 +3,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { assembleBackend, type StreamProgress } from './assemble-backend.ts';
+import { DeferredStrings, unsafeDeferredString } from './deferred-strings.ts';
 import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
 import type { LlmDeltaEvent } from './guarded-stream.ts';
 import { toOpenAIMessage, toOpenAITool } from './openai-messages.ts';
@@ -30,9 +31,11 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
   const endpoint = `OpenAI-compatible endpoint at ${options.baseUrl}`;
 
   async function* produce(request: ChatRequest, progress: StreamProgress): AsyncGenerator<LlmDeltaEvent, Usage | undefined> {
-    const stream = await client.chat.completions.create(toOpenAIRequest(request, options.defaultModel), {
-      signal: request.signal,
-    });
+    const deferred = new DeferredStrings();
+    const body = toOpenAIRequest(request, options.defaultModel, (dataUrl) => deferred.hold(dataUrl));
+    // A request with images gets a client of its own whose fetch streams them (see DeferredStrings).
+    const requestClient = deferred.holding ? client.withOptions({ fetch: deferred.fetch(globalThis.fetch) }) : client;
+    const stream = await requestClient.chat.completions.create(body, { signal: request.signal });
     progress.connected = true;
     progress.touch();
     const splitter = new ThinkTagSplitter();
@@ -59,6 +62,8 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
   }
 
   function describeFailure(error: unknown, progress: StreamProgress): LlmError {
+    const unsafe = unsafeDeferredString(error);
+    if (unsafe) return { code: 'llm_error', message: unsafe.message };
     if (error instanceof APIConnectionTimeoutError) {
       return { code: 'llm_unreachable', message: `The ${endpoint} did not answer in time. Check that the server is running and not overloaded.` };
     }
@@ -91,10 +96,10 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
   });
 }
 
-function toOpenAIRequest(request: ChatRequest, defaultModel: string): ChatCompletionCreateParamsStreaming {
+function toOpenAIRequest(request: ChatRequest, defaultModel: string, holdImage: (dataUrl: string) => string): ChatCompletionCreateParamsStreaming {
   return {
     model: request.model || defaultModel,
-    messages: request.messages.map(toOpenAIMessage),
+    messages: request.messages.map((message) => toOpenAIMessage(message, holdImage)),
     stream: true,
     stream_options: { include_usage: true },
     ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),

@@ -44,7 +44,8 @@ const ApproveCommand = Type.Composite(
 /** What a client may send over a session's WebSocket (README: WebSocket protocol). */
 export type ClientCommand = Static<typeof MessageCommand> | Static<typeof StopCommand> | Static<typeof ApproveCommand>;
 
-const ajv = new Ajv({ allErrors: false });
+// Lengths count UTF-16 units, as the REST routes' validator does (see buildApp).
+const ajv = new Ajv({ allErrors: false, unicode: false });
 /** One validator per frame type, so an error speaks of the frame that was meant. */
 const validators = new Map<unknown, ValidateFunction>([
   ['message', ajv.compile(MessageCommand)],
@@ -54,13 +55,20 @@ const validators = new Map<unknown, ValidateFunction>([
 
 export type ParsedFrame = { ok: true; command: ClientCommand } | { ok: false; message: string };
 
+export const notJsonFrameMessage = 'Frames must be JSON, e.g. {"type":"message","content":"Hello"}.';
+
 export function parseClientFrame(frame: string): ParsedFrame {
   let data: unknown;
   try {
     data = JSON.parse(frame);
   } catch {
-    return { ok: false, message: 'Frames must be JSON, e.g. {"type":"message","content":"Hello"}.' };
+    return { ok: false, message: notJsonFrameMessage };
   }
+  return validateClientFrame(data);
+}
+
+/** Checks an already parsed frame against the frame types a client may send. */
+export function validateClientFrame(data: unknown): ParsedFrame {
   const type = (data as { type?: unknown } | null)?.type;
   const validate = validators.get(type);
   if (!validate) {

@@ -3,18 +3,19 @@ import type { WebSocket } from 'ws';
 import type { Agent } from '../agent/agent.ts';
 import type { AgentEvent } from '../agent/events.ts';
 import { findSession } from '../store/sessions-repository.ts';
-import { parseClientFrame } from './client-commands.ts';
+import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';
+import type { JsonParser } from './json-parser.ts';
 
 export const unknownSessionCloseCode = 4004;
 
-export async function websocketRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { agent } = options;
+export async function websocketRoutes(app: FastifyInstance, options: { agent: Agent; jsonParser: JsonParser }) {
+  const { agent, jsonParser } = options;
 
   app.get<{ Params: { id: string } }>('/ws/sessions/:id', { websocket: true }, async (socket: WebSocket, request) => {
     const sessionId = request.params.id;
     // Frames that arrive while the session is looked up are held, not lost.
-    const early: string[] = [];
-    const hold = (data: Buffer) => early.push(data.toString());
+    const early: Buffer[] = [];
+    const hold = (data: Buffer) => early.push(data);
     socket.on('message', hold);
     const session = await findSession(agent.deps.db, sessionId);
     if (!session) {
@@ -38,8 +39,10 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
       stopWatching();
     });
 
-    const receive = (frame: string) => {
-      const parsed = parseClientFrame(frame);
+    const receive = async (frame: Buffer) => {
+      const json = await jsonParser.parse(frame);
+      if (!json.ok) return send({ type: 'error', code: 'invalid_frame', message: notJsonFrameMessage });
+      const parsed = validateClientFrame(json.value);
       if (!parsed.ok) return send({ type: 'error', code: 'invalid_frame', message: parsed.message });
       const { command } = parsed;
       switch (command.type) {
@@ -61,8 +64,13 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
         }
       }
     };
+    // A large frame is parsed off the event loop; frames are still acted on in the order they came.
+    let received: Promise<void> = Promise.resolve();
+    const enqueue = (frame: Buffer) => {
+      received = received.then(() => receive(frame));
+    };
     socket.off('message', hold);
-    socket.on('message', (data: Buffer) => receive(data.toString()));
-    for (const frame of early) receive(frame);
+    socket.on('message', enqueue);
+    for (const frame of early) enqueue(frame);
   });
 }
