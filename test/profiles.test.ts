@@ -38,6 +38,7 @@ describe('loadProfiles', () => {
         id: 'helper',
         name: 'Helper',
         description: '',
+        examples: [],
         temperature: 0.7,
         max_iterations: 25,
         planning_enabled: false,
@@ -60,6 +61,7 @@ describe('loadProfiles', () => {
           'id: full',
           'name: Full',
           'description: Everything set.',
+          'examples: ["Plan my week", "Summarise this file"]',
           'model: qwen3:14b',
           'backend: openai',
           'temperature: 0',
@@ -78,6 +80,7 @@ describe('loadProfiles', () => {
     expect(profiles.map((profile) => profile.id)).toEqual(['blank_model', 'full']);
     expect(profiles[1]).toMatchObject({
       description: 'Everything set.',
+      examples: ['Plan my week', 'Summarise this file'],
       model: 'qwen3:14b',
       backend: 'openai',
       temperature: 0,
@@ -113,6 +116,8 @@ describe('loadProfiles', () => {
       ['bad_backend.md', profileText('id: bad_backend\nname: B\nbackend: claude'), 'backend must be one of: ollama, openai'],
       ['bad_tool.md', profileText('id: bad_tool\nname: T\ntools: [todo, "web search"]'), 'tools[1] "web search" must be a tool name (letters, digits, _ or -, at most 64 characters) or *'],
       ['twice.md', profileText('id: twice\nname: T\ntools: [todo, todo]'), 'tools lists an item twice'],
+      ['example_text.md', profileText('id: example_text\nname: E\nexamples: Plan my week'), 'examples must be a list, not "Plan my week"'],
+      ['empty_example.md', profileText('id: empty_example\nname: E\nexamples: ["Plan my week", ""]'), 'examples[1] must NOT have fewer than 1 characters'],
       [
         'Bad_Id.md',
         profileText('id: Bad_Id\nname: B'),
@@ -299,6 +304,7 @@ describe('shipped profiles', () => {
 
     for (const profile of profiles) {
       expect(profile.description, profile.id).not.toBe('');
+      expect(profile.examples, `${profile.id} offers two example prompts`).toHaveLength(2);
       expect(profile.prompt.length, profile.id).toBeLessThan(2_500);
       for (const tool of ['scratchpad', 'todo', 'switch_profile', 'spawn_agent', 'write_tool', 'memory_search']) {
         expect(profile.tools, profile.id).toContain(tool);

@@ -101,6 +101,7 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       id: frontMatter.id,
       name: frontMatter.name,
       description: frontMatter.description ?? '',
+      examples: frontMatter.examples ?? [],
       ...(frontMatter.model === undefined ? {} : { model: frontMatter.model }),
       ...(frontMatter.backend === undefined ? {} : { backend: frontMatter.backend }),
       temperature: frontMatter.temperature ?? 0.7,

@@ -7,6 +7,8 @@ export interface Profile {
   id: string;
   name: string;
   description: string;
+  /** Example prompts the page offers for a new conversation. */
+  examples: string[];
   model?: string;
   backend?: ProfileBackend;
   temperature: number;
@@ -35,6 +37,7 @@ export const ProfileFrontMatterSchema = Type.Object(
     id: Type.String({ pattern: PROFILE_ID_PATTERN }),
     name: Type.String({ minLength: 1, maxLength: 100 }),
     description: Type.Optional(Type.String({ maxLength: 300, default: '' })),
+    examples: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 4, uniqueItems: true, default: [] })),
     model: Type.Optional(Type.String({ minLength: 1 })),
     // An enum rather than a union of literals: Ajv then reports one readable error.
     backend: Type.Optional(Type.Unsafe<ProfileBackend>({ type: 'string', enum: ['ollama', 'openai'] })),

@@ -10,6 +10,7 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
       id: profile.id,
       name: profile.name,
       description: profile.description,
+      examples: profile.examples,
       ...modelOf(backends.choose({ ...(profile.backend && { backend: profile.backend }), ...(profile.model && { model: profile.model }) })),
       temperature: profile.temperature,
       planning_enabled: profile.planning_enabled,
