@@ -64,13 +64,15 @@ describe('GET /agents/profiles', () => {
     expect(body.profiles.map((profile: any) => profile.id).sort()).toEqual(['secretary', 'server_admin', 'smart_home']);
     for (const profile of body.profiles) {
       expect(Object.keys(profile).sort()).toEqual(
-        ['backend', 'description', 'enabled_tools', 'id', 'model', 'name', 'planning_enabled', 'temperature'].sort(),
+        ['backend', 'description', 'enabled_tools', 'examples', 'id', 'model', 'name', 'planning_enabled', 'temperature'].sort(),
       );
+      expect(profile.examples, profile.id).toHaveLength(2);
     }
     const secretary = body.profiles.find((profile: any) => profile.id === 'secretary');
     expect(secretary).toMatchObject({
       name: 'Personal Secretary',
       description: expect.stringContaining('notes'),
+      examples: [expect.stringMatching(/^Plan /), expect.stringMatching(/^Make a tool /)],
       backend: 'ollama',
       model: 'qwen3:8b',
       temperature: 0.7,
