@@ -8,7 +8,7 @@ import type { ApprovalGate } from './approval-gate.ts';
 import { DraftCheckpoint, type DraftCheckpointOptions } from './draft-checkpoint.ts';
 import { fitRequest } from './fit-request.ts';
 import { streamRound, type RoundResult } from './stream-round.ts';
-import { charactersPerToken } from './token-estimate.ts';
+import { charactersPerToken, estimateTokens } from './token-estimate.ts';
 
 /** Where the loop reads the model's view of the conversation and appends to it. */
 export interface Conversation {
@@ -57,7 +57,12 @@ export type LoopOutcome =
       /** Whether the last request had to be cut to fit the window, so `usage` counts less than the context holds. */
       cut: boolean;
     }
-  | { status: 'stopped'; content: string }
+  | {
+      status: 'stopped';
+      content: string;
+      /** The last call's estimated size plus what the run stored after it: the partial answer, tool calls and results. */
+      estimatedTokens: number;
+    }
   | { status: 'failed'; content: string; error: LlmError };
 
 /** Applies to tools that set no timeout of their own. */
@@ -78,7 +83,10 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     const finalRound = round >= setup.maxIterations;
     const tools: ToolDefinition[] = finalRound ? [] : definitionsOf(setup.toolNames, registry);
     const history = await conversation.load();
+    const storedBeforeRequest = history.length;
     const request = fitRequest([...setup.systemMessages, ...history, ...(finalRound ? [budgetExhaustedNote] : [])], tools, setup.contextWindow);
+    const estimatedSinceRequest = async (): Promise<number> =>
+      request.estimatedTokens + estimateTokens((await conversation.load()).slice(storedBeforeRequest));
     const result = await streamRound(
       setup.backend,
       {
@@ -96,7 +104,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
 
     if (result.error?.code === 'aborted' || (context.signal.aborted && !result.error)) {
       await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result), stopped: true }]);
-      return { status: 'stopped', content: result.text };
+      return { status: 'stopped', content: result.text, estimatedTokens: await estimatedSinceRequest() };
     }
     if (result.error) {
       if (result.text !== '') await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result) }]);
@@ -121,7 +129,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     if (images.length > 0) await conversation.appendToContext(images);
     if (context.signal.aborted) {
       await conversation.append([{ role: 'assistant', content: '', stopped: true }]);
-      return { status: 'stopped', content: '' };
+      return { status: 'stopped', content: '', estimatedTokens: await estimatedSinceRequest() };
     }
   }
 }

@@ -76,6 +76,8 @@ export async function runTurn(
       return { status: 'completed', content: outcome.content, contextTokens };
     }
     case 'stopped':
+      // So the page's context meter, read on stream_stopped, counts the stopped answer too.
+      await updateSession(db, sessionId, { contextTokens: outcome.estimatedTokens });
       context.emit({ type: 'stream_stopped', ...answerFields(outcome.content), reason: context.signal.reason === 'shutdown' ? 'shutdown' : 'user' });
       return outcome;
     case 'failed':

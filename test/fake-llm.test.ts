@@ -1,0 +1,110 @@
+// The fake LLM of `npm run dev:fake-llm`, run as that command runs it (a child process), with
+// the real app pointed at it: each demo word shows the feature it stands for.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHearth, type Hearth } from './support/hearth-server.ts';
+
+/** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
+const runTimeoutMs = 45_000;
+
+let fakeLlm: ChildProcess;
+let hearth: Hearth;
+
+async function startFakeLlmCli(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/fake-llm-cli.ts')], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, FAKE_LLM_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const read = (data: Buffer): void => {
+      output += data.toString();
+      const found = /start Hearth with: OLLAMA_HOST=(\S+) npm start/.exec(output);
+      if (found?.[1]) resolve(found[1]);
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('exit', (code) => reject(new Error(`the fake LLM exited (${code}): ${output}`)));
+  });
+  return { child, url };
+}
+
+beforeAll(async () => {
+  const started = await startFakeLlmCli();
+  fakeLlm = started.child;
+  // Planning stays on in the shipped profiles, as `npm start` has it.
+  hearth = await startHearth({ planning: true, env: { OLLAMA_HOST: started.url } });
+}, 60_000);
+
+afterAll(async () => {
+  await hearth?.close();
+  if (fakeLlm && fakeLlm.exitCode === null) {
+    const exited = once(fakeLlm, 'exit');
+    fakeLlm.kill('SIGTERM');
+    await exited;
+  }
+});
+
+describe('npm run dev:fake-llm', () => {
+  it('plans a message that starts with "plan", then answers following the plan', async () => {
+    const socket = await hearth.connect(await hearth.createSession('secretary'));
+    socket.send({ type: 'message', content: 'Plan my week' });
+    const plan = await socket.next('plan_ready', runTimeoutMs);
+    expect(plan.plan).toMatch(/^1\. .*my week/);
+    expect(plan.plan.split('\n').filter((line) => /^\d+\. /.test(line)).length).toBeGreaterThanOrEqual(3);
+    const end = await socket.next('stream_end', runTimeoutMs);
+    expect(end.content).toContain('I followed the plan above');
+    socket.close();
+  });
+
+  it('answers any other message without a plan', async () => {
+    const socket = await hearth.connect(await hearth.createSession('secretary'));
+    socket.send({ type: 'message', content: 'Hello there' });
+    const end = await socket.next('stream_end', runTimeoutMs);
+    expect(end.content).toContain('Hello there');
+    expect(socket.ofType('plan_ready')).toEqual([]);
+    socket.close();
+  });
+
+  it('streams a long answer for "long …" until Stop ends it, and counts the stopped answer in the context', async () => {
+    const sessionId = await hearth.createSession('secretary');
+    const socket = await hearth.connect(sessionId);
+    socket.send({ type: 'message', content: 'long story, please' });
+    for (let delta = 0; delta < 5; delta++) await socket.next('stream_delta', runTimeoutMs);
+    const streamingSince = Date.now();
+    socket.send({ type: 'stop' });
+    const stopped = await socket.next('stream_stopped', runTimeoutMs);
+    // About a minute of text was on its way: a stop a few words in ends it long before that.
+    expect(Date.now() - streamingSince).toBeLessThan(20_000);
+    expect(stopped.content).toMatch(/^Once upon a time/);
+    expect(stopped.length).toBeLessThan(500);
+    expect(socket.ofType('stream_end')).toEqual([]);
+    const context = await hearth.request('GET', `/sessions/${sessionId}/context`);
+    expect(context.body.context_tokens).toBeGreaterThan(0);
+    // The session takes the next message at once.
+    socket.send({ type: 'message', content: 'Hello again' });
+    expect((await socket.next('stream_end', runTimeoutMs)).content).toContain('Hello again');
+    socket.close();
+  });
+
+  it('writes roll_dice for "make a tool …", calls the new tool in the next round and answers with its result', async () => {
+    const socket = await hearth.connect(await hearth.createSession('secretary'));
+    socket.send({ type: 'message', content: 'Make a tool that rolls dice, then roll two six-sided dice' });
+    const end = await socket.next('stream_end', runTimeoutMs);
+    const calls = socket.ofType('tool_call');
+    expect(calls.map((call) => call.tool)).toEqual(['write_tool', 'roll_dice']);
+    const [written, rolled] = calls;
+    expect(written?.success, written?.result).toBe(true);
+    expect(written?.args).toMatchObject({ name: 'roll_dice' });
+    expect(rolled?.success, rolled?.result).toBe(true);
+    expect(rolled?.args).toEqual({ count: 2, sides: 6 });
+    expect(rolled?.result).toMatch(/^Rolled 2d6: [1-6] \+ [1-6] = \d+$/);
+    expect(end.content).toContain(rolled?.result);
+    expect(socket.ofType('plan_ready')).toEqual([]);
+    const tools = await hearth.request('GET', '/agents/tools');
+    expect(tools.body.tools.map((tool: { name: string }) => tool.name)).toContain('roll_dice');
+    socket.close();
+  }, 90_000);
+});
