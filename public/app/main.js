@@ -1,6 +1,7 @@
 import { ApiError, api } from './api.js';
 import { Composer } from './composer.js';
 import { element } from './dom.js';
+import { emptyState } from './empty-state.js';
 import { SessionHeader } from './header.js';
 import { HearthEvents } from './hearth-events.js';
 import { fillIconPlaceholders } from './icons.js';
@@ -191,7 +192,7 @@ function onViewEvent(openedView, event) {
   if (event.type === 'tools_changed') toolsChanged();
   if (openedView !== view) return;
   if (event.type === 'profile_switched') sidebar.refreshSoon();
-  if (event.type === 'context_compressed') showContextMeter(openedView.sessionId);
+  if (event.type === 'context_compressed' || event.type === 'stream_stopped') showContextMeter(openedView.sessionId);
   if ((event.type === 'stream_end' || event.type === 'context_compressed') && panels.openPanel === 'Context') contextPanel.refresh(openedView.sessionId);
 }
 
@@ -230,7 +231,7 @@ function openSession(sessionId) {
   sidebar.setCurrent(sessionId);
   queueMicrotask(showApprovalsElsewhere);
   if (!sessionId) {
-    transcript.clear('Start a conversation: pick a profile, type below and press Enter.');
+    transcript.clear(profileCards());
     header.show({ title: '', profileId: profileSelect.value, context: { used: 0, max: 1 }, editable: true });
     banner.hidden = true;
     composer.setState({ running: false, canSend: true });
@@ -241,6 +242,7 @@ function openSession(sessionId) {
     transcript,
     onChange: (change) => onViewChange(opened, change),
     onEvent: (event) => onViewEvent(opened, event),
+    emptyPlaceholder: () => profileCards(),
   });
   view = opened;
   opened.open();
@@ -249,6 +251,21 @@ function openSession(sessionId) {
   showContextMeter(sessionId);
   if (panels.openPanel === 'Context') contextPanel.refresh(sessionId);
   return opened;
+}
+
+/** The empty state: a card a profile with its example prompts. */
+function profileCards() {
+  return emptyState(profiles, (profileId, prompt) => sendExample(profileId, prompt).catch((error) => composer.showError(error.message)));
+}
+
+/** An example prompt: sent in the open empty session, switched to the example's profile, or else in a new session of it. */
+async function sendExample(profileId, prompt) {
+  const openProfileId = view ? byId('session-profile').value : profileSelect.value;
+  if (openProfileId !== profileId) {
+    if (!(await switchProfile(profileId))) return;
+    if (view) header.show({ profileId });
+  }
+  await send({ content: prompt, attachments: [] });
 }
 
 function route() {

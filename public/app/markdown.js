@@ -3,15 +3,28 @@ import hljs from '/vendor/highlight.js';
 import { Marked } from '/vendor/marked.js';
 import { element } from './dom.js';
 
-const autoDetectLimit = 4000;
+/** Longest unlabelled block that is still checked for JSON (parsing costs time on every render). */
+const jsonCheckLimit = 100_000;
 
 function escapeHtml(text) {
   return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
+/** Guessing a language colours plain output (logs, tool results) at random: only JSON is recognised without a label. */
+function languageOf(code, fenced) {
+  if (fenced) return fenced;
+  const text = code.trim();
+  if (text.length > jsonCheckLimit || !/^[[{][\s\S]*[\]}]$/.test(text)) return '';
+  try {
+    JSON.parse(text);
+    return 'json';
+  } catch {
+    return '';
+  }
+}
+
 function highlighted(code, language) {
   if (language && hljs.getLanguage(language)) return hljs.highlight(code, { language, ignoreIllegals: true }).value;
-  if (!language && code.length <= autoDetectLimit) return hljs.highlightAuto(code).value;
   return escapeHtml(code);
 }
 
@@ -21,7 +34,7 @@ const marked = new Marked({
   renderer: {
     html: ({ text }) => escapeHtml(text),
     code({ text, lang }) {
-      const language = (lang ?? '').trim().split(/\s+/, 1)[0].toLowerCase();
+      const language = languageOf(text, (lang ?? '').trim().split(/\s+/, 1)[0].toLowerCase());
       const className = `hljs${language ? ` language-${escapeHtml(language)}` : ''}`;
       return `<pre><code class="${className}">${highlighted(text, language)}</code></pre>\n`;
     },

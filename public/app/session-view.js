@@ -37,13 +37,15 @@ export class SessionView {
 
   /**
    * `onChange` hears partial state: `{ running, connection, synced, title, profileId, context }`;
-   * `onEvent` hears every event after the transcript has (tools_changed, profile_switched…).
+   * `onEvent` hears every event after the transcript has (tools_changed, profile_switched…);
+   * `emptyPlaceholder()` gives what a session without messages shows.
    */
-  constructor({ sessionId, transcript, onChange, onEvent }) {
+  constructor({ sessionId, transcript, onChange, onEvent, emptyPlaceholder }) {
     this.sessionId = sessionId;
     this.transcript = transcript;
     this.onChange = onChange;
     this.onEvent = onEvent;
+    this.emptyPlaceholder = emptyPlaceholder;
     this.ready = new Promise((resolve) => (this.#resolveReady = resolve));
     this.openedAt = performance.now();
   }
@@ -148,7 +150,7 @@ export class SessionView {
     const runActive = held.some((event) => event.type === 'stream_start');
     const messages = runActive ? session.messages.slice(0, lastUserIndex(session.messages) + 1) : session.messages;
     const drawn = this.transcript.renderHistory(messages, decided);
-    if (messages.length === 0 && !runActive) this.transcript.clear('Say hello — the conversation starts here.');
+    if (messages.length === 0 && !runActive) this.transcript.clear(this.emptyPlaceholder?.() ?? 'Say hello — the conversation starts here.');
     if (metrics.lastOpen?.sessionId !== this.sessionId) {
       const open = { sessionId: this.sessionId, messages: session.messages.length, startedAt: this.openedAt, ms: performance.now() - this.openedAt };
       metrics.lastOpen = open;
