@@ -65,7 +65,7 @@ export async function writeResults(
   const text = [
     '# Hearth benchmark results',
     '',
-    'Written by `npm run bench` (bench/run.ts); budgets from DESIGN.md §12.',
+    'Written by `npm run bench` (bench/run.ts); budgets from docs/architecture.md (Budgets).',
     '',
     machine,
     '',

@@ -18,7 +18,7 @@ function configErrorOf(parse: () => unknown): ConfigError {
 }
 
 describe('parseConfig defaults', () => {
-  it('gives every key of DESIGN §2 its default', () => {
+  it('gives every key of docs/configuration.md its default', () => {
     const config = parseConfig({});
     expect({ ...config, DB_PATH: path.resolve(config.DB_PATH) }).toEqual({
       HOST: '127.0.0.1',
