@@ -8,7 +8,7 @@ import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { createToolRegistry } from '../src/tools/builtin/index.ts';
 
-// DESIGN §12: a local model pays for every character of this on every turn.
+// docs/architecture.md, Budgets: a local model pays for every character of this on every turn.
 const promptBudget = 12_000;
 
 describe('built-in tools: manuals and prompt overhead per turn', async () => {
