@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Agent } from './agent/agent.ts';
 import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
+import { removeStaleEmptySessions } from './agent/empty-sessions.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';
@@ -79,6 +80,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
+  await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
   const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
   await approvals.denyLeftovers();
   const userTools = new UserToolManager({
@@ -191,7 +193,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       profilesDir: config.PROFILES_DIR,
       userTools: deps.userTools,
       profiles: deps.profiles,
-      onProfilesChanged: announceTools,
+      onProfilesChanged: () => {
+        announceTools();
+        agent.announceProfiles();
+      },
       logger: deps.logger,
     });
   }

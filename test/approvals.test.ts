@@ -277,10 +277,11 @@ describe('approvals', () => {
     expect(await next('hello')).toEqual({ type: 'hello', unread_notifications: 0, pending_approvals: [] });
 
     const sessionId = await server.createSession('guarded');
-    expect(await next('sessions_changed')).toEqual({ type: 'sessions_changed', session_id: sessionId, change: 'created' });
     server.llm.script({ toolCalls: [touch('announced.txt')] }, { content: 'ok' });
     const socket = await server.connect(sessionId);
     socket.send({ type: 'message', content: 'Go' });
+    // An empty session is announced with its first message, not when it is created.
+    expect(await next('sessions_changed')).toEqual({ type: 'sessions_changed', session_id: sessionId, change: 'created' });
     const required = await socket.next('approval_required');
     const waiting = await next('approvals_changed');
     expect(waiting.pending).toEqual([

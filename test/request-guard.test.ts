@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listSessionIds } from '../src/store/sessions-repository.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 
 let hearth: Hearth | undefined;
@@ -23,7 +24,8 @@ function rawRequest(server: Hearth, method: string, path: string, headers: Recor
   });
 }
 
-const sessionCount = async (server: Hearth) => (await server.request('GET', '/sessions')).body.length as number;
+/** Every stored session, empty ones too (GET /sessions lists a session from its first message on). */
+const sessionCount = async (server: Hearth) => (await listSessionIds(server.app.agent.deps.db)).length;
 
 describe('requests a browser may be tricked into sending', () => {
   it('refuses another site\'s Origin on REST, before anything is done', async () => {

@@ -170,6 +170,7 @@ describe('GET /sessions', () => {
     const first = await server.createSession();
     const second = await server.createSession();
     const third = await server.createSession();
+    for (const sessionId of [first, second, third]) expect((await say(server, sessionId, 'hello')).status).toBe(200);
     expect((await server.request('GET', '/sessions')).body.map((session: any) => session.session_id)).toEqual([third, second, first]);
 
     expect((await say(server, first, 'wake up')).status).toBe(200);
@@ -187,11 +188,12 @@ describe('GET /sessions', () => {
   it('gives each summary its id, title, profile, pin, times and running flag', async () => {
     const server = await start();
     const sessionId = await server.createSession('smart_home');
+    expect((await say(server, sessionId, 'Lights off')).status).toBe(200);
     const { body } = await server.request('GET', '/sessions');
     expect(body).toEqual([
       {
         session_id: sessionId,
-        title: '',
+        title: 'Lights off',
         profile_id: 'smart_home',
         pinned: false,
         created_at: expect.any(String),

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { appendProfileMarker } from '../store/profile-markers.ts';
 import { deleteSession } from '../store/sessions-repository.ts';
 import { runWithContext } from '../context.ts';
 import type { ToolContext } from '../tools/tool.ts';
@@ -9,7 +10,7 @@ import { HearthEventHub } from './hearth-events.ts';
 import type { EventListener } from './run-hub.ts';
 import { RunHub } from './run-hub.ts';
 import type { AgentDependencies } from './dependencies.ts';
-import { runTurn, type SessionBackgroundWork, type TurnOutcome, type UserInput } from './turn.ts';
+import { runTurn, type SessionBackgroundWork, type TurnOutcome, type TurnRequest, type UserInput } from './turn.ts';
 
 interface BackgroundTask {
   done: Promise<void>;
@@ -34,11 +35,25 @@ export class Agent {
 
   /** Starts a turn in the background; refused while the session already has one. */
   send(sessionId: string, input: UserInput): SendResult {
+    return this.start(sessionId, { type: 'message', input });
+  }
+
+  /** Answers the last user message again; the old answer stays in the display, superseded (README: Branches). */
+  regenerate(sessionId: string): SendResult {
+    return this.start(sessionId, { type: 'regenerate' });
+  }
+
+  /** Replaces a user message (by its display id) and answers it; what followed it stays in the display, superseded. */
+  edit(sessionId: string, messageId: number, content: string): SendResult {
+    return this.start(sessionId, { type: 'edit', messageId, content });
+  }
+
+  private start(sessionId: string, request: TurnRequest): SendResult {
     const started = this.hub.start(sessionId);
     if (!started.ok) return { ok: false, code: 'session_busy' };
     const context: ToolContext = { sessionId, signal: started.signal, emit: started.emit, isSubagent: false };
     const background = this.backgroundWork(sessionId);
-    const outcome = runWithContext(context, () => runTurn(sessionId, input, this.deps, context, background)).catch((error: unknown) => {
+    const outcome = runWithContext(context, () => runTurn(sessionId, request, this.deps, context, background, (change) => this.sessionChanged(sessionId, change))).catch((error: unknown) => {
       this.deps.logger.error({ err: error, sessionId }, 'turn failed');
       const message = `Internal error: ${error instanceof Error ? error.message : String(error)}`;
       started.emit({ type: 'error', code: 'internal_error', message });
@@ -46,7 +61,6 @@ export class Agent {
       return { status: 'failed', content: '', error: { code: 'llm_error', message } } satisfies TurnOutcome;
     });
     this.turns.set(sessionId, outcome);
-    this.sessionChanged(sessionId, 'updated');
     void outcome.finally(() => {
       if (this.turns.get(sessionId) === outcome) this.turns.delete(sessionId);
       this.sessionChanged(sessionId, 'updated');
@@ -78,6 +92,18 @@ export class Agent {
   /** Tells every open page that the session list changed. */
   sessionChanged(sessionId: string, change: 'created' | 'updated' | 'deleted'): void {
     this.events.publish({ type: 'sessions_changed', session_id: sessionId, change });
+  }
+
+  /** The person switched the session's profile: the transcript keeps a marker, and every page watching it hears of it. */
+  async profileSwitched(sessionId: string, profileId: string, by: 'user' | 'agent'): Promise<void> {
+    const profileName = this.deps.profiles.get(profileId)?.name ?? profileId;
+    await appendProfileMarker(this.deps.db, sessionId, { profile_id: profileId, profile_name: profileName, by });
+    this.hub.broadcast({ type: 'profile_switched', profile_id: profileId, profile_name: profileName }, sessionId);
+  }
+
+  /** Profile files changed (added, edited, renamed, removed): every open page refreshes its pickers. */
+  announceProfiles(): void {
+    this.events.publish({ type: 'profiles_changed', profiles: this.deps.profiles.list().map((profile) => ({ id: profile.id, name: profile.name })) });
   }
 
   /** Stops every run and waits for them to settle (shutdown). */

@@ -63,6 +63,10 @@ export type AgentErrorCode =
   | 'invalid_frame'
   | 'session_busy'
   | 'approval_not_found'
+  /** Regenerate and edit (README: Branches) */
+  | 'message_not_found'
+  | 'message_not_editable'
+  | 'nothing_to_regenerate'
   | 'llm_unreachable'
   | 'llm_timeout'
   | 'llm_error'

@@ -15,6 +15,8 @@ export type HearthEvent =
   | { type: 'hello'; unread_notifications: number; pending_approvals: PendingApprovalSummary[] }
   | { type: 'sessions_changed'; session_id: string; change: 'created' | 'updated' | 'deleted' }
   | { type: 'tools_changed'; tools: ToolSummary[] }
+  /** A profile file was added, edited, renamed or removed; GET /agents/profiles has the details. */
+  | { type: 'profiles_changed'; profiles: { id: string; name: string }[] }
   | { type: 'approvals_changed'; pending: PendingApprovalSummary[] }
   | { type: 'notification'; id: number; title: string; body: string; session_id?: string; created_at: string }
   | { type: 'integration_status'; name: string; status: 'connected' | 'connecting' | 'failed'; message?: string };

@@ -2,7 +2,7 @@ import type { LlmError } from '../llm/types.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
 import type { MessageImages } from '../store/message-images.ts';
-import { appendMessage, appendMessages, listMessages } from '../store/messages-repository.ts';
+import { appendMessage, appendMessages, countMessages, listMessages } from '../store/messages-repository.ts';
 import { appendDraft, beginRun, clearDraft, endRun } from '../store/runs-repository.ts';
 import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
@@ -12,6 +12,7 @@ import { compressIfNeeded, needsCompression } from './compression.ts';
 import type { AgentDependencies } from './dependencies.ts';
 import { answerFields, type AgentEvent } from './events.ts';
 import { runPlanning } from './planning.ts';
+import { applyRewind, planRewind, type RewindRefusal, type RewindRequest } from './rewind.ts';
 import { setupForSession, type ProfileSetup } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
 
@@ -33,29 +34,65 @@ export interface SessionBackgroundWork {
 export type TurnOutcome =
   | { status: 'completed'; content: string; contextTokens: number }
   | { status: 'stopped'; content: string }
-  | { status: 'failed'; content: string; error: LlmError };
+  | { status: 'failed'; content: string; error: LlmError }
+  /** A regenerate or edit that could not branch where it was asked to; nothing was stored. */
+  | { status: 'refused'; content: ''; error: RewindRefusal };
+
+type StartedTurn = { ok: true; userMessage: NewMessage; first: boolean } | { ok: false; refusal: RewindRefusal };
+
+/** Stores what the turn starts from and marks the run begun, in one transaction. */
+async function startTurn(sessionId: string, request: TurnRequest, deps: AgentDependencies, background: SessionBackgroundWork): Promise<StartedTurn> {
+  const { db } = deps;
+  if (request.type === 'message') {
+    const { input } = request;
+    const userMessage: NewMessage = {
+      role: 'user',
+      content: withAttachments(input),
+      ...(input.images?.length && { images: await deps.images.save(sessionId, input.images.map(stripDataUri)) }),
+    };
+    const first = await db.transaction().execute(async (transaction) => {
+      const earlier = await countMessages(transaction, sessionId, 'display');
+      await appendMessage(transaction, sessionId, userMessage);
+      await beginRun(transaction, sessionId);
+      return earlier === 0;
+    });
+    return { ok: true, userMessage, first };
+  }
+  // The previous turn's compression may still be rewriting the context the branch is cut from.
+  await background.settled();
+  const planned = await planRewind(db, sessionId, request);
+  if (!planned.ok) return planned;
+  const userMessage = await db.transaction().execute(async (transaction) => {
+    const message = await applyRewind(transaction, sessionId, planned.plan);
+    await beginRun(transaction, sessionId);
+    return message;
+  });
+  return { ok: true, userMessage, first: false };
+}
+
+/** How a turn begins: a new message, or a branch off an earlier one (README: Branches). */
+export type TurnRequest = { type: 'message'; input: UserInput } | RewindRequest;
 
 /** One whole turn of README: How a turn works for a stored session; emits its events and ends with exactly one run-end event. */
 export async function runTurn(
   sessionId: string,
-  input: UserInput,
+  request: TurnRequest,
   deps: AgentDependencies,
   context: ToolContext,
   background: SessionBackgroundWork,
+  onStored: (change: 'created' | 'updated') => void = () => {},
 ): Promise<TurnOutcome> {
   const { db, config } = deps;
-  const userMessage: NewMessage = {
-    role: 'user',
-    content: withAttachments(input),
-    ...(input.images?.length && { images: await deps.images.save(sessionId, input.images.map(stripDataUri)) }),
-  };
-  await db.transaction().execute(async (transaction) => {
-    await appendMessage(transaction, sessionId, userMessage);
-    await beginRun(transaction, sessionId);
-  });
+  const started = await startTurn(sessionId, request, deps, background);
+  if (!started.ok) {
+    context.emit({ type: 'error', code: started.refusal.code, message: started.refusal.message });
+    context.emit({ type: 'session_sync', running: false });
+    return { status: 'refused', content: '', error: started.refusal };
+  }
+  onStored(started.first ? 'created' : 'updated');
   let outcome: LoopOutcome;
   try {
-    outcome = await runStartedTurn(sessionId, { input, userMessage }, deps, context, background);
+    outcome = await runStartedTurn(sessionId, started.userMessage, deps, context, background);
   } finally {
     // Before the run's end is announced: the reply to it may start the next run at once.
     await endRun(db, sessionId);
@@ -90,13 +127,13 @@ export async function runTurn(
 /** Steps 2–4 of README: How a turn works for a run whose user message is stored. */
 async function runStartedTurn(
   sessionId: string,
-  { input, userMessage }: { input: UserInput; userMessage: NewMessage },
+  userMessage: NewMessage,
   deps: AgentDependencies,
   context: ToolContext,
   background: SessionBackgroundWork,
 ): Promise<LoopOutcome> {
   const { db } = deps;
-  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(input.content));
+  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(userMessage.content));
   // After the user message is stored (README: How a turn works), so a client that reads the session on stream_start finds it.
   context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.

@@ -26,6 +26,9 @@ export const MessageBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** An edited message: text only; the images of the message it replaces are kept. */
+export const EditBody = Type.Object({ content: Type.String({ minLength: 1, maxLength: messageLimits.characters }) }, { additionalProperties: false });
+
 export const ApprovalBody = Type.Object(
   {
     decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
@@ -36,13 +39,22 @@ export const ApprovalBody = Type.Object(
 
 const MessageCommand = Type.Composite([Type.Object({ type: Type.Literal('message') }), MessageBody], { additionalProperties: false });
 const StopCommand = Type.Object({ type: Type.Literal('stop') }, { additionalProperties: false });
+const RegenerateCommand = Type.Object({ type: Type.Literal('regenerate') }, { additionalProperties: false });
+const EditCommand = Type.Composite([Type.Object({ type: Type.Literal('edit'), message_id: Type.Integer({ minimum: 1 }) }), EditBody], {
+  additionalProperties: false,
+});
 const ApproveCommand = Type.Composite(
   [Type.Object({ type: Type.Literal('approve'), call_id: Type.String({ minLength: 1 }) }), ApprovalBody],
   { additionalProperties: false },
 );
 
 /** What a client may send over a session's WebSocket (README: WebSocket protocol). */
-export type ClientCommand = Static<typeof MessageCommand> | Static<typeof StopCommand> | Static<typeof ApproveCommand>;
+export type ClientCommand =
+  | Static<typeof MessageCommand>
+  | Static<typeof StopCommand>
+  | Static<typeof ApproveCommand>
+  | Static<typeof RegenerateCommand>
+  | Static<typeof EditCommand>;
 
 // Lengths count UTF-16 units, as the REST routes' validator does (see buildApp).
 const ajv = new Ajv({ allErrors: false, unicode: false });
@@ -51,6 +63,8 @@ const validators = new Map<unknown, ValidateFunction>([
   ['message', ajv.compile(MessageCommand)],
   ['stop', ajv.compile(StopCommand)],
   ['approve', ajv.compile(ApproveCommand)],
+  ['regenerate', ajv.compile(RegenerateCommand)],
+  ['edit', ajv.compile(EditCommand)],
 ]);
 
 export type ParsedFrame = { ok: true; command: ClientCommand } | { ok: false; message: string };
@@ -72,7 +86,7 @@ export function validateClientFrame(data: unknown): ParsedFrame {
   const type = (data as { type?: unknown } | null)?.type;
   const validate = validators.get(type);
   if (!validate) {
-    return { ok: false, message: `Unknown frame type ${JSON.stringify(type)}: send "message", "stop" or "approve".` };
+    return { ok: false, message: `Unknown frame type ${JSON.stringify(type)}: send "message", "stop", "approve", "regenerate" or "edit".` };
   }
   if (validate(data)) return { ok: true, command: data as ClientCommand };
   const [failure] = validate.errors ?? [];

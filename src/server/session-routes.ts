@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Agent } from '../agent/agent.ts';
+import type { Agent, SendResult } from '../agent/agent.ts';
 import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import type { Message } from '../store/message.ts';
 import { imageUrl } from '../store/message-images.ts';
 import { listMessages } from '../store/messages-repository.ts';
 import { createSession, findSession, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
-import { maxMessageBytes, MessageBody } from './client-commands.ts';
+import { EditBody, maxMessageBytes, MessageBody } from './client-commands.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
@@ -25,6 +25,7 @@ const PatchBody = Type.Object(
   { additionalProperties: false },
 );
 type PatchBody = Static<typeof PatchBody>;
+const MessageParams = Type.Object({ id: Type.String(), message_id: Type.String({ pattern: '^[1-9][0-9]{0,14}$' }) });
 const PinBody = Type.Object({ pinned: Type.Boolean() }, { additionalProperties: false });
 
 const defaultProfileId = 'secretary';
@@ -63,8 +64,8 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
 
   app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
     const session = await createSession(db, knownProfile(request.body?.profile_id ?? defaultProfileId));
+    // Not announced: the list shows a session from its first message on (README: Sessions).
     options.onSessionCreated?.();
-    agent.sessionChanged(session.id, 'created');
     return reply.code(201).send({
       session_id: session.id,
       profile_id: session.profileId,
@@ -106,12 +107,13 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   );
 
   const patch = async (id: string, body: PatchBody) => {
-    await existing(id);
+    const before = await existing(id);
     const updated = await updateSession(db, id, {
       ...(body.title !== undefined && { title: body.title.trim(), titleSetByUser: true }),
       ...(body.profile_id !== undefined && { profileId: knownProfile(body.profile_id) }),
       ...(body.pinned !== undefined && { pinned: body.pinned }),
     });
+    if (updated && updated.profileId !== before.profileId) await agent.profileSwitched(id, updated.profileId, 'user');
     agent.sessionChanged(id, 'updated');
     return summary(updated ?? (await existing(id)));
   };
@@ -132,21 +134,40 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     return reply.code(204).send();
   });
 
+  /** A whole turn, answered when it ends (POST /messages, /regenerate, /edit). */
+  const answer = async (sessionId: string, sent: SendResult) => {
+    if (!sent.ok) throw new ApiError('session_busy', 'This session is already answering a message; stop it or wait.');
+    const outcome = await sent.outcome;
+    if (outcome.status === 'failed') throw new ApiError(agentErrorCode(outcome.error.code), outcome.error.message);
+    if (outcome.status === 'refused') throw new ApiError(outcome.error.code, outcome.error.message);
+    return {
+      content: outcome.content,
+      stopped: outcome.status === 'stopped',
+      context_tokens: outcome.status === 'completed' ? outcome.contextTokens : (await existing(sessionId)).contextTokens,
+      max_context_tokens: config.OLLAMA_NUM_CTX,
+    };
+  };
+
   app.post<{ Params: SessionParams; Body: Static<typeof MessageBody> }>(
     '/sessions/:id/messages',
     { schema: { params: SessionParams, body: MessageBody }, bodyLimit: maxMessageBytes },
     async (request) => {
       const session = await existing(request.params.id);
-      const sent = agent.send(session.id, request.body);
-      if (!sent.ok) throw new ApiError('session_busy', 'This session is already answering a message; stop it or wait.');
-      const outcome = await sent.outcome;
-      if (outcome.status === 'failed') throw new ApiError(agentErrorCode(outcome.error.code), outcome.error.message);
-      return {
-        content: outcome.content,
-        stopped: outcome.status === 'stopped',
-        context_tokens: outcome.status === 'completed' ? outcome.contextTokens : (await existing(session.id)).contextTokens,
-        max_context_tokens: config.OLLAMA_NUM_CTX,
-      };
+      return answer(session.id, agent.send(session.id, request.body));
+    },
+  );
+
+  app.post<{ Params: SessionParams }>('/sessions/:id/regenerate', { schema: { params: SessionParams } }, async (request) => {
+    const session = await existing(request.params.id);
+    return answer(session.id, agent.regenerate(session.id));
+  });
+
+  app.post<{ Params: Static<typeof MessageParams>; Body: Static<typeof EditBody> }>(
+    '/sessions/:id/messages/:message_id/edit',
+    { schema: { params: MessageParams, body: EditBody }, bodyLimit: maxMessageBytes },
+    async (request) => {
+      const session = await existing(request.params.id);
+      return answer(session.id, agent.edit(session.id, Number(request.params.message_id), request.body.content));
     },
   );
 

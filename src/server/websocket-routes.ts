@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Agent } from '../agent/agent.ts';
+import type { Agent, SendResult } from '../agent/agent.ts';
 import type { AgentEvent } from '../agent/events.ts';
 import { findSession } from '../store/sessions-repository.ts';
 import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';
@@ -39,6 +39,9 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
       stopWatching();
     });
 
+    const refuseWhenBusy = (sent: SendResult) => {
+      if (!sent.ok) send({ type: 'error', code: 'session_busy', message: 'This session is already answering; stop it or wait for the answer.' });
+    };
     const receive = async (frame: Buffer) => {
       const json = await jsonParser.parse(frame);
       if (!json.ok) return send({ type: 'error', code: 'invalid_frame', message: notJsonFrameMessage });
@@ -48,10 +51,12 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
       switch (command.type) {
         case 'message': {
           const { type: _type, ...input } = command;
-          const sent = agent.send(sessionId, input);
-          if (!sent.ok) send({ type: 'error', code: 'session_busy', message: 'This session is already answering; stop it or wait for the answer.' });
-          return;
+          return refuseWhenBusy(agent.send(sessionId, input));
         }
+        case 'regenerate':
+          return refuseWhenBusy(agent.regenerate(sessionId));
+        case 'edit':
+          return refuseWhenBusy(agent.edit(sessionId, command.message_id, command.content));
         case 'stop':
           agent.stop(sessionId);
           return;

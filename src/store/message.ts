@@ -23,6 +23,10 @@ export interface Message {
   interrupted?: boolean;
   /** On tool results: whether the call succeeded. */
   success?: boolean;
+  /** Display only: a later edit or regenerate replaced this message; it is kept as the previous version. */
+  superseded?: boolean;
+  /** Display only: the session switched to this profile here (a `system` marker the model never sees). */
+  profile_switch?: { profile_id: string; profile_name: string; by: 'user' | 'agent' };
   created_at: string;
 }
 

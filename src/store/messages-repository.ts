@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { Message, NewMessage } from './message.ts';
 import type { BufferName, MessagesTable } from './schema.ts';
@@ -106,4 +107,58 @@ export async function replaceContextPrefix(db: Db, sessionId: string, throughId:
       .executeTakeFirstOrThrow();
     return { ...message, id, created_at: createdAt };
   });
+}
+
+/** Where a branch starts: at a message (it goes too) or after it (it stays). */
+export interface BranchPoint {
+  messageId: number;
+  including: boolean;
+}
+
+async function branchPosition(db: Db, sessionId: string, buffer: BufferName, { messageId, including }: BranchPoint): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select('position')
+    .where('id', '=', messageId)
+    .where('session_id', '=', sessionId)
+    .where('buffer', '=', buffer)
+    .executeTakeFirst();
+  if (!row) throw new Error(`Message ${messageId} is not in the ${buffer} buffer of session ${sessionId}.`);
+  return including ? row.position : row.position + 1;
+}
+
+/** Marks the display messages from the branch point on as superseded (an edit or regenerate replaced them); they stay, in place. */
+export async function supersedeDisplayFrom(db: Db, sessionId: string, point: BranchPoint): Promise<void> {
+  const from = await branchPosition(db, sessionId, 'display', point);
+  await db
+    .updateTable('messages')
+    .set({ details: sql<string>`json_set(details, '$.superseded', json('true'))` })
+    .where('session_id', '=', sessionId)
+    .where('buffer', '=', 'display')
+    .where('position', '>=', from)
+    .execute();
+}
+
+/** Deletes the context messages from the branch point on, so the model never sees the replaced branch. */
+export async function truncateContextFrom(db: Db, sessionId: string, point: BranchPoint): Promise<void> {
+  const from = await branchPosition(db, sessionId, 'context', point);
+  await db.deleteFrom('messages').where('session_id', '=', sessionId).where('buffer', '=', 'context').where('position', '>=', from).execute();
+}
+
+/**
+ * The context copy of a user message from the display: both copies are written by one insert,
+ * so they share role, content and time. Undefined once compression has summarised it.
+ */
+export async function findContextCopy(db: Db, sessionId: string, message: Message): Promise<Message | undefined> {
+  const row = await db
+    .selectFrom('messages')
+    .select(['id', 'role', 'content', 'details', 'created_at'])
+    .where('session_id', '=', sessionId)
+    .where('buffer', '=', 'context')
+    .where('role', '=', message.role)
+    .where('created_at', '=', message.created_at)
+    .where('content', '=', message.content)
+    .orderBy('position')
+    .executeTakeFirst();
+  return row && fromRow(row);
 }

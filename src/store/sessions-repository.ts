@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.ts';
-import type { SessionsTable } from './schema.ts';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, SessionsTable } from './schema.ts';
 
 export interface Session {
   id: string;
@@ -57,15 +58,32 @@ export async function findSession(db: Db, id: string): Promise<Session | undefin
   return row && fromRow(row);
 }
 
-/** Pinned first, then the most recently active. */
+/** Pinned first, then the most recently active; a session with no message yet is not listed. */
 export async function listSessions(db: Db): Promise<Session[]> {
   const rows = await db
     .selectFrom('sessions')
     .select(columns)
+    .where(hasMessages)
     .orderBy('pinned', 'desc')
     .orderBy('last_active', 'desc')
     .execute();
   return rows.map(fromRow);
+}
+
+const hasMessages = (expression: ExpressionBuilder<Database, 'sessions'>) =>
+  expression.exists(
+    expression.selectFrom('messages').select('messages.id').whereRef('messages.session_id', '=', 'sessions.id').where('messages.buffer', '=', 'display'),
+  );
+
+/** Ids of the sessions created before `before` that never got a message (New session, then nothing). */
+export async function listEmptySessionIds(db: Db, before: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('created_at', '<', before)
+    .where((expression) => expression.not(hasMessages(expression)))
+    .execute();
+  return rows.map((row) => row.id);
 }
 
 /** Every session's id, in no particular order. */

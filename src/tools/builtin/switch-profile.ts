@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
+import { appendProfileMarker } from '../../store/profile-markers.ts';
 import { findSession, updateSession } from '../../store/sessions-repository.ts';
 import type { Tool } from '../tool.ts';
 
@@ -22,6 +23,7 @@ export function createSwitchProfileTool(options: { db: Db; profiles: ProfileRegi
       if (!session) return { output: 'This conversation no longer exists.', success: false };
       if (session.profileId === profile.id) return `Already using the ${profile.name} profile.`;
       await updateSession(db, context.sessionId, { profileId: profile.id });
+      await appendProfileMarker(db, context.sessionId, { profile_id: profile.id, profile_name: profile.name, by: 'agent' });
       context.emit({ type: 'profile_switched', profile_id: profile.id, profile_name: profile.name });
       return `Switched to the ${profile.name} profile. Its instructions and tools apply from your next step.`;
     },
