@@ -39,6 +39,7 @@ import { MessageImages } from './store/message-images.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
 import { SelfAddress } from './tools/builtin/http/self-address.ts';
 import { endLeftoverProcesses } from './tools/process-markers.ts';
+import { ToolSwitches } from './tools/user-tools/tool-switches.ts';
 import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
 
 export const version = '0.1.0';
@@ -75,6 +76,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       profiles,
       runSubagent,
       userTools: () => deps.userTools,
+      toolSwitches: () => deps.toolSwitches,
       onMemoryChanged: () => memory.runInBackground(),
       selfAddress,
     });
@@ -83,6 +85,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
   const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
   await approvals.denyLeftovers();
+  const toolSwitches = new ToolSwitches({ toolsDir: config.TOOLS_DIR, registry: tools, logger });
+  await toolSwitches.reload();
   const userTools = new UserToolManager({
     toolsDir: config.TOOLS_DIR,
     db,
@@ -101,6 +105,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     profiles,
     tools,
     userTools,
+    toolSwitches,
     backends,
     persona: overrides.persona ?? (await loadPersona(config.PERSONA_FILE)),
     memory,
@@ -140,6 +145,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const agent = new Agent(deps);
   const announceTools = () => agent.announceTools();
   deps.userTools.on('changed', announceTools);
+  deps.toolSwitches.on('changed', announceTools);
   app.decorate('agent', agent);
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
@@ -192,6 +198,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       toolsDir: config.TOOLS_DIR,
       profilesDir: config.PROFILES_DIR,
       userTools: deps.userTools,
+      toolSwitches: deps.toolSwitches,
       profiles: deps.profiles,
       onProfilesChanged: () => {
         announceTools();

@@ -12,6 +12,7 @@ export const errorStatus = {
   approval_not_found: 404,
   message_not_found: 404,
   session_busy: 409,
+  tools_file_malformed: 409,
   message_not_editable: 409,
   nothing_to_regenerate: 409,
   payload_too_large: 413,

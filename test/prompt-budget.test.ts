@@ -29,7 +29,7 @@ describe('built-in tools: manuals and prompt overhead per turn', async () => {
   for (const profile of profiles.list()) {
     it(`${profile.id}: system prompt plus tool schemas stay under ${promptBudget} characters`, () => {
       const schemas = tools
-        .forNames(profile.tools)
+        .forNames(profile.tools, { userTools: profile.user_tools })
         .map(({ name, description, parameters }) => JSON.stringify({ type: 'function', function: { name, description, parameters } }));
       const size = buildSystemPrompt(defaultPersona, profile).length + schemas.join('').length;
       expect(size).toBeLessThan(promptBudget);

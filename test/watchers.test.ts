@@ -153,7 +153,9 @@ describe('watching TOOLS_DIR', () => {
     expect(body.errors.map((error: { file: string }) => error.file)).toEqual(['broken_syntax.ts', 'throws_at_import.ts']);
     expect(messageOf('broken_syntax.ts')).toMatch(/line 4\b/);
     expect(messageOf('throws_at_import.ts')).toMatch(/kaboom at import/);
-    expect(body.tools.filter((tool: ToolSummary) => tool.source === 'user').map((tool: ToolSummary) => tool.name)).toEqual(['good_tool']);
+    const userTools = body.tools.filter((tool: ToolSummary) => tool.source === 'user');
+    expect(userTools.filter((tool: { status: string }) => tool.status === 'loaded').map((tool: ToolSummary) => tool.name)).toEqual(['good_tool']);
+    expect(userTools.filter((tool: { status: string }) => tool.status === 'failed').map((tool: ToolSummary) => tool.name)).toEqual(['broken_syntax', 'throws_at_import']);
 
     expect(await callTool('good_tool')).toMatchObject({ success: true, result: 'good ada' });
 
@@ -201,16 +203,16 @@ describe('watching TOOLS_DIR', () => {
     expect(await callTool('shout')).toMatchObject({ success: true, result: '<<ADA>>' });
   });
 
-  it('adds a user tool listed in enabled.json to every profile', async () => {
+  it('gives a hand-dropped user tool to every profile, and takes it away when enabled.json switches it off', async () => {
     await start();
     await announced(() => writeFile(toolFile('hidden_gem.ts'), toolModule('hidden_gem', 'return `gem ${params.text}`;')), has('hidden_gem'));
-    // Loaded, but the watcher profile does not name it.
-    expect(await callTool('hidden_gem')).toMatchObject({ success: false, result: expect.stringMatching(/no tool named "hidden_gem"/) });
-    expect(lastRequest().tools).not.toContain('hidden_gem');
-
-    await announced(() => writeFile(toolFile('enabled.json'), JSON.stringify(['hidden_gem'])));
+    // The watcher profile does not name it: it joins as a user tool that is switched on.
     expect(await callTool('hidden_gem')).toMatchObject({ success: true, result: 'gem ada' });
     expect(hearth!.llm.requests.at(-2)!.body.tools.map((tool: { function: { name: string } }) => tool.function.name)).toContain('hidden_gem');
+
+    await announced(() => writeFile(toolFile('enabled.json'), JSON.stringify({ disabled: ['hidden_gem'] })));
+    expect(await callTool('hidden_gem')).toMatchObject({ success: false, result: expect.stringMatching(/no tool named "hidden_gem"/) });
+    expect(lastRequest().tools).not.toContain('hidden_gem');
   });
 });
 

@@ -86,8 +86,14 @@ export async function execute(params: { value: number; from: 'C' | 'F' }, ctx: a
 
 const toolsDirOf = (started: Hearth) => started.config.TOOLS_DIR;
 
-async function enabledList(started: Hearth): Promise<unknown> {
+async function switchesFile(started: Hearth): Promise<unknown> {
   return JSON.parse(await readFile(path.join(toolsDirOf(started), 'enabled.json'), 'utf8'));
+}
+
+/** The user tool's entry in GET /agents/tools (its switch and status). */
+async function userToolEntry(started: Hearth, name: string): Promise<unknown> {
+  const { body } = await started.request('GET', '/agents/tools');
+  return body.tools.find((tool: { name: string; source: string }) => tool.source === 'user' && tool.name === name);
 }
 
 async function entries(folder: string): Promise<string[]> {
@@ -133,7 +139,7 @@ describe('write_tool', () => {
 
       const toolsDir = toolsDirOf(hearth);
       expect(await readFile(path.join(toolsDir, 'convert_temperature.ts'), 'utf8')).toBe(converter());
-      expect(await enabledList(hearth)).toEqual(['convert_temperature']);
+      expect(await userToolEntry(hearth, 'convert_temperature')).toMatchObject({ enabled: true, status: 'loaded', file: 'convert_temperature.ts' });
       expect(await entries(path.join(toolsDir, '.staging'))).toEqual([]);
       expect(await entries(path.join(toolsDir, '.history'))).toEqual([]);
       const { body } = await hearth.request('GET', '/agents/tools');
@@ -185,7 +191,7 @@ describe('write_tool', () => {
       const toolsDir = toolsDirOf(hearth);
       expect(await readFile(path.join(toolsDir, 'convert_temperature.ts'), 'utf8')).toBe(good);
       expect(await toolFiles(hearth)).toEqual(['convert_temperature.ts']);
-      expect(await enabledList(hearth)).toEqual(['convert_temperature']);
+      expect(await userToolEntry(hearth, 'convert_temperature')).toMatchObject({ enabled: true, status: 'loaded', file: 'convert_temperature.ts' });
       expect(await entries(path.join(toolsDir, '.history'))).toEqual([]);
       expect(await entries(path.join(toolsDir, '.staging'))).toEqual([]);
     },
@@ -218,9 +224,9 @@ describe('write_tool', () => {
   );
 
   it(
-    'overwriting keeps the previous version in .history and lists the name once in enabled.json',
+    'overwriting keeps the previous version in .history, and a tool it writes is switched on',
     async () => {
-      hearth = await startWith({ 'enabled.json': JSON.stringify(['zz_later', 'aa_earlier']) });
+      hearth = await startWith({ 'enabled.json': JSON.stringify({ disabled: ['zz_other', 'convert_temperature'] }) });
       const socket = await converse(hearth);
       const first = converter('convert_temperature', 'v1');
       const second = converter('convert_temperature', 'v2');
@@ -242,7 +248,7 @@ describe('write_tool', () => {
       expect(two!.result).toContain(`The previous version was kept as .history/${history[0]}.`);
       expect(await readFile(path.join(toolsDir, '.history', history[0]!), 'utf8')).toBe(first);
       expect(await readFile(path.join(toolsDir, 'convert_temperature.ts'), 'utf8')).toBe(second);
-      expect(await enabledList(hearth)).toEqual(['aa_earlier', 'convert_temperature', 'zz_later']);
+      expect(await switchesFile(hearth)).toEqual({ disabled: ['zz_other'] });
     },
     testTimeoutMs,
   );
@@ -314,7 +320,7 @@ describe('the shipped example user tools', () => {
   }
 
   it('load with no errors and are enabled for every profile', async () => {
-    expect(JSON.parse(await readFile(path.resolve('user-tools/enabled.json'), 'utf8'))).toEqual(['get_current_datetime', 'user_notes']);
+    expect(JSON.parse(await readFile(path.resolve('user-tools/enabled.json'), 'utf8'))).toEqual({ disabled: [] });
     hearth = await startHearth({ dataDir: await shippedDataDir() });
     await hearth.app.agent.deps.userTools.whenLoaded();
     const { body } = await hearth.request('GET', '/agents/tools');

@@ -5,6 +5,7 @@ import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
 import type { MessageImages } from '../store/message-images.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { ToolSwitches } from '../tools/user-tools/tool-switches.ts';
 import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 import type { ApprovalGate } from './approval-gate.ts';
 
@@ -18,6 +19,8 @@ export interface AgentDependencies {
   persona: string;
   logger: Logger;
   userTools: UserToolManager;
+  /** Which user tools are switched on (TOOLS_DIR/enabled.json). */
+  toolSwitches: ToolSwitches;
   /** The long-term memory summary injected into every call, if there is one. */
   memorySummary: () => Promise<string | undefined>;
   /** The gate every tool call passes (README: Approvals). */

@@ -3,6 +3,7 @@ import type { ApprovalPolicy } from '../approvals/policy.ts';
 import type { Profile } from '../profiles/profile.ts';
 import { findSession } from '../store/sessions-repository.ts';
 import type { RoundSetup } from './agent-loop.ts';
+import { profileTools } from './profile-tools.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
 import type { AgentDependencies } from './dependencies.ts';
 
@@ -22,8 +23,7 @@ export function setupForProfile(
     ...(profile.model && { model: profile.model }),
   });
   if (!choice.ok) return choice;
-  const toolNames = deps.tools
-    .forNames(profile.tools)
+  const toolNames = profileTools(profile, deps.tools)
     .map((tool) => tool.name)
     .filter((name) => !(options.subagent && parentOnlyTools.has(name)));
   return {

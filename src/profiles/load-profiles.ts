@@ -108,6 +108,7 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       max_iterations: frontMatter.max_iterations ?? 25,
       planning_enabled: frontMatter.planning_enabled ?? false,
       tools: frontMatter.tools ?? [],
+      user_tools: frontMatter.user_tools ?? true,
       scratchpad_sections: frontMatter.scratchpad_sections ?? [],
       approvals,
       prompt,

@@ -15,6 +15,8 @@ export interface Profile {
   max_iterations: number;
   planning_enabled: boolean;
   tools: string[];
+  /** Whether every user tool that is switched on joins `tools` (front matter `user_tools: false` opts out). */
+  user_tools: boolean;
   scratchpad_sections: string[];
   /** Which calls run, wait for the person, or are refused (README: Approvals). */
   approvals: ApprovalPolicy;
@@ -47,6 +49,7 @@ export const ProfileFrontMatterSchema = Type.Object(
     tools: Type.Optional(
       Type.Array(Type.String({ pattern: TOOL_NAME_PATTERN }), { uniqueItems: true, default: [] }),
     ),
+    user_tools: Type.Optional(Type.Boolean({ default: true })),
     scratchpad_sections: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { uniqueItems: true, default: [] }),
     ),

@@ -1,9 +1,17 @@
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Agent } from '../agent/agent.ts';
+import { profileTools } from '../agent/profile-tools.ts';
+import { ApiError } from '../errors.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
+import { toolEntries, toolErrors } from '../tools/user-tools/tool-entries.ts';
+
+const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const SwitchBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
 export async function agentRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { profiles, tools, backends, userTools } = options.agent.deps;
+  const { profiles, tools, backends, userTools, toolSwitches } = options.agent.deps;
+  const sources = { registry: tools, userTools, switches: toolSwitches };
 
   app.get('/agents/profiles', async () => ({
     profiles: profiles.list().map((profile) => ({
@@ -14,12 +22,29 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
       ...modelOf(backends.choose({ ...(profile.backend && { backend: profile.backend }), ...(profile.model && { model: profile.model }) })),
       temperature: profile.temperature,
       planning_enabled: profile.planning_enabled,
-      enabled_tools: profile.tools.filter((name) => tools.get(name)),
+      enabled_tools: profileTools(profile, tools).map((tool) => tool.name),
     })),
     errors: profiles.errors(),
   }));
 
-  app.get('/agents/tools', async () => ({ tools: tools.summaries(), errors: userTools.errors() }));
+  app.get('/agents/tools', async () => ({ tools: toolEntries(sources), errors: toolErrors(sources) }));
+
+  // Built-ins are chosen by the profiles; user tools are switched on or off for every profile at once.
+  app.put<{ Params: Static<typeof ToolParams>; Body: Static<typeof SwitchBody> }>(
+    '/agents/tools/:name/enabled',
+    { schema: { params: ToolParams, body: SwitchBody } },
+    async (request) => {
+      const { name } = request.params;
+      if (tools.isBuiltin(name)) {
+        throw new ApiError('invalid_request', `${name} is a built-in tool: a profile's "tools" list decides which profiles have it.`);
+      }
+      const known = () => toolEntries(sources).find((entry) => entry.source === 'user' && entry.name === name);
+      if (!known()) throw new ApiError('not_found', `There is no user tool named ${name}.`);
+      const outcome = await toolSwitches.set(name, request.body.enabled);
+      if (!outcome.ok) throw new ApiError('tools_file_malformed', outcome.message);
+      return known();
+    },
+  );
 }
 
 function modelOf(choice: BackendChoice): { model: string | null; backend: string | null } {

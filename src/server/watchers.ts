@@ -4,12 +4,15 @@ import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from '../logger.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
+import { switchesFileName, type ToolSwitches } from '../tools/user-tools/tool-switches.ts';
 import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 
 export interface WatcherOptions {
   toolsDir: string;
   profilesDir: string;
   userTools: Pick<UserToolManager, 'reload'>;
+  /** Read again when enabled.json changes; a switch needs no reload of the tools. */
+  toolSwitches?: Pick<ToolSwitches, 'reload'>;
   profiles: Pick<ProfileRegistry, 'reload' | 'errors'>;
   /** Called after each profiles reload that read the folder. */
   onProfilesChanged: () => void;
@@ -46,6 +49,13 @@ export async function startWatchers(options: WatcherOptions): Promise<Watchers> 
       logger.error({ err: error }, 'reloading the user tools failed; the previous tools stay loaded');
     }
   });
+  const switchesReload = new DebouncedTask(debounceMs, async () => {
+    try {
+      await options.toolSwitches?.reload();
+    } catch (error) {
+      logger.error({ err: error }, 'reading the user tools\' switches failed');
+    }
+  });
   const profilesReload = new DebouncedTask(debounceMs, async () => {
     try {
       await profiles.reload();
@@ -62,21 +72,21 @@ export async function startWatchers(options: WatcherOptions): Promise<Watchers> 
   });
 
   const watchers = await Promise.all([
-    watchFolder(options.toolsDir, toolsDepth, isToolsFile, toolsReload, stabilityMs, logger),
-    watchFolder(options.profilesDir, 0, isProfileFile, profilesReload, stabilityMs, logger),
+    watchFolder(options.toolsDir, toolsDepth, isToolsFile, (relative) => (relative === switchesFileName ? switchesReload : toolsReload), stabilityMs, logger),
+    watchFolder(options.profilesDir, 0, isProfileFile, () => profilesReload, stabilityMs, logger),
   ]);
 
   return {
     async close() {
       await Promise.all(watchers.map((watcher) => watcher?.close()));
-      await Promise.all([toolsReload.close(), profilesReload.close()]);
+      await Promise.all([toolsReload.close(), switchesReload.close(), profilesReload.close()]);
     },
   };
 }
 
 /** `relative` is the file's path inside TOOLS_DIR. */
 function isToolsFile(relative: string): boolean {
-  return relative === 'enabled.json' || toolExtensions.has(path.extname(relative));
+  return relative === switchesFileName || toolExtensions.has(path.extname(relative));
 }
 
 function isProfileFile(relative: string): boolean {
@@ -87,7 +97,8 @@ async function watchFolder(
   root: string,
   depth: number,
   isWatchedFile: (relative: string) => boolean,
-  reload: DebouncedTask,
+  /** The task a change of this file (relative to the folder) triggers. */
+  reloadFor: (relative: string) => DebouncedTask,
   stabilityMs: number,
   logger: Logger,
 ): Promise<FSWatcher | undefined> {
@@ -118,7 +129,7 @@ async function watchFolder(
     const relative = relativeOf(file);
     if (relative === '' || hidden(relative)) return;
     const fileEvent = event === 'add' || event === 'change' || event === 'unlink';
-    if ((fileEvent && isWatchedFile(relative)) || (event === 'unlinkDir' && depth > 0)) reload.trigger();
+    if ((fileEvent && isWatchedFile(relative)) || (event === 'unlinkDir' && depth > 0)) reloadFor(relative).trigger();
   });
   watcher.on('error', (error) => logger.error({ err: error, folder }, 'file watcher error'));
   // Files written before the first scan finishes would count as initial and be missed.

@@ -11,7 +11,7 @@ export interface RegisteredTool {
 export class ToolRegistry {
   private builtins = new Map<string, RegisteredTool>();
   private userTools = new Map<string, RegisteredTool>();
-  private enabledUserTools = new Set<string>();
+  private userToolEnabled: (name: string) => boolean = () => true;
 
   constructor(builtins: Tool[] = []) {
     this.addBuiltins(builtins);
@@ -30,16 +30,24 @@ export class ToolRegistry {
     return this.builtins.has(name);
   }
 
+  /** Whether a user tool is switched on (ToolSwitches decides; every one is on until it is given). */
+  setUserToolSwitch(isEnabled: (name: string) => boolean): void {
+    this.userToolEnabled = isEnabled;
+  }
+
+  isEnabled(name: string): boolean {
+    return this.builtins.has(name) || (this.userTools.has(name) && this.userToolEnabled(name));
+  }
+
   list(): Tool[] {
     return [...this.builtins.values(), ...this.userTools.values()].map((entry) => entry.tool);
   }
 
   /**
-   * Replaces every user tool at once. `enabled` names the user tools that join every
-   * profile. Answers the tools that were refused: a built-in's name, or a schema that
-   * does not compile.
+   * Replaces every user tool at once. Answers the tools that were refused: a built-in's name,
+   * or a schema that does not compile.
    */
-  replaceUserTools(tools: Tool[], enabled: Iterable<string> = []): { name: string; message: string }[] {
+  replaceUserTools(tools: Tool[]): { name: string; message: string }[] {
     const next = new Map<string, RegisteredTool>();
     const refused: { name: string; message: string }[] = [];
     for (const tool of tools) {
@@ -54,21 +62,20 @@ export class ToolRegistry {
       }
     }
     this.userTools = next;
-    this.enabledUserTools = new Set(enabled);
     return refused;
   }
 
   /**
-   * The tools a profile exposes, in the profile's order, then the user tools enabled for
-   * every profile; `*` means every tool; names that do not exist are skipped.
+   * The tools a profile exposes: the ones it names, in its order (`*` means every built-in),
+   * then, with `userTools`, every user tool switched on. A user tool switched off is never
+   * exposed; names that do not exist are skipped.
    */
-  forNames(names: readonly string[]): Tool[] {
-    if (names.includes('*')) return this.list();
-    const chosen = new Set(names);
-    for (const name of this.enabledUserTools) if (this.userTools.has(name)) chosen.add(name);
+  forNames(names: readonly string[], options: { userTools: boolean }): Tool[] {
+    const chosen = new Set(names.includes('*') ? [...names, ...this.builtins.keys()] : names);
+    if (options.userTools) for (const name of this.userTools.keys()) chosen.add(name);
     return [...chosen].flatMap((name) => {
       const entry = this.get(name);
-      return entry ? [entry.tool] : [];
+      return entry && this.isEnabled(name) ? [entry.tool] : [];
     });
   }
 

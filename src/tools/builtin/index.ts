@@ -3,6 +3,7 @@ import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
 import { findSession } from '../../store/sessions-repository.ts';
 import { ToolRegistry } from '../tool-registry.ts';
+import type { ToolSwitches } from '../user-tools/tool-switches.ts';
 import type { UserToolManager } from '../user-tools/user-tool-manager.ts';
 import { createCodeExecTool } from './code-exec.ts';
 import { createFilesystemTool } from './filesystem.ts';
@@ -37,6 +38,8 @@ export interface BuiltinToolDependencies {
    * (it fills the registry), so it is read when they run; without it they say user tools are off.
    */
   userTools?: () => UserToolManager | undefined;
+  /** The user tools' on/off switches, read when write_tool runs: a tool it writes is switched on. */
+  toolSwitches?: () => ToolSwitches | undefined;
   /** Called after memory_save or memory_forget changed a fact (the memory summary is then rewritten). */
   onMemoryChanged?: () => void;
   /** Where Hearth listens, so http_request, web_view and image_view refuse to call it. */
@@ -72,7 +75,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
   registry.addBuiltins([
     createListToolsTool(registry),
     createToolManualTool({ registry, manualsDir: config.MANUALS_DIR }),
-    createWriteToolTool({ registry, toolsDir: config.TOOLS_DIR, userTools }),
+    createWriteToolTool({ registry, toolsDir: config.TOOLS_DIR, userTools, toolSwitches: deps.toolSwitches ?? (() => undefined) }),
     createReloadToolsTool(userTools),
   ]);
   return registry;

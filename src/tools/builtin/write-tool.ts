@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -9,6 +9,7 @@ import type { JsonSchema, Tool, ToolOutput } from '../tool.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
 import { declaredInSource, describePermissions, permissionsFileName, readGrants, recordGrant } from '../user-tools/permissions.ts';
 import type { ToolPermission } from '../user-tools/protocol.ts';
+import { readSwitchesFile, switchesFileName, type ToolSwitches } from '../user-tools/tool-switches.ts';
 import type { ReloadReport, UserToolManager } from '../user-tools/user-tool-manager.ts';
 
 const parameters = Type.Object(
@@ -31,12 +32,14 @@ export interface WriteToolOptions {
   toolsDir: string;
   /** The user-tool manager; created after the registry, so it is reached through a getter. */
   userTools: () => UserToolManager | undefined;
+  /** The on/off switches: a tool written here is switched on. */
+  toolSwitches: () => ToolSwitches | undefined;
 }
 
 /**
  * write_tool: validates a user tool in a throw-away host (and type-checks it off the main
  * thread), then installs it atomically, keeps the previous version under `.history/`,
- * enables it in `enabled.json` and reloads, so the model can call it in its next round.
+ * switches it on (in `enabled.json`) and reloads, so the model can call it in its next round.
  *
  * A module that declares `export const permissions = { childProcess?, worker? }` is always
  * put to the person first (mustAsk); only once the call runs, i.e. approved, are those
@@ -101,7 +104,7 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
         );
       }
 
-      const install = installing.then(() => installTool(toolsDir, name, code, declared, manager));
+      const install = installing.then(() => installTool(toolsDir, name, code, declared, manager, options.toolSwitches()));
       installing = install.catch(() => undefined);
       const installed = await install;
       if (!installed.ok) return refused(installed.message);
@@ -145,7 +148,7 @@ type Installed =
 
 /**
  * Writes the tool through `.staging/` and a rename, so a reader never sees half a file; copies
- * the version it replaces into `.history/`; adds the name to `enabled.json`; records the
+ * the version it replaces into `.history/`; switches it on; records the
  * permissions it was granted in `permissions.json` (or drops an earlier grant); reloads.
  */
 async function installTool(
@@ -154,10 +157,10 @@ async function installTool(
   code: string,
   permissions: readonly ToolPermission[],
   manager: UserToolManager,
+  switches: ToolSwitches | undefined,
 ): Promise<Installed> {
-  const enabledFile = path.join(toolsDir, 'enabled.json');
-  const enabled = await readEnabled(enabledFile);
-  if (!enabled.ok) return enabled;
+  const switchesFile = await readSwitchesFile(toolsDir);
+  if (!switchesFile.ok) return { ok: false, message: `${switchesFileName} in the tools folder ${switchesFile.message}; fix it first. Nothing was installed.` };
   if (permissions.length > 0) {
     const { problem } = await readGrants(toolsDir);
     if (problem !== undefined) return { ok: false, message: `${permissionsFileName} in the tools folder is malformed (${problem}); fix it first. Nothing was installed.` };
@@ -166,7 +169,6 @@ async function installTool(
   const stagingDir = path.join(toolsDir, '.staging');
   await mkdir(stagingDir, { recursive: true });
   const staged = path.join(stagingDir, `${name}.${randomBytes(6).toString('hex')}.ts`);
-  const stagedList = path.join(stagingDir, `enabled.${randomBytes(6).toString('hex')}.json`);
   try {
     await writeFile(staged, code);
     const previous = await existingVersions(toolsDir, name);
@@ -176,31 +178,13 @@ async function installTool(
     // The same tool under another extension (a hand-written .js) would now load twice.
     await Promise.all(previous.filter((file) => path.extname(file) !== '.ts').map((file) => rm(file, { force: true })));
 
-    const names = [...new Set([...enabled.names, name])].sort();
-    await writeFile(stagedList, `${JSON.stringify(names, null, 2)}\n`);
-    await rename(stagedList, enabledFile);
+    const switched = await switches?.set(name, true);
+    if (switched && !switched.ok) return { ok: false, message: `${name}.ts was written but could not be switched on: ${switched.message}` };
     await recordGrant(toolsDir, name, permissions, code);
     return { ok: true, report: await manager.reload(), keptAs };
   } finally {
-    await Promise.all([rm(staged, { force: true }), rm(stagedList, { force: true })]);
+    await rm(staged, { force: true });
   }
-}
-
-async function readEnabled(file: string): Promise<{ ok: true; names: unknown[] } | { ok: false; message: string }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, names: [] };
-    throw error;
-  }
-  try {
-    const names: unknown = JSON.parse(text);
-    if (Array.isArray(names)) return { ok: true, names };
-  } catch {
-    // reported below
-  }
-  return { ok: false, message: `enabled.json in the tools folder is not a JSON list of tool names; fix it first. Nothing was installed.` };
 }
 
 /** The files in TOOLS_DIR that hold tool `name` now, under any tool extension. */

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build, type Message } from 'esbuild';
 import type { LoadFailure, ModuleToLoad } from './protocol.ts';
+import { switchesFileName } from './tool-switches.ts';
 
 const toolExtensions = new Set(['.ts', '.mts', '.js', '.mjs']);
 
@@ -82,7 +83,7 @@ export async function buildToolSource(name: string, code: string, toolsDir: stri
 
 /**
  * A digest of everything in TOOLS_DIR a load depends on (tool files, helpers in any
- * folder, enabled.json), skipping dot entries: equal digests mean a reload would load the same.
+ * folder, permissions.json), skipping dot entries: equal digests mean a reload would load the same.
  */
 export async function fingerprintToolsDir(toolsDir: string): Promise<string> {
   const hash = createHash('sha256');
@@ -97,6 +98,8 @@ export async function fingerprintToolsDir(toolsDir: string): Promise<string> {
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath, entry.name))
     .filter((file) => !path.relative(toolsDir, file).split(path.sep).some((part) => part.startsWith('.') || part === 'node_modules'))
+    // The switches apply without a reload (ToolSwitches).
+    .filter((file) => path.relative(toolsDir, file) !== switchesFileName)
     .sort();
   for (const file of files) {
     const content = await readFile(file).catch(() => Buffer.alloc(0));

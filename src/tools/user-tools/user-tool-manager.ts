@@ -152,6 +152,12 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     return this.failures;
   }
 
+  /** The file a loaded user tool came from, relative to TOOLS_DIR. */
+  fileOf(name: string): string | undefined {
+    const file = this.generation?.fileOf.get(name);
+    return file === undefined ? undefined : path.relative(this.options.toolsDir, file);
+  }
+
   /** How long importing one module may take before it is given up. */
   get loadTimeoutMs(): number {
     return this.options.loadTimeoutMs ?? defaultLoadTimeoutMs;
@@ -291,7 +297,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       }
     }
 
-    const refused = this.options.registry.replaceUserTools(manifestHost.tools.map((entry) => this.toolFor(entry)), await this.enabledNames());
+    const refused = this.options.registry.replaceUserTools(manifestHost.tools.map((entry) => this.toolFor(entry)));
     const grantsFailure = grantsProblem === undefined ? [] : [{ file: path.join(toolsDir, permissionsFileName), message: grantsProblem }];
     this.failures = [
       ...buildErrors,
@@ -554,19 +560,6 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       case 'list':
         return kvList(db, tool, operation.prefix);
     }
-  }
-
-  /** `enabled.json` in TOOLS_DIR: user tools that join every profile. */
-  private async enabledNames(): Promise<string[]> {
-    const file = path.join(this.options.toolsDir, 'enabled.json');
-    try {
-      const names: unknown = JSON.parse(await readFile(file, 'utf8'));
-      if (Array.isArray(names)) return names.filter((name): name is string => typeof name === 'string');
-      this.options.logger.warn({ file }, 'enabled.json is not a list of names; no user tool is enabled');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.options.logger.warn({ file, err: error }, 'cannot read enabled.json');
-    }
-    return [];
   }
 
   private freshBuildDir(kind: string): string {
