@@ -8,7 +8,7 @@ import type { Message } from '../store/message.ts';
 import { imageUrl } from '../store/message-images.ts';
 import { listMessages } from '../store/messages-repository.ts';
 import { createSession, findSession, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
-import { EditBody, maxMessageBytes, MessageBody } from './client-commands.ts';
+import { EditBody, maxMessageBytes, MessageBody, oversizedImage } from './client-commands.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
@@ -153,6 +153,8 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     { schema: { params: SessionParams, body: MessageBody }, bodyLimit: maxMessageBytes },
     async (request) => {
       const session = await existing(request.params.id);
+      const oversized = oversizedImage(request.body.images, (index) => `"images.${index}"`);
+      if (oversized) throw new ApiError('invalid_request', `Invalid body: ${oversized}.`);
       return answer(session.id, agent.send(session.id, request.body));
     },
   );
