@@ -38,6 +38,7 @@ export const api = {
   health: () => request('GET', '/health'),
   profiles: () => request('GET', '/agents/profiles'),
   tools: () => request('GET', '/agents/tools'),
+  setToolEnabled: (name, enabled) => request('PUT', `/agents/tools/${encodeURIComponent(name)}/enabled`, { enabled }),
   sessions: () => request('GET', '/sessions'),
   session: (id) => request('GET', `/sessions/${encodeURIComponent(id)}`),
   context: (id) => request('GET', `/sessions/${encodeURIComponent(id)}/context`),

@@ -39,7 +39,7 @@ const header = new SessionHeader({
   share: byId('context-share'),
   onProfileChange: (profileId) => switchProfile(profileId),
 });
-const toolsPanel = new ToolsPanel(byId('tools-panel'));
+const toolsPanel = new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : profileSelect.value) });
 const memoryPanel = new MemoryPanel(byId('memory-panel'));
 const contextPanel = new ContextPanel(byId('context-panel'));
 const panels = new PanelSwitcher({
@@ -181,6 +181,7 @@ function onViewChange(openedView, change) {
     return;
   }
   header.show(change);
+  if (change.profileId !== undefined && panels.openPanel === 'Tools') toolsPanel.refresh();
   if (change.running !== undefined || change.synced !== undefined || change.connection !== undefined) {
     composer.setState({ running: openedView.running, canSend: openedView.synced });
     header.show({ editable: openedView.synced && !openedView.running });

@@ -26,35 +26,34 @@ async function load(aside, title, request, retry) {
   }
 }
 
-/** The tools the agent has (`/agents/tools`), built-in and user-written, and user tools that failed to load. */
+const statusText = { loaded: 'loaded', disabled: 'switched off', failed: 'failed to load' };
+
+/**
+ * The tools the agent has (`/agents/tools`): the open session's profile's tools first, then the
+ * rest, which that profile cannot use. User tools show their file, status and error, and a
+ * switch that turns them on or off for every profile.
+ */
 export class ToolsPanel {
-  constructor(aside) {
+  /** `profileId()` names the profile of the open session (or of the next new one). */
+  constructor(aside, { profileId = () => '' } = {}) {
     this.aside = aside;
+    this.profileId = profileId;
   }
 
   async refresh() {
-    const answer = await load(this.aside, 'Tools', () => api.tools(), () => this.refresh());
+    const answer = await load(this.aside, 'Tools', () => Promise.all([api.tools(), api.profiles()]), () => this.refresh());
     if (!answer) return;
-    const { tools, errors = [] } = answer;
-    const group = (source, title) => {
-      const members = tools.filter((tool) => tool.source === source);
-      return element(
-        'section',
-        {},
-        element('h3', {}, `${title} (${members.length})`),
-        element(
-          'ul',
-          { className: 'tool-list' },
-          members.map((tool) =>
-            element('li', { dataset: { toolName: tool.name, source: tool.source } }, element('code', {}, tool.name), element('p', { className: 'muted' }, tool.description)),
-          ),
-        ),
-      );
-    };
+    const [{ tools, errors = [] }, { profiles }] = answer;
+    const profile = profiles.find((candidate) => candidate.id === this.profileId());
+    const inProfile = profile ? profile.enabled_tools : [];
+    const chosen = inProfile.flatMap((name) => tools.filter((tool) => tool.name === name && tool.status !== 'failed'));
+    const rest = tools.filter((tool) => !chosen.includes(tool)).sort((first, second) => sourceRank(first) - sourceRank(second));
+    const entryFiles = new Set(tools.map((tool) => tool.file).filter(Boolean));
+    const otherErrors = errors.filter((error) => !entryFiles.has(error.file));
     replaceContent(
       this.aside,
       heading('Tools', () => this.refresh()),
-      errors.length > 0 &&
+      otherErrors.length > 0 &&
         element(
           'section',
           { className: 'tool-errors' },
@@ -62,13 +61,66 @@ export class ToolsPanel {
           element(
             'ul',
             {},
-            errors.map((error) => element('li', { dataset: { toolError: error.file } }, element('code', {}, error.file), element('p', {}, error.message))),
+            otherErrors.map((error) => element('li', { dataset: { toolError: error.file } }, element('code', {}, error.file), element('p', {}, error.message))),
           ),
         ),
-      group('user', 'Written by Hearth'),
-      group('builtin', 'Built in'),
+      profile &&
+        element(
+          'section',
+          { dataset: { toolGroup: 'in-profile' } },
+          element('h3', {}, `In ${profile.name} (${chosen.length})`),
+          element('ul', { className: 'tool-list' }, chosen.map((tool) => this.#tool(tool, true))),
+        ),
+      element(
+        'section',
+        { dataset: { toolGroup: profile ? 'not-in-profile' : 'all' } },
+        element('h3', {}, profile ? `Not available in ${profile.name} (${rest.length})` : `All tools (${rest.length})`),
+        element('ul', { className: 'tool-list' }, rest.map((tool) => this.#tool(tool, profile ? false : undefined))),
+      ),
+      element(
+        'p',
+        { className: 'muted tool-hint' },
+        'Drop a tool file into user-tools/ and every profile can use it, unless the profile sets user_tools: false. Switch a tool off here to take it away from every profile.',
+      ),
     );
   }
+
+  #tool(tool, inProfile) {
+    const user = tool.source === 'user';
+    return element(
+      'li',
+      {
+        dataset: { toolName: tool.name, source: tool.source, ...(inProfile !== undefined && { inProfile: String(inProfile) }), ...(user && { status: tool.status }) },
+      },
+      element('div', { className: 'tool-title' }, element('code', {}, tool.name), user && this.#switch(tool)),
+      tool.description && element('p', { className: 'muted' }, tool.description),
+      user && element('div', { className: 'tool-meta' }, element('code', {}, tool.file), ` · ${statusText[tool.status] ?? tool.status}`),
+      user && tool.error && element('p', { className: 'tool-error', role: 'note' }, tool.error),
+      inProfile === false && element('div', { className: 'tool-meta' }, 'Not available in this profile'),
+    );
+  }
+
+  #switch(tool) {
+    const input = element('input', { type: 'checkbox', role: 'switch', 'aria-label': `Use ${tool.name}`, checked: tool.enabled });
+    input.addEventListener('change', async () => {
+      input.disabled = true;
+      try {
+        await api.setToolEnabled(tool.name, input.checked);
+      } catch (error) {
+        input.checked = !input.checked;
+        input.disabled = false;
+        input.closest('li')?.append(failure(error));
+        return;
+      }
+      await this.refresh();
+    });
+    return element('label', { className: 'tool-switch', title: 'On for every profile that takes user tools' }, input, element('span', {}, 'On'));
+  }
+}
+
+/** Outside the profile: user tools first (they can be switched), then the built-ins. */
+function sourceRank(tool) {
+  return tool.source === 'user' ? 0 : 1;
 }
 
 /** Long-term memory (`/memory`): the narrative summary and the facts, each editable and deletable. */
