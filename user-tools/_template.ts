@@ -4,6 +4,11 @@
 // this folder is picked up at once, or call reload_tools. The model writes tools the same
 // way with write_tool (read `tool_manual write_tool`).
 //
+// Adding a tool by hand: drop the file in this folder and nothing else. It is enabled for
+// every profile, unless a profile sets `user_tools: false` in its front matter. To stop using
+// it, switch it off in the page's Tools panel (which also shows whether it loaded, and why
+// not); the switches are kept in enabled.json here as {"disabled": ["tool_name", …]}.
+//
 // This file starts with `_`, so it is never loaded as a tool: files whose names start with
 // `_` are helper modules, which tools import (`import { slugify } from './_text.ts'`).
 // Files starting with `.` are ignored too. Tools are `.ts`, `.mts`, `.js` or `.mjs`.
