@@ -14,6 +14,7 @@ import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';
 import type { Config } from './config.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
+import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
 import { createLogger } from './logger.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
@@ -31,6 +32,7 @@ import { memoryRoutes } from './server/memory-routes.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
 import { sessionRoutes } from './server/session-routes.ts';
+import { statusRoutes } from './server/status-routes.ts';
 import { vendorRoutes } from './server/vendor-routes.ts';
 import { startWatchers, type Watchers } from './server/watchers.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
@@ -52,6 +54,8 @@ export type AppDependencies = AgentDependencies & {
   memory: MemoryService;
   /** Where the server listens (filled once it does), so the network tools refuse to call it. */
   selfAddress?: SelfAddress;
+  /** Whether the default backend answers and has its model; checked in the background once the app is built. */
+  backendStatus: BackendStatusMonitor;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
@@ -113,6 +117,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     approvals,
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
+    backendStatus: overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config)),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
   // load timeout): they arrive with tools_changed, and close() waits for this load.
@@ -175,7 +180,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { agent });
     await api.register(websocketRoutes, { agent, jsonParser });
-    await api.register(eventsSocketRoutes, { agent });
+    await api.register(statusRoutes, { backendStatus: deps.backendStatus });
+    await api.register(eventsSocketRoutes, { agent, backendStatus: deps.backendStatus });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });
@@ -184,6 +190,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const fileSweeper = startFileSweeper({ dir: config.SESSION_FILES_DIR, ttlHours: config.SESSION_FILES_TTL_HOURS, db: deps.db, logger: deps.logger });
   app.addHook('onClose', async () => {
     await watchers?.close();
+    await deps.backendStatus.stop();
     await fileSweeper.stop();
     await deps.memory.stop();
     await deps.userTools.close();
@@ -192,6 +199,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await deps.db.destroy();
   });
   deps.memory.start();
+  deps.backendStatus.start();
   if (options.watch !== false) {
     // A profile decides which tools a session has, so a profile change is announced as a tool change too.
     watchers = await startWatchers({
@@ -213,5 +221,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
 declare module 'fastify' {
   interface FastifyInstance {
     agent: Agent;
+    backendStatus: BackendStatusMonitor;
   }
 }

@@ -1,5 +1,12 @@
 import { buildApp, createDependencies } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
+import { logStartUpSummary } from './start-up-summary.ts';
+
+function stop(line: string): never {
+  console.error(`hearth: ${line}`);
+  process.exit(1);
+}
 
 async function main(): Promise<void> {
   let config;
@@ -7,18 +14,30 @@ async function main(): Promise<void> {
     config = loadConfig();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    console.error(`hearth: ${error.message}`);
-    process.exit(1);
+    stop(error.message);
   }
+  const unwritable = unwritableDataFolder(config);
+  if (unwritable) stop(unwritable);
+  const taken = await probeListen(config.HOST, config.PORT);
+  if (taken) stop(taken);
   const deps = await createDependencies(config);
   const app = await buildApp(config, deps);
-  await app.listen({ host: config.HOST, port: config.PORT });
+  let url: string;
+  try {
+    url = await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    const line = listenFailure(error, config.HOST, config.PORT);
+    if (!line) throw error;
+    await app.close();
+    stop(line);
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       app.log.info(`${signal}: shutting down`);
       void app.close().then(() => process.exit(0));
     });
   }
+  void logStartUpSummary(url, deps);
 }
 
 await main();

@@ -1,6 +1,7 @@
 // Every frame of the events socket `/ws/events` (README: The events socket): what concerns the whole
 // Hearth rather than one session's run.
 
+import type { BackendStatus } from '../llm/backend-status.ts';
 import type { ToolSummary } from './events.ts';
 
 export interface PendingApprovalSummary {
@@ -12,14 +13,16 @@ export interface PendingApprovalSummary {
 }
 
 export type HearthEvent =
-  | { type: 'hello'; unread_notifications: number; pending_approvals: PendingApprovalSummary[] }
+  | { type: 'hello'; unread_notifications: number; pending_approvals: PendingApprovalSummary[]; backend: BackendStatus }
   | { type: 'sessions_changed'; session_id: string; change: 'created' | 'updated' | 'deleted' }
   | { type: 'tools_changed'; tools: ToolSummary[] }
   /** A profile file was added, edited, renamed or removed; GET /agents/profiles has the details. */
   | { type: 'profiles_changed'; profiles: { id: string; name: string }[] }
   | { type: 'approvals_changed'; pending: PendingApprovalSummary[] }
   | { type: 'notification'; id: number; title: string; body: string; session_id?: string; created_at: string }
-  | { type: 'integration_status'; name: string; status: 'connected' | 'connecting' | 'failed'; message?: string };
+  | { type: 'integration_status'; name: string; status: 'connected' | 'connecting' | 'failed'; message?: string }
+  /** The default backend's reachability or its model's availability changed (README: GET /status). */
+  | { type: 'backend_status'; backend: BackendStatus };
 
 export type HearthEventListener = (event: HearthEvent) => void;
 

@@ -2,10 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Agent } from '../agent/agent.ts';
 import type { HearthEvent } from '../agent/hearth-events.ts';
+import type { BackendStatusMonitor } from '../llm/backend-status.ts';
 
 /** `/ws/events` (README: The events socket): one socket per open page for what concerns the whole Hearth. */
-export async function eventsSocketRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { agent } = options;
+export async function eventsSocketRoutes(app: FastifyInstance, options: { agent: Agent; backendStatus: BackendStatusMonitor }) {
+  const { agent, backendStatus } = options;
 
   app.get('/ws/events', { websocket: true }, (socket: WebSocket) => {
     const send = (event: HearthEvent) => {
@@ -13,6 +14,6 @@ export async function eventsSocketRoutes(app: FastifyInstance, options: { agent:
     };
     // Nothing is read from this socket; a client that writes to it is ignored, not answered.
     socket.on('close', agent.events.subscribe(send));
-    send({ type: 'hello', unread_notifications: 0, pending_approvals: agent.deps.approvals.pending() });
+    send({ type: 'hello', unread_notifications: 0, pending_approvals: agent.deps.approvals.pending(), backend: backendStatus.current() });
   });
 }

@@ -1,0 +1,102 @@
+// One look at the configured backend: is it there, and does it have the model? Never throws:
+// every failure is described with what the person can do about it.
+import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
+import type { BackendId } from './types.ts';
+
+export interface BackendTarget {
+  backend: BackendId;
+  model: string;
+  /** OLLAMA_HOST, or OPENAI_BASE_URL (empty when it is not set). */
+  url: string;
+  apiKey?: string;
+}
+
+export interface ProbeResult {
+  reachable: boolean;
+  model_available: boolean;
+  /** What is wrong, when something is. */
+  message?: string;
+  /** The action that puts it right. */
+  fix?: string;
+}
+
+const listedModelsShown = 5;
+
+export async function probeBackend(target: BackendTarget, signal: AbortSignal): Promise<ProbeResult> {
+  return target.backend === 'ollama' ? probeOllama(target, signal) : probeOpenAI(target, signal);
+}
+
+async function probeOllama(target: BackendTarget, signal: AbortSignal): Promise<ProbeResult> {
+  const unreachableFix = 'Start Ollama (`ollama serve`) or set OLLAMA_HOST';
+  const answer = await getJson(new URL('api/tags', withTrailingSlash(target.url)), {}, signal);
+  if (!answer.ok) {
+    return { reachable: false, model_available: false, message: `Cannot reach Ollama at ${target.url} (${answer.reason}).`, fix: unreachableFix };
+  }
+  const models = isRecord(answer.body) && Array.isArray(answer.body['models']) ? answer.body['models'] : undefined;
+  if (!models) {
+    return { reachable: false, model_available: false, message: `${target.url} answered, but not as Ollama does.`, fix: unreachableFix };
+  }
+  const names = models.flatMap((model: unknown) => (isRecord(model) ? [model['name'], model['model']] : [])).filter((name) => typeof name === 'string');
+  if (names.some((name) => sameOllamaModel(name, target.model))) return { reachable: true, model_available: true };
+  return {
+    reachable: true,
+    model_available: false,
+    message: `Ollama has no model ${target.model}.`,
+    fix: `Run \`ollama pull ${target.model}\``,
+  };
+}
+
+/** `qwen3` names the same model as `qwen3:latest`. */
+export function sameOllamaModel(listed: string, wanted: string): boolean {
+  const withTag = (name: string) => (name.includes(':') ? name : `${name}:latest`);
+  return withTag(listed) === withTag(wanted);
+}
+
+async function probeOpenAI(target: BackendTarget, signal: AbortSignal): Promise<ProbeResult> {
+  const unreachableFix = 'Check OPENAI_BASE_URL and OPENAI_API_KEY';
+  if (target.url === '') {
+    return { reachable: false, model_available: false, message: 'No OpenAI-compatible endpoint is configured.', fix: 'Set OPENAI_BASE_URL (and OPENAI_MODEL)' };
+  }
+  const headers: Record<string, string> = target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {};
+  const answer = await getJson(new URL('models', withTrailingSlash(target.url)), headers, signal);
+  // Not every compatible server lists its models: one that answers 404 is there, and its model cannot be checked.
+  if (!answer.ok && answer.status === 404) return { reachable: true, model_available: true };
+  if (!answer.ok) {
+    return { reachable: false, model_available: false, message: `Cannot reach the endpoint at ${target.url} (${answer.reason}).`, fix: unreachableFix };
+  }
+  if (target.model === '') {
+    return { reachable: true, model_available: false, message: 'No model is set for the OpenAI-compatible endpoint.', fix: 'Set OPENAI_MODEL' };
+  }
+  const models = isRecord(answer.body) && Array.isArray(answer.body['data']) ? answer.body['data'] : [];
+  const ids = models.flatMap((model: unknown) => (isRecord(model) && typeof model['id'] === 'string' ? [model['id']] : []));
+  // Some servers (a single-model llama.cpp, proxies) list nothing useful; only a list without the model is a finding.
+  if (ids.length === 0 || ids.includes(target.model)) return { reachable: true, model_available: true };
+  const shown = ids.slice(0, listedModelsShown).join(', ') + (ids.length > listedModelsShown ? ', …' : '');
+  return {
+    reachable: true,
+    model_available: false,
+    message: `The endpoint at ${target.url} does not offer the model ${target.model}.`,
+    fix: `Set OPENAI_MODEL to one it offers: ${shown}`,
+  };
+}
+
+type JsonAnswer = { ok: true; body: unknown } | { ok: false; reason: string; status?: number };
+
+async function getJson(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<JsonAnswer> {
+  try {
+    const response = await fetch(url, { headers: { accept: 'application/json', ...headers }, signal });
+    if (!response.ok) {
+      await response.body?.cancel();
+      const refused = response.status === 401 || response.status === 403;
+      return { ok: false, status: response.status, reason: refused ? `HTTP ${response.status}: the key was refused` : `HTTP ${response.status}` };
+    }
+    return { ok: true, body: await response.json() };
+  } catch (error) {
+    if (signal.aborted) return { ok: false, reason: 'no answer in time' };
+    return { ok: false, reason: networkFailureReason(error) ?? errorMessage(error) };
+  }
+}
+
+function withTrailingSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}

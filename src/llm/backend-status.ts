@@ -1,0 +1,103 @@
+import { EventEmitter } from 'node:events';
+import type { Config } from '../config.ts';
+import { probeBackend, type BackendTarget, type ProbeResult } from './backend-probe.ts';
+import type { BackendId } from './types.ts';
+
+/** The default backend and model as last checked (README: GET /status). */
+export interface BackendStatus {
+  backend: BackendId;
+  model: string;
+  url: string;
+  /** `null` until the first check has answered. */
+  reachable: boolean | null;
+  model_available: boolean | null;
+  message?: string;
+  fix?: string;
+  checked_at: string | null;
+}
+
+export interface MonitorOptions {
+  intervalMs?: number;
+  /** A check that gets no answer within this is "unreachable"; start-up and /health never wait for it. */
+  timeoutMs?: number;
+}
+
+/** The default backend and model a configuration talks to. */
+export function configuredTarget(config: Config): BackendTarget {
+  return config.LLM_BACKEND === 'ollama'
+    ? { backend: 'ollama', model: config.OLLAMA_DEFAULT_MODEL, url: config.OLLAMA_HOST }
+    : { backend: 'openai', model: config.OPENAI_MODEL, url: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY };
+}
+
+/** Checks the backend in the background, at start and every `intervalMs`, and says when what it found changes. */
+export class BackendStatusMonitor extends EventEmitter<{ changed: [status: BackendStatus] }> {
+  private status: BackendStatus;
+  private running: Promise<BackendStatus> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly stopping = new AbortController();
+  private readonly intervalMs: number;
+  private readonly timeoutMs: number;
+  private readonly checked: Promise<BackendStatus>;
+  private markChecked!: (status: BackendStatus) => void;
+
+  constructor(
+    private readonly target: BackendTarget,
+    options: MonitorOptions = {},
+  ) {
+    super();
+    this.intervalMs = options.intervalMs ?? 60_000;
+    this.timeoutMs = options.timeoutMs ?? 3_000;
+    this.status = { backend: target.backend, model: target.model, url: target.url, reachable: null, model_available: null, checked_at: null };
+    this.checked = new Promise((resolve) => (this.markChecked = resolve));
+  }
+
+  current(): BackendStatus {
+    return this.status;
+  }
+
+  /** Resolves once the first check has answered (or the monitor was stopped before it did). */
+  firstCheck(): Promise<BackendStatus> {
+    return this.checked;
+  }
+
+  start(): void {
+    if (this.timer || this.stopping.signal.aborted) return;
+    void this.check();
+    this.timer = setInterval(() => void this.check(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Checks now; a check already under way is shared rather than doubled. */
+  check(): Promise<BackendStatus> {
+    this.running ??= this.runCheck().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopping.abort();
+    await this.running;
+    this.markChecked(this.status);
+  }
+
+  private async runCheck(): Promise<BackendStatus> {
+    if (this.stopping.signal.aborted) return this.status;
+    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.timeoutMs)]);
+    const result = await probeBackend(this.target, signal);
+    if (this.stopping.signal.aborted) return this.status;
+    const previous = this.status;
+    this.status = { backend: this.target.backend, model: this.target.model, url: this.target.url, ...result, checked_at: new Date().toISOString() };
+    this.markChecked(this.status);
+    if (!sameFinding(previous, result)) this.emit('changed', this.status);
+    return this.status;
+  }
+}
+
+function sameFinding(previous: BackendStatus, next: ProbeResult): boolean {
+  return (
+    previous.reachable === next.reachable &&
+    previous.model_available === next.model_available &&
+    previous.message === next.message &&
+    previous.fix === next.fix
+  );
+}

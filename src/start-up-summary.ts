@@ -1,0 +1,35 @@
+import type { AppDependencies } from './app.ts';
+import type { BackendStatus } from './llm/backend-status.ts';
+
+/** Logs once what this Hearth runs with, after the first backend check and user-tool load have answered. */
+export async function logStartUpSummary(url: string, deps: AppDependencies): Promise<void> {
+  const [status, userTools] = await Promise.all([
+    deps.backendStatus.firstCheck(),
+    deps.userTools.whenLoaded().catch(() => ({ loaded: [], errors: deps.userTools.errors() })),
+  ]);
+  const profiles = deps.profiles.list().map((profile) => profile.id);
+  const toolCount = deps.tools.list().length;
+  const failedFiles = userTools.errors.map((failure) => failure.file);
+  const parts = [
+    `Hearth is listening on ${url}`,
+    `${status.backend} ${status.url}`,
+    `model ${status.model || '(none)'}`,
+    reachability(status),
+    `${profiles.length} profiles (${profiles.join(', ')})`,
+    `${toolCount} tools`,
+    ...(failedFiles.length > 0 ? [`user tools with errors: ${failedFiles.join(', ')}`] : []),
+  ];
+  deps.logger.info(
+    {
+      startup: { url, backend: status.backend, model: status.model, reachable: status.reachable, model_available: status.model_available, profiles, tools: toolCount, user_tool_errors: failedFiles },
+    },
+    parts.join(' · '),
+  );
+  if (status.message) deps.logger.warn(`${status.message}${status.fix ? ` ${status.fix}.` : ''}`);
+}
+
+function reachability(status: BackendStatus): string {
+  if (status.reachable === null) return 'not checked';
+  if (!status.reachable) return 'unreachable';
+  return status.model_available ? 'reachable' : 'reachable, model missing';
+}
