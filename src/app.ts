@@ -152,6 +152,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   deps.userTools.on('changed', announceTools);
   deps.toolSwitches.on('changed', announceTools);
   app.decorate('agent', agent);
+  app.decorate('backendStatus', deps.backendStatus);
+  deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
