@@ -43,6 +43,7 @@ describe('loadProfiles', () => {
         max_iterations: 25,
         planning_enabled: false,
         tools: [],
+        user_tools: true,
         scratchpad_sections: [],
         approvals: { default: 'allow', deny: [], allow: [], ask: [] },
         prompt: 'Be helpful.',

@@ -412,8 +412,14 @@ describe('user-tool host', () => {
     expect(messageOf('broken_syntax.ts')).toMatch(/line 2/);
     expect(messageOf('throws_at_import.ts')).toMatch(/kaboom at import/);
     expect(messageOf('loops_at_import.mts')).toMatch(/did not finish within 10 s/);
-    const userTools = body.tools.filter((tool: { source: string }) => tool.source === 'user').map((tool: { name: string }) => tool.name);
-    expect(userTools).toEqual(['good_tool']);
+    const userTools = body.tools.filter((tool: { source: string }) => tool.source === 'user');
+    expect(userTools.filter((tool: { status: string }) => tool.status === 'loaded').map((tool: { name: string }) => tool.name)).toEqual(['good_tool']);
+    // The files that failed are listed too, under their names, with their errors.
+    expect(userTools.filter((tool: { status: string }) => tool.status === 'failed').map((tool: { name: string }) => tool.name)).toEqual([
+      'broken_syntax',
+      'loops_at_import',
+      'throws_at_import',
+    ]);
 
     const socket = await hearth.connect(await hearth.createSession('tooler'));
     expect(await callThroughChat(hearth, socket, 'good_tool')).toMatchObject({ success: true, result: expect.stringMatching(/^pong /) });
