@@ -8,6 +8,7 @@ import { ReconnectingSocket } from './connection.js';
  *   (from `hello` and `approvals_changed`).
  * - `onSessionsChanged({session_id, change})`: the session list changed somewhere.
  * - `onToolsChanged()`: the tool set or a profile changed.
+ * - `onProfilesChanged()`: a profile file was added, edited, renamed or removed.
  * - `onReconnected()`: a `hello` after a drop; whatever was missed meanwhile should be read again.
  * - `onStatus(status)`: as ReconnectingSocket's.
  * Notifications and integration statuses are not shown yet and are ignored.
@@ -16,8 +17,8 @@ export class HearthEvents {
   #socket;
   #greeted = false;
 
-  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onReconnected, onStatus = () => {} }) {
-    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onReconnected };
+  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onReconnected, onStatus = () => {} }) {
+    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onReconnected };
     this.#socket = new ReconnectingSocket('/ws/events', { onEvent: (event) => this.#receive(event), onStatus });
   }
 
@@ -44,6 +45,9 @@ export class HearthEvents {
         return;
       case 'tools_changed':
         this.handlers.onToolsChanged();
+        return;
+      case 'profiles_changed':
+        this.handlers.onProfilesChanged();
         return;
       default:
         return;

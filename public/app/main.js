@@ -31,7 +31,11 @@ let hearthEvents;
 let toolsRefreshTimer;
 
 const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
-const transcript = new Transcript(byId('transcript'), { decide: (callId, choice) => decide(callId, choice) });
+const transcript = new Transcript(byId('transcript'), {
+  decide: (callId, choice) => decide(callId, choice),
+  regenerate: async () => view?.regenerate() ?? false,
+  edit: async (edited) => (await view?.edit(edited)) ?? false,
+});
 const header = new SessionHeader({
   title: byId('session-title'),
   profile: byId('session-profile'),
@@ -121,6 +125,7 @@ function listenToHearth() {
       sidebar.refreshSoon();
     },
     onToolsChanged: () => toolsChanged(),
+    onProfilesChanged: () => toolsChanged(),
     onReconnected: () => {
       sidebar.refreshSoon();
       toolsChanged();
@@ -197,13 +202,12 @@ function onViewEvent(openedView, event) {
   if ((event.type === 'stream_end' || event.type === 'context_compressed') && panels.openPanel === 'Context') contextPanel.refresh(openedView.sessionId);
 }
 
-/** The header's profile select: switches the open session, or picks the profile of the next new one. */
+/**
+ * The header's profile select switches the open session (the server marks it in the transcript); the
+ * sidebar's select is only the profile of the next new session.
+ */
 async function switchProfile(profileId) {
-  if (!view) {
-    profileSelect.value = profileId;
-    profileSelect.dispatchEvent(new Event('change'));
-    return true;
-  }
+  if (!view) return false;
   try {
     await api.updateSession(view.sessionId, { profile_id: profileId });
   } catch (error) {
@@ -233,7 +237,7 @@ function openSession(sessionId) {
   queueMicrotask(showApprovalsElsewhere);
   if (!sessionId) {
     transcript.clear(profileCards());
-    header.show({ title: '', profileId: profileSelect.value, context: { used: 0, max: 1 }, editable: true });
+    header.show({ title: '', profileId: '', context: { used: 0, max: 1 } });
     banner.hidden = true;
     composer.setState({ running: false, canSend: true });
     return undefined;
@@ -351,7 +355,6 @@ function wireChrome() {
   profileSelect.addEventListener('change', () => {
     localStorage.setItem(profileStorageKey, profileSelect.value);
     describeChosenProfile();
-    if (!view) header.show({ profileId: profileSelect.value });
   });
   document.querySelector('.open-drawer').addEventListener('click', () => setDrawer(true));
   document.querySelector('.close-drawer').addEventListener('click', () => setDrawer(false));

@@ -3,6 +3,7 @@ import { SessionConnection } from './connection.js';
 import { metrics } from './metrics.js';
 
 const runEnds = new Set(['stream_end', 'stream_stopped']);
+const attachedFilesMarker = '\n\nAttached files:\n';
 
 /** The person's decisions on this session's calls that asked, by call id (the stored history does not carry them). */
 async function storedDecisions(sessionId) {
@@ -15,9 +16,11 @@ async function storedDecisions(sessionId) {
   }
 }
 
-function lastUserIndex(messages) {
-  for (let index = messages.length - 1; index >= 0; index -= 1) if (messages[index].role === 'user') return index;
-  return -1;
+/** What is drawn from the store while a run is active: up to its user message, and what that run superseded. */
+function beforeActiveRun(messages) {
+  let last = -1;
+  for (let index = messages.length - 1; index >= 0 && last === -1; index -= 1) if (messages[index].role === 'user' && !messages[index].superseded) last = index;
+  return messages.filter((message, index) => index <= last || message.superseded);
 }
 
 /**
@@ -71,6 +74,37 @@ export class SessionView {
     if (!this.#connection.send({ type: 'message', ...message })) return false;
     this.#expectingOwnRun = true;
     this.transcript.appendUser(message);
+    this.#setRunning(true);
+    return true;
+  }
+
+  /** Answers the last message again; false when the socket is not open or a run is active. */
+  regenerate() {
+    return this.#rewind({ type: 'regenerate' });
+  }
+
+  /**
+   * Resends an edited message. A message sent from this page has no id here: `ordinal` (its place among the
+   * messages not superseded) finds it in the stored history, which also gives back its attached-files list.
+   */
+  async edit({ messageId, ordinal, text }) {
+    if (!this.synced || this.#running) return false;
+    const { messages } = await api.session(this.sessionId);
+    const current = messages.filter((message) => message.role === 'user' && !message.superseded);
+    const original = messageId === undefined ? current[ordinal] : current.find((message) => message.id === messageId);
+    if (!original) return false;
+    const attachments = original.content.lastIndexOf(attachedFilesMarker);
+    const content = attachments === -1 ? text : text + original.content.slice(attachments);
+    return this.#rewind({ type: 'edit', message_id: original.id, content });
+  }
+
+  /**
+   * The server stores the new branch before the run starts; the run's stream_start then reads the session
+   * afresh (as for a run started elsewhere), which draws the superseded messages folded.
+   */
+  #rewind(frame) {
+    if (!this.synced || this.#running) return false;
+    if (!this.#connection.send(frame)) return false;
     this.#setRunning(true);
     return true;
   }
@@ -148,7 +182,7 @@ export class SessionView {
     const held = this.#held ?? [];
     this.#held = undefined;
     const runActive = held.some((event) => event.type === 'stream_start');
-    const messages = runActive ? session.messages.slice(0, lastUserIndex(session.messages) + 1) : session.messages;
+    const messages = runActive ? beforeActiveRun(session.messages) : session.messages;
     const drawn = this.transcript.renderHistory(messages, decided);
     if (messages.length === 0 && !runActive) this.transcript.clear(this.emptyPlaceholder?.() ?? 'Say hello — the conversation starts here.');
     if (metrics.lastOpen?.sessionId !== this.sessionId) {

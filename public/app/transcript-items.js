@@ -2,6 +2,7 @@ import { ApprovalCard } from './approval-card.js';
 import { element, foldable } from './dom.js';
 import { icon } from './icons.js';
 import { MarkdownStream, renderMarkdown } from './markdown.js';
+import { answerActions, userActions } from './message-actions.js';
 
 const foldedResultLength = 600;
 const attachedFilesMarker = '\n\nAttached files:\n';
@@ -12,7 +13,7 @@ function imageSource(image) {
 }
 
 /** The person's message: plain text, the images they attached and the files they uploaded. */
-export function userItem({ content, images = [], files = [] }) {
+export function userItem({ id, content, images = [], files = [] }) {
   let text = content;
   let attached = files.map((file) => file.name);
   const marker = content.lastIndexOf(attachedFilesMarker);
@@ -28,10 +29,11 @@ export function userItem({ content, images = [], files = [] }) {
   }
   return element(
     'article',
-    { className: 'item user', dataset: { role: 'user' } },
+    { className: 'item user', dataset: { role: 'user', ...(id !== undefined && { messageId: String(id) }) } },
     element('div', { className: 'user-text' }, text),
     images.length > 0 && element('div', { className: 'user-images' }, images.map((image) => element('img', { src: imageSource(image), alt: 'attached image' }))),
     attached.length > 0 && element('ul', { className: 'user-files', 'aria-label': 'Attached files' }, attached.map((name) => element('li', {}, icon('file'), name))),
+    userActions(),
   );
 }
 
@@ -48,6 +50,7 @@ export class AssistantItem {
     this.thinking = foldable('Reasoning', this.thinkingBody, { className: 'thinking', open: true });
     this.thinking.hidden = true;
     this.node = element('article', { className: 'item assistant', dataset: { role: 'assistant' } }, this.thinking, this.markdown);
+    this.node.append(answerActions(this.node, () => this.content ?? this.stream.text));
     this.dirty = false;
   }
 
@@ -109,6 +112,7 @@ export class AssistantItem {
       item.thinking.open = false;
       item.thinkingBody.textContent = message.thinking;
     }
+    item.content = message.content;
     if (message.content) item.markdown.replaceChildren(renderMarkdown(message.content));
     if (message.stopped) item.markStopped();
     if (message.interrupted) item.markStopped('Interrupted: the server restarted before this answer finished');

@@ -1,5 +1,6 @@
 import { element, foldable } from './dom.js';
 import { FrameScheduler } from './frame-scheduler.js';
+import { copyAnswer, openEditor, previousVersion, profileMarker, regenerateButton } from './message-actions.js';
 import { AssistantItem, ToolCard, errorItem, noticeItem, planItem, summaryItem, userItem } from './transcript-items.js';
 
 const followDistancePx = 80;
@@ -12,12 +13,26 @@ function yieldToBrowser() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-/** Stored messages in the order they are drawn; a tool call and its result share one entry. */
+/**
+ * Stored messages in the order they are drawn; a tool call and its result share one entry, and
+ * each run of superseded messages (an edit or regenerate replaced them) becomes one folded entry.
+ */
 function historyEntries(messages) {
+  const segments = [];
+  for (const message of messages) {
+    const superseded = message.superseded === true;
+    if (segments.at(-1)?.superseded !== superseded) segments.push({ superseded, messages: [] });
+    segments.at(-1).messages.push(message);
+  }
+  return segments.flatMap((segment) => (segment.superseded ? [{ kind: 'previous', entries: messageEntries(segment.messages) }] : messageEntries(segment.messages)));
+}
+
+function messageEntries(messages) {
   const entries = [];
   const calls = new Map();
   for (const message of messages) {
     if (message.role === 'user') entries.push({ kind: 'user', message });
+    else if (message.role === 'system' && message.profile_switch) entries.push({ kind: 'marker', message });
     else if (message.role === 'assistant') {
       if (message.is_plan) entries.push({ kind: 'plan', message });
       else if (message.is_summary) entries.push({ kind: 'summary', message });
@@ -41,6 +56,10 @@ function entryNode(entry, decisions) {
   switch (entry.kind) {
     case 'user':
       return userItem(entry.message);
+    case 'marker':
+      return profileMarker(entry.message.profile_switch.profile_name);
+    case 'previous':
+      return previousVersion(entry.entries.map((inner) => entryNode(inner, decisions)));
     case 'plan':
       return planItem(entry.message.content);
     case 'summary':
@@ -76,16 +95,26 @@ export class Transcript {
   #run;
   #generation = 0;
 
-  /** `decide(callId, {decision, remember})` sends the person's answer to a waiting tool call; it rejects on failure. */
-  constructor(container, { decide } = {}) {
+  /**
+   * `decide(callId, {decision, remember})` sends the person's answer to a waiting tool call; it rejects on failure.
+   * `regenerate()` asks for the last answer again; `edit({messageId, ordinal, text})` resends an edited message
+   * (`ordinal`: its place among the messages not superseded, for one sent from this page, whose id it does not know);
+   * both resolve true once sent.
+   */
+  constructor(container, { decide, regenerate = async () => false, edit = async () => false } = {}) {
     this.container = container;
     this.decide = decide;
+    this.regenerate = regenerate;
+    this.edit = edit;
     this.scheduler = new FrameScheduler();
     this.scheduler.onBeforeRender = () => this.#nearBottom();
     this.scheduler.onAfterRender = (follow) => follow && this.scrollToEnd();
     container.addEventListener('click', (event) => {
-      const button = event.target.closest('button.copy-code');
-      if (button) copyCode(button);
+      const button = event.target.closest('button');
+      if (button?.classList.contains('copy-code')) copyCode(button);
+      else if (button?.classList.contains('copy-answer')) copyAnswer(button);
+      else if (button?.classList.contains('regenerate-answer')) this.regenerate();
+      else if (button?.classList.contains('edit-message')) this.#openEditor(button.closest('.item.user'));
     });
   }
 
@@ -112,6 +141,7 @@ export class Transcript {
     const entries = historyEntries(messages);
     const newest = entries.splice(Math.max(0, entries.length - firstSliceEntries));
     this.container.append(...newest.map((entry) => entryNode(entry, decisions)));
+    this.#placeRegenerate();
     this.scrollToEnd();
     return this.#drawOlder(entries, this.#generation, decisions);
   }
@@ -205,6 +235,9 @@ export class Transcript {
         this.#closeAnswer();
         this.#append(errorItem(event));
         return;
+      case 'profile_switched':
+        this.#append(profileMarker(event.profile_name));
+        return;
       case 'context_compressed':
         this.appendNotice(`Older messages were summarised to keep the model's context small (${event.messages_before} → ${event.messages_after} messages).`);
         return;
@@ -278,6 +311,21 @@ export class Transcript {
     this.#run = undefined;
     delete this.container.dataset.working;
     this.scheduler.countFrames(false);
+    this.#placeRegenerate();
+  }
+
+  /** Regenerate sits under the latest answer only, and only between runs. */
+  #placeRegenerate() {
+    this.container.querySelector('.regenerate-answer')?.remove();
+    if (this.#run) return;
+    const answers = [...this.container.querySelectorAll('.item.assistant')].filter((node) => !node.closest('.previous-version'));
+    answers.at(-1)?.querySelector('.message-actions')?.append(regenerateButton());
+  }
+
+  #openEditor(item) {
+    const current = [...this.container.querySelectorAll('.item.user')].filter((node) => !node.closest('.previous-version'));
+    const messageId = item.dataset.messageId === undefined ? undefined : Number(item.dataset.messageId);
+    openEditor(item, (text) => this.edit({ messageId, ordinal: current.indexOf(item), text }));
   }
 
   #waitingApproval(callId) {

@@ -25,6 +25,8 @@ const richAnswer = [
 /** Two sessions; the open one holds a short conversation with a tool card and a code block. */
 async function seed(hearth: Hearth): Promise<{ open: string; other: string }> {
   const other = await hearth.createSession('smart_home');
+  // Listed only once it has a message (the list shows no empty session).
+  expect((await hearth.request('POST', `/sessions/${other}/messages`, { content: 'Lights on' })).status).toBe(200);
   await hearth.request('PATCH', `/sessions/${other}`, { title: 'Living room lights' });
   const open = await hearth.createSession('server_admin');
   hearth.llm.script({ toolCalls: [{ name: 'todo', arguments: { action: 'set', items: ['Check disks'] } }] }, { content: richAnswer });

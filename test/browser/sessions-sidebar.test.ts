@@ -26,8 +26,10 @@ async function waitForListed(page: Page, ids: string[]): Promise<void> {
   }
 }
 
+/** A session with a first message (the list shows no empty session) and a title. */
 async function titled(hearth: Hearth, title: string, profileId?: string): Promise<string> {
   const id = await hearth.createSession(profileId);
+  expect((await hearth.request('POST', `/sessions/${id}/messages`, { content: 'Hello' })).status).toBe(200);
   expect((await hearth.request('PATCH', `/sessions/${id}`, { title })).status).toBe(200);
   return id;
 }
@@ -58,17 +60,19 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     expect(status).toBe(200);
     expect(body.profile_id).toBe('server_admin');
     await waitForHeaderProfile(page, 'Server Administrator');
-    await page.locator(`${sel.sessionItem}[data-session-id="${created}"]`).waitFor();
-    expect(await page.locator(`${sel.sessionItem}[data-session-id="${created}"] .session-link`).getAttribute('aria-current')).toBe('page');
     expect(await page.locator(sel.user).count()).toBe(0);
+    // Empty, it is not in the list yet: New session leaves nothing behind until something is said.
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${created}"]`).count()).toBe(0);
 
-    // A message goes to the new session.
+    // A message goes to the new session, which then joins the list as the open one.
     hearth.llm.script({ content: 'Admin here.' });
     await sendMessage(page, 'Check the disk');
     await waitForAnswer(page, 'Admin here.');
+    await page.locator(`${sel.sessionItem}[data-session-id="${created}"]`).waitFor();
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${created}"] .session-link`).getAttribute('aria-current')).toBe('page');
     const messages = (await hearth.request('GET', `/sessions/${created}`)).body.messages;
     expect(messages.map((message: any) => message.content)).toEqual(['Check the disk', 'Admin here.']);
-    expect((await hearth.request('GET', `/sessions/${existing}`)).body.messages).toEqual([]);
+    expect((await hearth.request('GET', `/sessions/${existing}`)).body.messages).toHaveLength(2);
   });
 
   it('lists pinned sessions first, pins with the Pin button and opens a session by its link', browserTest, async () => {
@@ -241,7 +245,7 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     await waitForAnswer(page, 'Checking the disks.');
     await waitForIdle(page);
     expect(await header.isEnabled()).toBe(true);
-    const offered = hearth.llm.requests[0]!.body.tools.map((tool: any) => tool.function.name);
+    const offered = hearth.llm.requests.at(-1)!.body.tools.map((tool: any) => tool.function.name);
     expect(offered).toContain('ssh_exec');
     await waitForHeaderProfile(page, 'Server Administrator');
   });
