@@ -30,6 +30,14 @@ function append(node, children) {
   }
 }
 
+/** Text whose `backticked` parts become <code> elements; everything stays text, nothing is parsed as HTML. */
+export function withInlineCode(text) {
+  return String(text)
+    .split(/`([^`\n]+)`/)
+    .map((part, index) => (index % 2 === 1 ? element('code', {}, part) : part))
+    .filter((part) => part !== '');
+}
+
 /** A <details> block with a summary line; `open` decides whether it starts unfolded. */
 export function foldable(summary, content, { open = false, className } = {}) {
   return element('details', { className, open }, element('summary', {}, summary), content);

@@ -1,3 +1,4 @@
+import { BackendStatusView } from './backend-status.js';
 import { displayTitle } from './dom.js';
 
 /**
@@ -13,6 +14,7 @@ export class SessionHeader {
     this.profile = profile;
     this.meter = meter;
     this.share = share;
+    this.backend = new BackendStatusView(title.closest('header'));
     profile.addEventListener('change', async () => {
       const wanted = profile.value;
       profile.disabled = true;
@@ -20,6 +22,11 @@ export class SessionHeader {
       profile.disabled = false;
       this.show({ profileId: switched ? wanted : this.#profileId });
     });
+  }
+
+  /** The backend's status from /ws/events (README: GET /status). */
+  showBackend(status) {
+    this.backend.show(status);
   }
 
   setProfiles(profiles) {

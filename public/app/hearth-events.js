@@ -9,6 +9,7 @@ import { ReconnectingSocket } from './connection.js';
  * - `onSessionsChanged({session_id, change})`: the session list changed somewhere.
  * - `onToolsChanged()`: the tool set or a profile changed.
  * - `onProfilesChanged()`: a profile file was added, edited, renamed or removed.
+ * - `onBackendStatus(status)`: which backend and model, and whether they answer (from `hello` and `backend_status`).
  * - `onReconnected()`: a `hello` after a drop; whatever was missed meanwhile should be read again.
  * - `onStatus(status)`: as ReconnectingSocket's.
  * Notifications and integration statuses are not shown yet and are ignored.
@@ -17,8 +18,8 @@ export class HearthEvents {
   #socket;
   #greeted = false;
 
-  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onReconnected, onStatus = () => {} }) {
-    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onReconnected };
+  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onReconnected, onStatus = () => {} }) {
+    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onReconnected };
     this.#socket = new ReconnectingSocket('/ws/events', { onEvent: (event) => this.#receive(event), onStatus });
   }
 
@@ -34,8 +35,12 @@ export class HearthEvents {
     switch (event?.type) {
       case 'hello':
         this.handlers.onApprovals(event.pending_approvals ?? []);
+        this.handlers.onBackendStatus(event.backend);
         if (this.#greeted) this.handlers.onReconnected();
         this.#greeted = true;
+        return;
+      case 'backend_status':
+        this.handlers.onBackendStatus(event.backend);
         return;
       case 'approvals_changed':
         this.handlers.onApprovals(event.pending ?? []);

@@ -125,6 +125,7 @@ function listenToHearth() {
       sidebar.refreshSoon();
     },
     onToolsChanged: () => toolsChanged(),
+    onBackendStatus: (status) => header.showBackend(status),
     onProfilesChanged: () => toolsChanged(),
     onReconnected: () => {
       sidebar.refreshSoon();

@@ -1,5 +1,5 @@
 import { ApprovalCard } from './approval-card.js';
-import { element, foldable } from './dom.js';
+import { element, foldable, withInlineCode } from './dom.js';
 import { icon } from './icons.js';
 import { MarkdownStream, renderMarkdown } from './markdown.js';
 import { answerActions, userActions } from './message-actions.js';
@@ -189,8 +189,30 @@ export function summaryItem(content) {
   );
 }
 
-export function errorItem({ code, message }) {
-  return element('article', { className: 'item error', role: 'alert', dataset: { role: 'error', code: code ?? 'error' } }, element('strong', {}, 'Error: '), message);
+const retriedErrors = new Set(['llm_unreachable', 'llm_timeout', 'llm_error']);
+
+/** A failure in the transcript; one from the LLM offers Retry, `retry()` resolving true once the request went out. */
+export function errorItem({ code, message }, retry) {
+  const retryButton =
+    retry &&
+    retriedErrors.has(code) &&
+    element('button', {
+      type: 'button',
+      className: 'retry-answer',
+      'aria-label': 'Retry',
+      onclick: async (event) => {
+        const button = event.currentTarget;
+        button.disabled = true;
+        if (!(await retry())) button.disabled = false;
+      },
+    }, 'Retry');
+  return element(
+    'article',
+    { className: 'item error', role: 'alert', dataset: { role: 'error', code: code ?? 'error' } },
+    element('strong', {}, 'Error: '),
+    withInlineCode(message),
+    retryButton,
+  );
 }
 
 export function noticeItem(text) {

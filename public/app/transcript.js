@@ -233,7 +233,7 @@ export class Transcript {
         return;
       case 'error':
         this.#closeAnswer();
-        this.#append(errorItem(event));
+        this.#append(errorItem(event, () => this.regenerate()));
         return;
       case 'profile_switched':
         this.#append(profileMarker(event.profile_name));
