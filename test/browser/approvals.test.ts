@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { appendMessage } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
 
@@ -238,10 +239,11 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     const open = await hearth.createSession();
     const page = await browser.openPage(hearth, { hash: open });
     await waitForApp(page);
-    await page.locator(`${sel.sessionItem}[data-session-id="${waiting}"]`).waitFor();
 
     hearth.llm.script({ toolCalls: [terminal('touch background.txt')] }, { content: 'Background done.' });
     const turn = hearth.request('POST', `/sessions/${waiting}/messages`, { content: 'Make a file' });
+    // Listed from its first message on (the list shows no empty session).
+    await page.locator(`${sel.sessionItem}[data-session-id="${waiting}"]`).waitFor();
     const badge = page.locator(`${sel.sessionItem}[data-session-id="${waiting}"] [aria-label="1 approval waiting"]`);
     await badge.waitFor();
     expect(await badge.textContent()).toBe('1');
@@ -254,6 +256,8 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     // A session created while the sockets are down is missed as an event, and read with the list on reconnecting.
     for (const client of hearth.app.websocketServer.clients) client.terminate();
     const createdMeanwhile = await hearth.createSession();
+    // Written straight to the store: a listed session has a message, and no event may announce this one.
+    await appendMessage(hearth.app.agent.deps.db, createdMeanwhile, { role: 'user', content: 'Written while the sockets were down' });
     await page.locator(`${sel.sessionItem}[data-session-id="${createdMeanwhile}"]`).waitFor();
     await badge.waitFor();
 
@@ -334,25 +338,25 @@ describe.skipIf(skipBrowserTests)('the page follows the whole Hearth over /ws/ev
     await waitForApp(page);
     await page.locator('#session-list-empty').waitFor();
 
+    // A session joins the list with its first message, from whichever client it comes.
     const created = await hearth.createSession();
     const item = page.locator(`${sel.sessionItem}[data-session-id="${created}"]`);
+    expect((await hearth.request('POST', `/sessions/${created}/messages`, { content: 'First words' })).status).toBe(200);
     await item.waitFor();
     await hearth.request('PATCH', `/sessions/${created}`, { title: 'Named elsewhere' });
     await item.locator('.session-title').filter({ hasText: 'Named elsewhere' }).waitFor();
 
-    const second = await hearth.createSession();
-    await page.locator(`${sel.sessionItem}[data-session-id="${second}"]`).waitFor();
-    expect(await page.locator(sel.sessionItem).first().getAttribute('data-session-id')).toBe(second);
-    await hearth.request('PATCH', `/sessions/${created}/pin`, { pinned: true });
-    await page.locator(`${sel.sessionItem}[data-session-id="${created}"][data-pinned="true"]`).waitFor();
-    expect(await page.locator(sel.sessionItem).first().getAttribute('data-session-id')).toBe(created);
-
     // A run started elsewhere (here over REST) shows while it answers, and its title comes with it.
+    const second = await hearth.createSession();
     hearth.llm.script({ content: 'Answered elsewhere.', delayMs: 300 });
     const turn = hearth.request('POST', `/sessions/${second}/messages`, { content: 'Hello from curl' });
     await page.locator(`${sel.sessionItem}[data-session-id="${second}"] .running-dot`).waitFor();
+    expect(await page.locator(sel.sessionItem).first().getAttribute('data-session-id')).toBe(second);
     await turn;
     await page.locator(`${sel.sessionItem}[data-session-id="${second}"] .running-dot`).waitFor({ state: 'detached' });
+    await hearth.request('PATCH', `/sessions/${created}/pin`, { pinned: true });
+    await page.locator(`${sel.sessionItem}[data-session-id="${created}"][data-pinned="true"]`).waitFor();
+    expect(await page.locator(sel.sessionItem).first().getAttribute('data-session-id')).toBe(created);
 
     expect((await hearth.request('DELETE', `/sessions/${created}`)).status).toBe(204);
     await item.waitFor({ state: 'detached' });
