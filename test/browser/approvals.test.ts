@@ -366,7 +366,7 @@ describe.skipIf(skipBrowserTests)('the page follows the whole Hearth over /ws/ev
     const hearth = await browser.hearth();
     const { page, sessionId } = await browser.openSession(hearth);
     // Once the page has read the session (its own GET would otherwise meet the delete: a 404 the browser logs).
-    await page.locator(sel.transcript).filter({ hasText: 'Say hello' }).waitFor();
+    await page.locator(`${sel.transcript} .empty-state`).waitFor();
     expect((await hearth.request('DELETE', `/sessions/${sessionId}`)).status).toBe(204);
     await page.locator(sel.transcript).filter({ hasText: 'This session no longer exists.' }).waitFor();
     await page.locator(`${sel.sessionItem}[data-session-id="${sessionId}"]`).waitFor({ state: 'detached' });
