@@ -266,20 +266,19 @@ function profileCards() {
 
 /** An example prompt: sent in the open empty session, switched to the example's profile, or else in a new session of it. */
 async function sendExample(profileId, prompt) {
-  const openProfileId = view ? byId('session-profile').value : profileSelect.value;
-  if (openProfileId !== profileId) {
+  if (view && byId('session-profile').value !== profileId) {
     if (!(await switchProfile(profileId))) return;
-    if (view) header.show({ profileId });
+    header.show({ profileId });
   }
-  await send({ content: prompt, attachments: [] });
+  await send({ content: prompt, attachments: [] }, profileId);
 }
 
 function route() {
   openSession(decodeURIComponent(location.hash.slice(1)));
 }
 
-async function newSession() {
-  const created = await api.createSession(profileSelect.value);
+async function newSession(profileId = profileSelect.value) {
+  const created = await api.createSession(profileId);
   await sidebar.refresh();
   location.hash = encodeURIComponent(created.session_id);
   return openSession(created.session_id);
@@ -305,9 +304,12 @@ async function upload(sessionId, file) {
   return { name, path };
 }
 
-/** Images go to the model inline; other files are uploaded to the session's folder first. */
-async function send({ content, attachments }) {
-  const target = view ?? (await newSession());
+/**
+ * Images go to the model inline; other files are uploaded to the session's folder first. With no
+ * session open it starts one, of `profileId` (or else the sidebar's profile for new sessions).
+ */
+async function send({ content, attachments }, profileId) {
+  const target = view ?? (await newSession(profileId));
   await target.ready;
   if (target !== view) return false;
   const images = [];

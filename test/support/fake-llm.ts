@@ -10,6 +10,7 @@ import {
   writeToolStep,
 } from './fake-llm-demos.ts';
 import type { RecordedRequest, ScriptStep, ScriptedLlm, ServerOptions } from './scripted-llm.ts';
+import { parseConfig } from '../../src/config.ts';
 import { startScriptedOllama } from './scripted-ollama.ts';
 import { startScriptedOpenAI } from './scripted-openai.ts';
 
@@ -86,6 +87,9 @@ function todoItems(tool: OfferedTool, text: string): unknown[] {
 }
 
 function chooseToolCall(tools: OfferedTool[], text: string): ScriptStep['toolCalls'] {
+  // A tool named in backticks ("use the `shout` tool") is the one called, e.g. one just dropped into user-tools/.
+  const named = tools.find((tool) => text.includes(`\`${tool.name}\``));
+  if (named) return [{ name: named.name, arguments: sampleOf({ type: 'object', ...named.parameters }, text) as Record<string, unknown> }];
   const scratchpad = tools.find((tool) => tool.name === 'scratchpad');
   if (scratchpad) return [{ name: 'scratchpad', arguments: { action: 'write', section: 'notes', content: text } }];
   const todo = tools.find((tool) => tool.name === 'todo');
@@ -192,7 +196,9 @@ export interface FakeLlmOptions extends ServerOptions {
 /** The fake LLM of `npm run dev:fake-llm`: a scripted server that answers every request with `fakeLlmStep`. */
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<ScriptedLlm> {
   const { openai = false, ...serverOptions } = options;
-  const server = openai ? await startScriptedOpenAI(serverOptions) : await startScriptedOllama(serverOptions);
+  // Ollama's flavour lists Hearth's default model, so `npm start` without OLLAMA_DEFAULT_MODEL finds it on first load.
+  const models = [parseConfig({}).OLLAMA_DEFAULT_MODEL];
+  const server = openai ? await startScriptedOpenAI(serverOptions) : await startScriptedOllama({ ...serverOptions, models });
   server.respondWith(fakeLlmStep);
   return server;
 }

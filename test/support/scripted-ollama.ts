@@ -93,7 +93,8 @@ async function reply(exchange: ChatExchange): Promise<void> {
   stream.end(JSON.stringify({ ...envelope({}), ...doneFields(exchange, generated, startedAt) }) + '\n');
 }
 
-function serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[]): boolean {
+/** `listed`: models /api/tags names besides fake:latest and every model asked for so far. */
+function serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[], listed: string[] = []): boolean {
   if (method === 'GET' && path === '/') {
     response.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
     response.end('Ollama is running');
@@ -104,7 +105,7 @@ function serveOther(method: string, path: string, response: ServerResponse, requ
     return true;
   }
   if (method === 'GET' && path === '/api/tags') {
-    const names = new Set([defaultModel]);
+    const names = new Set([defaultModel, ...listed]);
     for (const request of requests) if (typeof request.body?.model === 'string') names.add(request.body.model);
     const models = [...names].map((name) => ({
       name,
@@ -128,12 +129,17 @@ function serveOther(method: string, path: string, response: ServerResponse, requ
   return false;
 }
 
-export function startScriptedOllama(options?: ServerOptions): Promise<ScriptedLlm> {
+export interface ScriptedOllamaOptions extends ServerOptions {
+  /** Models /api/tags lists from the start (it also lists every model asked for). */
+  models?: string[];
+}
+
+export function startScriptedOllama(options?: ScriptedOllamaOptions): Promise<ScriptedLlm> {
   return startScriptedServer(
     {
       urlPath: '',
       chatPath: '/api/chat',
-      serveOther,
+      serveOther: (method, path, response, requests) => serveOther(method, path, response, requests, options?.models),
       sendError: (response, status, message) => sendJson(response, status, { error: message }),
       reply,
     },
