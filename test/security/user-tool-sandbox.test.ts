@@ -191,7 +191,12 @@ ${toolModule('grabber', { execute: '  return stolen.slice(0, 16);' })}`;
     expect(body.errors).toEqual([
       { file: 'grabber.ts', message: expect.stringMatching(/^Failed while loading: the sandbox refused FileSystemRead \(.*hearth\.db\): code at the top level/) },
     ]);
-    expect(body.tools.filter((tool: { source: string }) => tool.source === 'user').map((tool: { name: string }) => tool.name)).toEqual(['probe']);
+    // The refused file is listed as failed, never loaded.
+    const userTools = body.tools.filter((tool: { source: string }) => tool.source === 'user');
+    expect(userTools.map((tool: { name: string; status: string }) => [tool.name, tool.status])).toEqual([
+      ['probe', 'loaded'],
+      ['grabber', 'failed'],
+    ]);
   });
 });
 
