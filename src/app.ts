@@ -13,6 +13,7 @@ import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';
 import type { Config } from './config.ts';
+import { IntegrationRegistry } from './integrations/integration-registry.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
 import { createLogger } from './logger.ts';
@@ -25,6 +26,7 @@ import { eventsSocketRoutes } from './server/events-socket-routes.ts';
 import { requireToken } from './server/auth.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
+import { integrationRoutes } from './server/integration-routes.ts';
 import { parseJsonBodiesWith } from './server/json-bodies.ts';
 import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './server/file-sweeper.ts';
@@ -56,6 +58,8 @@ export type AppDependencies = AgentDependencies & {
   selfAddress?: SelfAddress;
   /** Whether the default backend answers and has its model; checked in the background once the app is built. */
   backendStatus: BackendStatusMonitor;
+  /** The status of each integration (Home Assistant, MQTT, …), for GET /integrations and /ws/events. */
+  integrations: IntegrationRegistry;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
@@ -118,6 +122,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
     backendStatus: overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config)),
+    integrations: overrides.integrations ?? new IntegrationRegistry(),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
   // load timeout): they arrive with tools_changed, and close() waits for this load.
@@ -152,6 +157,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('agent', agent);
   app.decorate('backendStatus', deps.backendStatus);
   deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
+  deps.integrations.on('changed', (status) => agent.events.publish({ type: 'integration_status', ...status }));
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
@@ -181,6 +187,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(approvalRoutes, { agent });
     await api.register(websocketRoutes, { agent, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
+    await api.register(integrationRoutes, { integrations: deps.integrations });
     await api.register(eventsSocketRoutes, { agent, backendStatus: deps.backendStatus });
   });
   await app.register(vendorRoutes);

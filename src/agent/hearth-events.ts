@@ -1,6 +1,7 @@
 // Every frame of the events socket `/ws/events` (README: The events socket): what concerns the whole
 // Hearth rather than one session's run.
 
+import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { BackendStatus } from '../llm/backend-status.ts';
 import type { ToolSummary } from './events.ts';
 
@@ -20,7 +21,7 @@ export type HearthEvent =
   | { type: 'profiles_changed'; profiles: { id: string; name: string }[] }
   | { type: 'approvals_changed'; pending: PendingApprovalSummary[] }
   | { type: 'notification'; id: number; title: string; body: string; session_id?: string; created_at: string }
-  | { type: 'integration_status'; name: string; status: 'connected' | 'connecting' | 'failed'; message?: string }
+  | ({ type: 'integration_status' } & IntegrationStatus)
   /** The default backend's reachability or its model's availability changed (README: GET /status). */
   | { type: 'backend_status'; backend: BackendStatus };
 
