@@ -46,6 +46,11 @@ const ConfigSchema = Type.Object({
   TOOL_ENV_PASSTHROUGH: Text(''),
   HTTP_BLOCK_PRIVATE: Flag(false),
   USER_TOOL_MAX_RSS_MB: Count(256, 32),
+  HA_URL: Type.Union([Type.Literal(''), Type.String({ format: 'uri' })], { default: '' }),
+  HA_TOKEN: Text(''),
+  MQTT_URL: Type.Union([Type.Literal(''), Type.String({ format: 'uri' })], { default: '' }),
+  MQTT_USERNAME: Text(''),
+  MQTT_PASSWORD: Text(''),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

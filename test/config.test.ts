@@ -58,6 +58,11 @@ describe('parseConfig defaults', () => {
       TOOL_ENV_PASSTHROUGH: '',
       HTTP_BLOCK_PRIVATE: false,
       USER_TOOL_MAX_RSS_MB: 256,
+      HA_URL: '',
+      HA_TOKEN: '',
+      MQTT_URL: '',
+      MQTT_USERNAME: '',
+      MQTT_PASSWORD: '',
       LOG_LEVEL: 'info',
     });
   });
