@@ -1,50 +1,24 @@
 // The fake LLM of `npm run dev:fake-llm`, run as that command runs it (a child process), with
 // the real app pointed at it: each demo word shows the feature it stands for.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlmProcess, type FakeLlmProcess } from './support/fake-llm-process.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 
 /** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
 const runTimeoutMs = 45_000;
 
-let fakeLlm: ChildProcess;
+let fakeLlm: FakeLlmProcess | undefined;
 let hearth: Hearth;
 
-async function startFakeLlmCli(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/fake-llm-cli.ts')], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, FAKE_LLM_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const read = (data: Buffer): void => {
-      output += data.toString();
-      const found = /start Hearth with: OLLAMA_HOST=(\S+) npm start/.exec(output);
-      if (found?.[1]) resolve(found[1]);
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => reject(new Error(`the fake LLM exited (${code}): ${output}`)));
-  });
-  return { child, url };
-}
-
 beforeAll(async () => {
-  const started = await startFakeLlmCli();
-  fakeLlm = started.child;
+  fakeLlm = await startFakeLlmProcess();
   // Planning stays on in the shipped profiles, as `npm start` has it.
-  hearth = await startHearth({ planning: true, env: { OLLAMA_HOST: started.url } });
+  hearth = await startHearth({ planning: true, env: { OLLAMA_HOST: fakeLlm.url } });
 }, 60_000);
 
 afterAll(async () => {
   await hearth?.close();
-  if (fakeLlm && fakeLlm.exitCode === null) {
-    const exited = once(fakeLlm, 'exit');
-    fakeLlm.kill('SIGTERM');
-    await exited;
-  }
+  await fakeLlm?.stop();
 });
 
 describe('npm run dev:fake-llm', () => {

@@ -4,13 +4,12 @@
 // a child process) and Hearth pointed at it with its default model, the shipped user tools in
 // TOOLS_DIR. First load, a tool dropped in by hand and used from a chat, a profile switch, the
 // message actions, and "make a tool …" writing a tool and using it in the same answer.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlmProcess, type FakeLlmProcess } from '../support/fake-llm-process.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { lastAnswerText, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
 
@@ -51,45 +50,20 @@ interface ShippedProfile {
   enabled_tools: string[];
 }
 
-let fakeLlm: ChildProcess | undefined;
+let fakeLlm: FakeLlmProcess | undefined;
 let fakeLlmUrl: string;
 let foldersRoot: string;
-
-/** `npm run dev:fake-llm`'s CLI on a free port; resolves with the URL it tells Hearth to use. */
-async function startFakeLlmCli(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/fake-llm-cli.ts')], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, FAKE_LLM_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const read = (data: Buffer): void => {
-      output += data.toString();
-      const found = /start Hearth with: OLLAMA_HOST=(\S+) npm start/.exec(output);
-      if (found?.[1]) resolve(found[1]);
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => reject(new Error(`the fake LLM exited (${code}): ${output}`)));
-  });
-  return { child, url };
-}
 
 beforeAll(async () => {
   if (skipBrowserTests) return;
   foldersRoot = await mkdtemp(path.join(tmpdir(), 'hearth-newcomer-'));
-  const started = await startFakeLlmCli();
-  fakeLlm = started.child;
-  fakeLlmUrl = started.url;
+  fakeLlm = await startFakeLlmProcess();
+  fakeLlmUrl = fakeLlm.url;
 }, 60_000);
 
 // After every test's own teardown (the harness closes each Hearth after its test).
 afterAll(async () => {
-  if (fakeLlm && fakeLlm.exitCode === null) {
-    const exited = once(fakeLlm, 'exit');
-    fakeLlm.kill('SIGTERM');
-    await exited;
-  }
+  await fakeLlm?.stop();
   if (foldersRoot) await rm(foldersRoot, { recursive: true, force: true });
 });
 
