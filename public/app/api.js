@@ -55,6 +55,7 @@ export const api = {
     form.append('file', file, file.name);
     return request('POST', `/sessions/${encodeURIComponent(id)}/files`, form);
   },
+  integrations: () => request('GET', '/integrations'),
   memory: () => request('GET', '/memory'),
   saveFact: (fact) => request('PUT', '/memory/facts', fact),
   deleteFact: (id) => request('DELETE', `/memory/facts/${encodeURIComponent(id)}`),

@@ -10,16 +10,17 @@ import { ReconnectingSocket } from './connection.js';
  * - `onToolsChanged()`: the tool set or a profile changed.
  * - `onProfilesChanged()`: a profile file was added, edited, renamed or removed.
  * - `onBackendStatus(status)`: which backend and model, and whether they answer (from `hello` and `backend_status`).
+ * - `onIntegrationStatus({name, status, message?, details})`: Home Assistant, MQTT or another integration connected, dropped or failed.
  * - `onReconnected()`: a `hello` after a drop; whatever was missed meanwhile should be read again.
  * - `onStatus(status)`: as ReconnectingSocket's.
- * Notifications and integration statuses are not shown yet and are ignored.
+ * Notifications are not shown yet and are ignored.
  */
 export class HearthEvents {
   #socket;
   #greeted = false;
 
-  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onReconnected, onStatus = () => {} }) {
-    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onReconnected };
+  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onIntegrationStatus = () => {}, onReconnected, onStatus = () => {} }) {
+    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onIntegrationStatus, onReconnected };
     this.#socket = new ReconnectingSocket('/ws/events', { onEvent: (event) => this.#receive(event), onStatus });
   }
 
@@ -41,6 +42,9 @@ export class HearthEvents {
         return;
       case 'backend_status':
         this.handlers.onBackendStatus(event.backend);
+        return;
+      case 'integration_status':
+        this.handlers.onIntegrationStatus(event);
         return;
       case 'approvals_changed':
         this.handlers.onApprovals(event.pending ?? []);

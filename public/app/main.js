@@ -5,6 +5,7 @@ import { emptyState } from './empty-state.js';
 import { SessionHeader } from './header.js';
 import { HearthEvents } from './hearth-events.js';
 import { fillIconPlaceholders } from './icons.js';
+import { IntegrationsPanel } from './integrations-panel.js';
 import { signIn } from './login.js';
 import { ContextPanel, MemoryPanel, ToolsPanel } from './panels.js';
 import { PanelSwitcher } from './panel-switcher.js';
@@ -46,9 +47,10 @@ const header = new SessionHeader({
 const toolsPanel = new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : profileSelect.value) });
 const memoryPanel = new MemoryPanel(byId('memory-panel'));
 const contextPanel = new ContextPanel(byId('context-panel'));
+const integrationsPanel = new IntegrationsPanel(byId('integrations-panel'));
 const panels = new PanelSwitcher({
   buttons: [...document.querySelectorAll('.panel-toggle')],
-  panels: { Context: contextPanel.aside, Tools: toolsPanel.aside, Memory: memoryPanel.aside },
+  panels: { Context: contextPanel.aside, Tools: toolsPanel.aside, Memory: memoryPanel.aside, Integrations: integrationsPanel.aside },
   onOpen: (name) => refreshPanel(name),
 });
 const sidebar = new Sidebar({
@@ -126,10 +128,12 @@ function listenToHearth() {
     },
     onToolsChanged: () => toolsChanged(),
     onBackendStatus: (status) => header.showBackend(status),
+    onIntegrationStatus: (status) => integrationsPanel.update(status),
     onProfilesChanged: () => toolsChanged(),
     onReconnected: () => {
       sidebar.refreshSoon();
       toolsChanged();
+      if (panels.openPanel === 'Integrations') integrationsPanel.refresh();
     },
     onStatus: (status) => {
       // With a session open its own socket reports the drop (and checks the token); without one, this socket does.
@@ -142,6 +146,7 @@ function refreshPanel(name) {
   if (name === 'Tools') toolsPanel.refresh();
   else if (name === 'Memory') memoryPanel.refresh();
   else if (name === 'Context') contextPanel.refresh(view?.sessionId);
+  else if (name === 'Integrations') integrationsPanel.refresh();
 }
 
 function showConnection(status) {

@@ -3,7 +3,8 @@ import { element, replaceContent } from './dom.js';
 import { icon } from './icons.js';
 import { summaryItem } from './transcript-items.js';
 
-function heading(text, onRefresh) {
+/** A panel's heading, with a refresh button when `onRefresh` is given. */
+export function heading(text, onRefresh) {
   return element(
     'header',
     { className: 'panel-header' },
@@ -17,7 +18,7 @@ function failure(error) {
 }
 
 /** A panel's data from `request`; on failure the panel shows the error under its heading, and undefined is answered. */
-async function load(aside, title, request, retry) {
+export async function load(aside, title, request, retry) {
   try {
     return await request();
   } catch (error) {

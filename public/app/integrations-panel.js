@@ -1,0 +1,90 @@
+import { api } from './api.js';
+import { element, replaceContent, withInlineCode } from './dom.js';
+import { heading, load } from './panels.js';
+
+const labels = { home_assistant: 'Home Assistant', mqtt: 'MQTT' };
+const stateWords = { connected: 'connected', connecting: 'connecting…', failed: 'failed', not_configured: 'not configured' };
+
+const counted = (count, one, many) => `${count} ${count === 1 ? one : many}`;
+
+/** What an integration holds, in words: Home Assistant's entities and areas, MQTT's broker, otherwise each detail as it comes. */
+function describeDetails(name, details = {}) {
+  if (name === 'home_assistant' && typeof details.entities === 'number') {
+    const entities = counted(details.entities, 'entity', 'entities');
+    return typeof details.areas === 'number' ? `${entities} in ${counted(details.areas, 'area', 'areas')}` : entities;
+  }
+  if (name === 'mqtt' && (details.broker || details.url)) return withInlineCode(`Broker \`${details.broker ?? details.url}\``);
+  const parts = Object.entries(details).flatMap(([key, value]) => {
+    if (typeof value === 'number') return [`${value} ${key.replaceAll('_', ' ')}`];
+    if (typeof value === 'string' && value !== '') return [`${key.replaceAll('_', ' ')}: ${value}`];
+    return [];
+  });
+  return parts.join(' · ');
+}
+
+/**
+ * The connections Hearth keeps to things outside it (`GET /integrations`): Home Assistant, the MQTT
+ * broker, MCP servers. `update(status)` takes an `integration_status` event, so an open panel
+ * follows the connections live; updates that arrive while the list loads are applied over it.
+ */
+export class IntegrationsPanel {
+  #statuses = new Map();
+  #arrivedWhileLoading;
+  #shown = false;
+
+  constructor(aside) {
+    this.aside = aside;
+  }
+
+  async refresh() {
+    this.#arrivedWhileLoading = new Map();
+    const answer = await load(this.aside, 'Integrations', () => api.integrations(), () => this.refresh());
+    const arrived = this.#arrivedWhileLoading;
+    this.#arrivedWhileLoading = undefined;
+    if (!answer) return;
+    this.#statuses = new Map(answer.integrations.map((status) => [status.name, status]));
+    for (const [name, status] of arrived) this.#statuses.set(name, status);
+    this.#shown = true;
+    this.#render();
+  }
+
+  update({ name, status, message, details }) {
+    const integration = { name, status, message, details: details ?? {} };
+    this.#arrivedWhileLoading?.set(name, integration);
+    this.#statuses.set(name, integration);
+    if (this.#shown && !this.aside.hidden) this.#render();
+  }
+
+  #render() {
+    const integrations = [...this.#statuses.values()].sort((first, second) => first.name.localeCompare(second.name));
+    replaceContent(
+      this.aside,
+      heading('Integrations', () => this.refresh()),
+      integrations.length === 0
+        ? element(
+            'p',
+            { className: 'muted integrations-empty' },
+            withInlineCode(
+              'No integrations are configured. To connect Home Assistant (`HA_URL`, `HA_TOKEN`) or an MQTT broker (`MQTT_URL`), see the README sections on Home Assistant and MQTT.',
+            ),
+          )
+        : element('ul', { className: 'integration-list' }, integrations.map((integration) => this.#row(integration))),
+    );
+  }
+
+  #row({ name, status, message, details }) {
+    const detailText = describeDetails(name, details);
+    return element(
+      'li',
+      { dataset: { integration: name, status } },
+      element(
+        'div',
+        { className: 'integration-title' },
+        element('span', { className: 'integration-name' }, labels[name] ?? name),
+        element('span', { className: 'integration-state', dataset: { status } }, stateWords[status] ?? status),
+      ),
+      detailText.length > 0 && element('p', { className: 'integration-details' }, detailText),
+      message && element('p', { className: 'integration-message', role: status === 'failed' ? 'note' : undefined }, withInlineCode(message)),
+    );
+  }
+}
