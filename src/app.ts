@@ -14,6 +14,7 @@ import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';
 import type { Config } from './config.ts';
 import { IntegrationRegistry } from './integrations/integration-registry.ts';
+import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
 import { createLogger } from './logger.ts';
@@ -60,6 +61,8 @@ export type AppDependencies = AgentDependencies & {
   backendStatus: BackendStatusMonitor;
   /** The status of each integration (Home Assistant, MQTT, …), for GET /integrations and /ws/events. */
   integrations: IntegrationRegistry;
+  /** The MQTT broker connection (started by buildApp, ended at close); not configured without MQTT_URL. */
+  mqtt: MqttConnection;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
@@ -76,6 +79,10 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const backends = overrides.backends ?? (await BackendRegistry.fromConfig(config));
   const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
   const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
+  const integrations = overrides.integrations ?? new IntegrationRegistry();
+  const mqtt =
+    overrides.mqtt ??
+    new MqttConnection({ url: config.MQTT_URL, username: config.MQTT_USERNAME, password: config.MQTT_PASSWORD, integrations, logger });
   const tools =
     overrides.tools ??
     createToolRegistry({
@@ -87,6 +94,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       toolSwitches: () => deps.toolSwitches,
       onMemoryChanged: () => memory.runInBackground(),
       selfAddress,
+      mqtt,
     });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
@@ -122,7 +130,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
     backendStatus: overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config)),
-    integrations: overrides.integrations ?? new IntegrationRegistry(),
+    integrations,
+    mqtt,
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
   // load timeout): they arrive with tools_changed, and close() waits for this load.
@@ -200,6 +209,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await deps.backendStatus.stop();
     await fileSweeper.stop();
     await deps.memory.stop();
+    await deps.mqtt.close();
     await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
     await jsonParser.close();
@@ -207,6 +217,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   deps.memory.start();
   deps.backendStatus.start();
+  deps.mqtt.start();
   if (options.watch !== false) {
     // A profile decides which tools a session has, so a profile change is announced as a tool change too.
     watchers = await startWatchers({

@@ -15,6 +15,7 @@ import { createListToolsTool } from './list-tools.ts';
 import { createMemoryForgetTool } from './memory-forget.ts';
 import { createMemorySaveTool } from './memory-save.ts';
 import { createMemorySearchTool } from './memory-search.ts';
+import { createMqttTool, type MqttBroker } from './mqtt.ts';
 import { createScratchpadTool } from './scratchpad.ts';
 import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
 import { createSshExecTool } from './ssh-exec.ts';
@@ -44,6 +45,8 @@ export interface BuiltinToolDependencies {
   onMemoryChanged?: () => void;
   /** Where Hearth listens, so http_request, web_view and image_view refuse to call it. */
   selfAddress?: SelfAddress;
+  /** The MQTT broker connection for the mqtt tool; without it the tool says how to configure one. */
+  mqtt?: MqttBroker;
 }
 
 /** A registry holding every built-in tool. */
@@ -70,6 +73,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createMemorySearchTool(db),
     createMemorySaveTool(db, deps.onMemoryChanged),
     createMemoryForgetTool(db, deps.onMemoryChanged),
+    createMqttTool(deps.mqtt),
   ]);
   const userTools = deps.userTools ?? (() => undefined);
   registry.addBuiltins([
