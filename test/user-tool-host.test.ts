@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../src/agent/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
+import { toolerProfile } from './support/test-tools.ts';
 import { startHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import type { ScriptedLlm, ScriptStep } from './support/scripted-llm.ts';
@@ -71,19 +72,6 @@ async function writeTools(toolsDir: string, tools: Record<string, ToolFile>): Pr
   await writeToolFiles(toolsDir, Object.fromEntries(Object.entries(tools).map(([name, tool]) => [`${name}.ts`, toolModule(name, tool)])));
 }
 
-/** A profile that exposes the named tools. */
-function toolerProfile(tools: string[]): string {
-  return `---
-id: tooler
-name: Tooler
-description: Calls user tools.
-temperature: 0.1
-max_iterations: 6
-tools: [${tools.join(', ')}]
----
-You call the tools you are asked to.
-`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Running Hearth with user tools
@@ -119,7 +107,7 @@ async function startLoaded(options: HearthOptions): Promise<Hearth> {
 async function startWithTools(tools: Record<string, ToolFile>, options: HearthOptions = {}): Promise<Hearth> {
   const dataDir = await tempDir();
   await writeTools(path.join(dataDir, 'user-tools'), tools);
-  const started = await startLoaded({ ...options, dataDir, profiles: { tooler: toolerProfile(Object.keys(tools)), ...options.profiles } });
+  const started = await startLoaded({ ...options, dataDir, profiles: { tooler: toolerProfile(Object.keys(tools), 6), ...options.profiles } });
   const { body } = await started.request('GET', '/agents/tools');
   expect(body.errors).toEqual([]);
   return started;
@@ -312,7 +300,7 @@ describe('user-tool host', () => {
     await writeTools(path.join(dataDir, 'user-tools'), { ping: pingTool });
     const relative = path.relative(process.cwd(), path.join(dataDir, 'user-tools'));
     expect(path.isAbsolute(relative)).toBe(false);
-    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['ping']) }, env: { TOOLS_DIR: relative } });
+    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['ping'], 6) }, env: { TOOLS_DIR: relative } });
     expect((await hearth.request('GET', '/agents/tools')).body.errors).toEqual([]);
     const socket = await hearth.connect(await hearth.createSession('tooler'));
     expect(await callThroughChat(hearth, socket, 'ping')).toMatchObject({ success: true, result: expect.stringMatching(/^pong /) });
@@ -332,7 +320,7 @@ describe('user-tool host', () => {
   return \`fact=\${JSON.stringify(await ctx.kv.get('fact'))} keys=\${JSON.stringify(await ctx.kv.list())}\`;`,
     };
     await writeTools(path.join(dataDir, 'user-tools'), { memo, other_memo: memo });
-    const profiles = { tooler: toolerProfile(['memo', 'other_memo']) };
+    const profiles = { tooler: toolerProfile(['memo', 'other_memo'], 6) };
 
     hearth = await startLoaded({ dataDir, llm, profiles });
     const sessionId = await hearth.createSession('tooler');
@@ -404,7 +392,7 @@ describe('user-tool host', () => {
     });
     // The endless loop costs the default 10 s load timeout (the manager's loadTimeoutMs is not configurable),
     // in the background: start-up does not wait for it (test/user-tool-recovery.test.ts).
-    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['good_tool']) } });
+    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['good_tool'], 6) } });
 
     const { body } = await hearth.request('GET', '/agents/tools');
     expect(body.errors.map((error: { file: string }) => error.file)).toEqual(['broken_syntax.ts', 'loops_at_import.mts', 'throws_at_import.ts']);
@@ -432,7 +420,7 @@ describe('user-tool host', () => {
       versioned: { prelude: `import { version } from './_version.ts';`, execute: '  return `version=${version}`;' },
     });
     await writeToolFiles(toolsDir, { '_version.ts': 'export const version = 0;\n' });
-    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['versioned']) } });
+    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['versioned'], 6) } });
     // Editing the helper may also wake the file watcher: its reloads only add to the 30.
     for (let version = 1; version <= 30; version++) {
       await writeToolFiles(toolsDir, { '_version.ts': `export const version = ${version};\n` });

@@ -19,6 +19,7 @@ import { toToolResult } from '../src/tools/tool.ts';
 import { UserToolManager, type ReloadReport } from '../src/tools/user-tools/user-tool-manager.ts';
 import { toolModule, type ToolFile } from './security/user-tools-harness.ts';
 import type { EventSocket } from './support/event-socket.ts';
+import { toolerProfile } from './support/test-tools.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { toolContext } from './support/tool-context.ts';
 
@@ -62,19 +63,6 @@ async function writeTools(toolsDir: string, tools: Record<string, ToolFile>): Pr
   for (const [name, tool] of Object.entries(tools)) await writeFile(path.join(toolsDir, `${name}.ts`), toolModule(name, tool));
 }
 
-function toolerProfile(tools: string[]): string {
-  return `---
-id: tooler
-name: Tooler
-description: Calls user tools.
-temperature: 0.1
-max_iterations: 12
-planning_enabled: false
-tools: [${tools.join(', ')}]
----
-You call the tools you are asked to.
-`;
-}
 
 /** When each event of the socket arrived (performance.now()), by its index in `socket.events`. */
 function arrivalTimes(socket: EventSocket): number[] {

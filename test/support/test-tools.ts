@@ -67,3 +67,18 @@ tools: [add_numbers, explode, wait_for_stop, too_slow, report_session, scratchpa
 You test things.
 `;
 }
+
+/** A profile `tooler` that exposes the named tools (user tools, mostly). */
+export function toolerProfile(tools: readonly string[], maxIterations = 12): string {
+  return `---
+id: tooler
+name: Tooler
+description: Calls user tools.
+temperature: 0.1
+max_iterations: ${maxIterations}
+planning_enabled: false
+tools: [${tools.join(', ')}]
+---
+You call the tools you are asked to.
+`;
+}
