@@ -48,7 +48,7 @@ const ConfigSchema = Type.Object({
   USER_TOOL_MAX_RSS_MB: Count(256, 32),
   HA_URL: Type.Union([Type.Literal(''), Type.String({ format: 'uri' })], { default: '' }),
   HA_TOKEN: Text(''),
-  MQTT_URL: Type.Union([Type.Literal(''), Type.String({ format: 'uri' })], { default: '' }),
+  MQTT_URL: Type.Union([Type.Literal(''), Type.String({ format: 'mqtt-url' })], { default: '' }),
   MQTT_USERNAME: Text(''),
   MQTT_PASSWORD: Text(''),
   LOG_LEVEL: Type.Union(
@@ -65,7 +65,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl } })
+const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl, 'mqtt-url': isMqttUrl } })
   .compile(ConfigSchema);
 
 function isHttpUrl(value: string): boolean {
@@ -76,9 +76,18 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
+function isMqttUrl(value: string): boolean {
+  try {
+    return ['mqtt:', 'mqtts:', 'ws:', 'wss:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
 function expectation(schema: Record<string, unknown>): string {
   if (Array.isArray(schema.anyOf)) {
     const literals = schema.anyOf.map((option: { const?: unknown }) => option.const).filter((value) => value !== undefined && value !== '');
+    if (schema.anyOf.some((option: { format?: string }) => option.format === 'mqtt-url')) return 'an mqtt://, mqtts://, ws:// or wss:// URL or nothing';
     const allowsUrl = schema.anyOf.some((option: { format?: string }) => option.format === 'uri');
     return allowsUrl ? 'an http(s) URL or nothing' : `one of ${literals.join(', ')}`;
   }

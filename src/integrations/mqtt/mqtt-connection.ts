@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Logger } from '../../logger.ts';
 import type { IntegrationRegistry, IntegrationState } from '../integration-registry.ts';
@@ -42,6 +43,13 @@ export interface PublishOptions {
   signal: AbortSignal;
 }
 
+interface MqttConnectionEvents {
+  /** A read's subscription was acknowledged: retained messages follow, then live ones. */
+  listening: [filter: string];
+  /** A message arrived for a read under way. */
+  message: [MqttMessage];
+}
+
 interface Reader {
   filter: string;
   accept(message: MqttMessage): void;
@@ -57,7 +65,7 @@ const subscriptionRefused = 128;
  * publishes and reads. The password stays in the client's options; messages and logs name the
  * broker by protocol, host and port only.
  */
-export class MqttConnection {
+export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private client: MqttClient | undefined;
   private readonly address: string;
   private readonly connectTimeoutMs: number;
@@ -69,6 +77,7 @@ export class MqttConnection {
   private attempt = { startedAt: 0, connected: false, failed: false };
 
   constructor(private readonly options: MqttConnectionOptions) {
+    super();
     this.address = brokerAddress(options.url);
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   }
@@ -107,9 +116,11 @@ export class MqttConnection {
     client.on('error', (error) => this.onError(error));
     client.on('close', () => this.onClose());
     client.on('message', (topic, payload, packet) => {
+      const message = { topic, payload, retained: packet.retain };
       for (const reader of this.readers) {
-        if (topicMatches(reader.filter, topic)) reader.accept({ topic, payload, retained: packet.retain });
+        if (topicMatches(reader.filter, topic)) reader.accept(message);
       }
+      this.emit('message', message);
     });
   }
 
@@ -173,10 +184,12 @@ export class MqttConnection {
     let timer: NodeJS.Timeout | undefined;
     try {
       const subscribed = await Promise.race([client.subscribeAsync(filter, { qos: 0 }), ended]);
-      if (Array.isArray(subscribed) && subscribed.some((grant) => grant.qos === subscriptionRefused)) {
+      if (typeof subscribed === 'string') return { messages, end: subscribed };
+      if (subscribed.some((grant) => grant.qos === subscriptionRefused)) {
         return { failure: `The broker refused the subscription to "${filter}" (not authorized for it, or an invalid filter).` };
       }
       timer = setTimeout(() => finish('waited'), options.waitMs);
+      this.emit('listening', filter);
       return { messages, end: await ended };
     } catch (error) {
       return { failure: `The broker at ${this.address} did not take the subscription (${(error as Error).message}).` };
