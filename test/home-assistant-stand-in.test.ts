@@ -3,57 +3,17 @@ import {
   callService,
   createConnection,
   createLongLivedTokenAuth,
-  ERR_CANNOT_CONNECT,
   ERR_INVALID_AUTH,
   getConfig,
   getServices,
   getStates,
   subscribeEntities,
   type Connection,
-  type ConnectionOptions,
   type HassEntities,
-  type HaWebSocket,
 } from 'home-assistant-js-websocket';
-import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createNodeSocket } from './support/home-assistant-node-socket.ts';
 import { startHomeAssistantStandIn, type HomeAssistantStandIn } from './support/home-assistant-stand-in.ts';
-
-/**
- * What the library's own `createSocket` does in a browser, with `ws` for Node 20 (which has no
- * global WebSocket): open the socket, answer `auth_required`, and resolve with the socket once
- * `auth_ok` arrives, marked with its `haVersion`. It rejects with the library's error codes, which
- * its reconnect logic reads.
- */
-function createNodeSocket(options: ConnectionOptions): Promise<HaWebSocket> {
-  const auth = options.auth!;
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(auth.wsUrl);
-    let invalidAuth = false;
-    const onMessage = (data: WebSocket.RawData) => {
-      const message = JSON.parse(data.toString()) as { type: string; ha_version?: string };
-      if (message.type === 'auth_required') socket.send(JSON.stringify({ type: 'auth', access_token: auth.accessToken }));
-      else if (message.type === 'auth_invalid') {
-        invalidAuth = true;
-        socket.close();
-      } else if (message.type === 'auth_ok') {
-        socket.off('message', onMessage);
-        socket.off('close', onClose);
-        socket.off('error', onClose);
-        Object.assign(socket, { haVersion: message.ha_version });
-        socket.send(JSON.stringify({ type: 'supported_features', id: 1, features: { coalesce_messages: 1 } }));
-        resolve(socket as unknown as HaWebSocket);
-      }
-    };
-    const onClose = () => {
-      socket.off('close', onClose);
-      socket.off('error', onClose);
-      reject(invalidAuth ? ERR_INVALID_AUTH : ERR_CANNOT_CONNECT);
-    };
-    socket.on('message', onMessage);
-    socket.on('close', onClose);
-    socket.on('error', onClose);
-  });
-}
 
 const standIns: HomeAssistantStandIn[] = [];
 const connections: Connection[] = [];
@@ -325,6 +285,30 @@ describe('Home Assistant stand-in REST API', () => {
     expect(since[0]!.map((state) => state.state).at(-1)).toBe('23.5');
     expect((await rest(home, `/api/history/period/${start}`)).status).toBe(400);
   });
+
+  it('seeds a past that reads like a real recorder: in time order, each entry a change, ending at the current state', async () => {
+    const home = await standIn();
+    const dayAgo = Date.now() - 24 * 3_600_000;
+    for (const state of home.states()) {
+      const past = home.history(state.entity_id);
+      expect(past.at(-1), state.entity_id).toBe(state);
+      expect(past.length, state.entity_id).toBeGreaterThanOrEqual(2);
+      expect(Date.parse(past[0]!.last_updated), state.entity_id).toBeGreaterThanOrEqual(dayAgo - 1_000);
+      for (let index = 1; index < past.length; index++) {
+        const [before, after] = [past[index - 1]!, past[index]!];
+        expect(Date.parse(after.last_updated), state.entity_id).toBeGreaterThan(Date.parse(before.last_updated));
+        if (after.state === before.state) {
+          expect(after.attributes, state.entity_id).not.toEqual(before.attributes);
+          expect(after.last_changed, state.entity_id).toBe(before.last_changed);
+        } else {
+          expect(after.last_changed, state.entity_id).toBe(after.last_updated);
+        }
+      }
+    }
+    const minimal = (await (await rest(home, `/api/history/period/${new Date(dayAgo).toISOString()}?filter_entity_id=sensor.outdoor_temperature&minimal_response&no_attributes`)).json()) as Record<string, unknown>[][];
+    expect(Object.keys(minimal[0]![1]!).sort()).toEqual(['last_changed', 'state']);
+    expect(minimal[0]!.at(-1)).toMatchObject({ entity_id: 'sensor.outdoor_temperature', attributes: {} });
+  });
 });
 
 describe('Home Assistant stand-in load controls', () => {
@@ -342,9 +326,11 @@ describe('Home Assistant stand-in load controls', () => {
     const connection = await connect(home);
     let received = 0;
     await connection.subscribeEvents(() => received++, 'state_changed');
+    const began = Date.now();
     const storm = home.startStorm({ eventsPerSecond: 1_000, durationMs: 300 });
     const sent = await storm.finished;
     expect(sent).toBe(300);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(300);
     const lastChange = once(home.events, 'state_changed');
     home.setState('sensor.office_co2', '800');
     await lastChange;

@@ -190,21 +190,23 @@ function pastOf(spec: EntitySpec, now: number, random: () => number): PastState[
     const swing = Math.max(Math.abs(current) * 0.08, 0.6);
     for (let hour = 24; hour >= 1; hour--) {
       const changed = now - hour * 3_600_000 + Math.floor(random() * 600_000);
-      const value = current + Math.sin((hour / 24) * 2 * Math.PI) * swing + (random() - 0.5) * swing * 0.3;
-      past.push({ state: value.toFixed(decimals), attributes: spec.attributes, changed });
+      const value = (current + Math.sin((hour / 24) * 2 * Math.PI) * swing + (random() - 0.5) * swing * 0.3).toFixed(decimals);
+      if (past.at(-1)?.state !== value) past.push({ state: value, attributes: spec.attributes, changed });
     }
   } else {
     const alternative = alternativeState(spec);
     const switches = 2 + Math.floor(random() * 4);
     let changed = start + Math.floor(random() * 3_600_000);
-    let state = switches % 2 === 0 ? spec.state : alternative.state;
     for (let index = 0; index < switches; index++) {
-      past.push({ state, attributes: state === spec.state ? spec.attributes : alternative.attributes, changed });
-      state = state === spec.state ? alternative.state : spec.state;
+      const asNow = (switches - index) % 2 === 0;
+      past.push({ state: asNow ? spec.state : alternative.state, attributes: asNow ? spec.attributes : alternative.attributes, changed });
       changed += Math.floor(((now - changed) / (switches - index + 1)) * (0.5 + random() * 0.5));
     }
   }
-  const lastChanged = Math.min(now - 60_000, (past.at(-1)?.changed ?? start) + 60_000 + Math.floor(random() * 1_800_000));
+  const last = past.at(-1);
+  if (last?.state === spec.state && last.attributes === spec.attributes) past.pop();
+  const previous = past.at(-1)?.changed ?? start;
+  const lastChanged = Math.max(previous + 1_000, Math.min(now - 60_000, previous + 60_000 + Math.floor(random() * 1_800_000)));
   past.push({ state: spec.state, attributes: spec.attributes, changed: lastChanged });
   return past;
 }

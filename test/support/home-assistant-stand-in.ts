@@ -176,15 +176,19 @@ export async function startHomeAssistantStandIn(options: HomeAssistantStandInOpt
   let port = 0;
 
   for (const entity of house.entities) {
-    const states = house.history.get(entity.entity_id)!.map((record) => ({
-      entity_id: entity.entity_id,
-      state: record.state,
-      attributes: record.attributes,
-      last_changed: isoTime(record.changed),
-      last_reported: isoTime(record.changed),
-      last_updated: isoTime(record.changed),
-      context: { id: contextId(), parent_id: null, user_id: null },
-    }));
+    const states: StateObject[] = [];
+    for (const record of house.history.get(entity.entity_id)!) {
+      const previous = states.at(-1);
+      states.push({
+        entity_id: entity.entity_id,
+        state: record.state,
+        attributes: record.attributes,
+        last_changed: previous?.state === record.state ? previous.last_changed : isoTime(record.changed),
+        last_reported: isoTime(record.changed),
+        last_updated: isoTime(record.changed),
+        context: { id: contextId(), parent_id: null, user_id: null },
+      });
+    }
     past.set(entity.entity_id, states);
     current.set(entity.entity_id, states.at(-1)!);
   }
