@@ -13,6 +13,7 @@ import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';
 import type { Config } from './config.ts';
+import { HomeAssistant } from './integrations/home-assistant/home-assistant.ts';
 import { IntegrationRegistry } from './integrations/integration-registry.ts';
 import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
@@ -61,6 +62,8 @@ export type AppDependencies = AgentDependencies & {
   backendStatus: BackendStatusMonitor;
   /** The status of each integration (Home Assistant, MQTT, …), for GET /integrations and /ws/events. */
   integrations: IntegrationRegistry;
+  /** The Home Assistant connection (started by buildApp, ended at close); not configured without HA_URL. */
+  homeAssistant: HomeAssistant;
   /** The MQTT broker connection (started by buildApp, ended at close); not configured without MQTT_URL. */
   mqtt: MqttConnection;
 };
@@ -80,6 +83,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
   const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const integrations = overrides.integrations ?? new IntegrationRegistry();
+  const homeAssistant = overrides.homeAssistant ?? new HomeAssistant({ url: config.HA_URL, token: config.HA_TOKEN, integrations, logger });
   const mqtt =
     overrides.mqtt ??
     new MqttConnection({ url: config.MQTT_URL, username: config.MQTT_USERNAME, password: config.MQTT_PASSWORD, integrations, logger });
@@ -95,6 +99,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       onMemoryChanged: () => memory.runInBackground(),
       selfAddress,
       mqtt,
+      homeAssistant,
     });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
@@ -132,6 +137,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     backendStatus: overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config)),
     integrations,
     mqtt,
+    homeAssistant,
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
   // load timeout): they arrive with tools_changed, and close() waits for this load.
@@ -210,6 +216,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await fileSweeper.stop();
     await deps.memory.stop();
     await deps.mqtt.close();
+    await deps.homeAssistant.close();
     await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
     await jsonParser.close();
@@ -218,6 +225,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   deps.memory.start();
   deps.backendStatus.start();
   deps.mqtt.start();
+  deps.homeAssistant.start();
   if (options.watch !== false) {
     // A profile decides which tools a session has, so a profile change is announced as a tool change too.
     watchers = await startWatchers({

@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import type { HomeAssistant } from '../../integrations/home-assistant/home-assistant.ts';
 import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
 import { findSession } from '../../store/sessions-repository.ts';
@@ -7,6 +8,7 @@ import type { ToolSwitches } from '../user-tools/tool-switches.ts';
 import type { UserToolManager } from '../user-tools/user-tool-manager.ts';
 import { createCodeExecTool } from './code-exec.ts';
 import { createFilesystemTool } from './filesystem.ts';
+import { createHomeAssistantTool } from './home-assistant.ts';
 import { createHttpRequestTool } from './http-request.ts';
 import { createNetworkGuard } from './http/network-guard.ts';
 import { SelfAddress } from './http/self-address.ts';
@@ -45,6 +47,8 @@ export interface BuiltinToolDependencies {
   onMemoryChanged?: () => void;
   /** Where Hearth listens, so http_request, web_view and image_view refuse to call it. */
   selfAddress?: SelfAddress;
+  /** The Home Assistant connection for the home_assistant tool; without it the tool says how to configure one. */
+  homeAssistant?: HomeAssistant;
   /** The MQTT broker connection for the mqtt tool; without it the tool says how to configure one. */
   mqtt?: MqttBroker;
 }
@@ -73,6 +77,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createMemorySearchTool(db),
     createMemorySaveTool(db, deps.onMemoryChanged),
     createMemoryForgetTool(db, deps.onMemoryChanged),
+    createHomeAssistantTool(deps.homeAssistant),
     createMqttTool(deps.mqtt),
   ]);
   const userTools = deps.userTools ?? (() => undefined);
