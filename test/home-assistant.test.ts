@@ -114,6 +114,17 @@ describe('home_assistant search', () => {
     expect(unknown.output).toMatch(/Unknown entity "light\.kitchen"\. Close matches: light\.kitchen_ceiling, light\.kitchen_under_cabinet, /);
   });
 
+  it('a stop aborts the REST call: nothing is sent and the result says so', async () => {
+    standIn = await startHomeAssistantStandIn();
+    const tool = createHomeAssistantTool(await connectDirectly(standIn));
+    const stop = new AbortController();
+    stop.abort();
+    const result = await runTool(tool, { action: 'call_service', domain: 'light', service: 'turn_on', entity_id: 'light.garage' }, { signal: stop.signal });
+    expect(result).toEqual({ success: false, output: 'Stopped before Home Assistant answered.' });
+    expect(standIn.serviceCalls).toHaveLength(0);
+    expect(standIn.state('light.garage')!.state).toBe('off');
+  });
+
   it('searches 2,000 entities in under 2 ms (median)', async () => {
     standIn = await startHomeAssistantStandIn({ extraEntities: 2_000 });
     const ha = await connectDirectly(standIn);
@@ -220,6 +231,19 @@ describe('home_assistant in a smart_home session', () => {
     expect(worked.result).toMatch(/light\.garage "Garage light" \[Garage\] on/);
     expect(standIn!.state('light.garage')!.state).toBe('on');
     await socket.next('stream_end');
+  });
+
+  it('connects once Home Assistant comes up after Hearth started', async () => {
+    standIn = await startHomeAssistantStandIn();
+    await standIn.stop();
+    hearth = await startHearth({ env: { HA_URL: standIn.url, HA_TOKEN: standIn.token } });
+    const events = await eventsSocket(hearth);
+    const listed = await hearth.request('GET', '/integrations');
+    const first = listed.body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant');
+    const failed = first.status === 'failed' ? first : await homeAssistantStatus(events, 'failed');
+    expect(failed.message).toMatch(/unreachable \(ECONNREFUSED\)/);
+    await standIn.restart();
+    expect((await homeAssistantStatus(events, 'connected')).details).toMatchObject({ entities: standIn.entities.length, areas: 7 });
   });
 
   it('reports a rejected token on GET /integrations and in the tool, without the token', async () => {
