@@ -29,6 +29,7 @@ import { pageInChromium } from './scenarios/page.ts';
 import { approvalCheckTimes } from './scenarios/approval-check.ts';
 import { responsiveness } from './scenarios/responsiveness.ts';
 import { checkpointCost } from './scenarios/checkpoint-cost.ts';
+import { homeAssistantSearchTimes, stateChangedStorm } from './scenarios/smart-home.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -67,7 +68,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18`);
   }
   return options;
 }
@@ -143,6 +144,8 @@ async function main(): Promise<number> {
       [14, '14. Approval check of an allowed call', () => approvalCheckTimes()],
       [15, '15. Other clients during a 10 MB message and a 100 MB answer', () => responsiveness(context)],
       [16, '16. Checkpointing cost at scenario 4’s shape', () => checkpointCost()],
+      [17, '17. Home Assistant search over 2,000 entities', () => homeAssistantSearchTimes()],
+      [18, '18. `/health` during a state_changed storm', () => stateChangedStorm(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;
