@@ -175,8 +175,8 @@ describe('Home Assistant stand-in with the official client', () => {
     expect(home.serviceCalls.at(-1)!.entity_ids).toEqual(['switch.electric_blanket']);
   });
 
-  it('answers an unknown service with not_found and an unknown entity with an error, changing nothing', async () => {
-    const home = await standIn();
+  it('answers an unknown service with not_found and, when told to, an unknown entity with an error, changing nothing', async () => {
+    const home = await standIn({ missingEntities: 'error' });
     const connection = await connect(home);
     await expect(callService(connection, 'light', 'explode', undefined, { entity_id: 'light.kitchen_ceiling' })).rejects.toMatchObject({ code: 'not_found', message: 'Action light.explode not found.' });
     await expect(callService(connection, 'light', 'turn_on', undefined, { entity_id: 'light.attic' })).rejects.toMatchObject({ code: 'service_validation_error', message: expect.stringContaining('light.attic') });
@@ -186,8 +186,8 @@ describe('Home Assistant stand-in with the official client', () => {
     await expect(connection.sendMessagePromise({ type: 'no_such_command' })).rejects.toMatchObject({ code: 'unknown_command' });
   });
 
-  it('can behave like real HA for a missing entity: success with nothing changed', async () => {
-    const home = await standIn({ missingEntities: 'ignore' });
+  it('behaves like real HA for a missing entity by default: success with nothing changed', async () => {
+    const home = await standIn();
     const response = await fetch(`${home.url}/api/services/light/turn_on`, { method: 'POST', headers: { authorization: `Bearer ${home.token}` }, body: JSON.stringify({ entity_id: 'light.attic' }) });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual([]);

@@ -23,9 +23,9 @@ export interface HomeAssistantStandInOptions {
   /** Starts a `state_changed` storm at once (see `startStorm`). */
   storm?: StormOptions;
   /**
-   * A service call naming an entity that does not exist: `error` (the default) refuses it with
-   * `service_validation_error`; `ignore` does what real HA does, which only logs a warning and
-   * answers success with nothing changed.
+   * A service call naming an entity that does not exist: `ignore` (the default) does what real
+   * HA does, which only logs a warning and answers success with nothing changed; `error`
+   * refuses it with `service_validation_error`, as HA does for an invalid service value.
    */
   missingEntities?: 'error' | 'ignore';
 }
@@ -274,7 +274,7 @@ export async function startHomeAssistantStandIn(options: HomeAssistantStandInOpt
       const known = domain === 'homeassistant' ? ['turn_on', 'turn_off', 'toggle'].includes(service) : services[domain]?.[service] !== undefined;
       if (!known) throw new ServiceError('not_found', `Action ${domain}.${service} not found.`);
       const missing = entityIds.filter((entityId) => !current.has(entityId) || (domain !== 'homeassistant' && !entityId.startsWith(`${domain}.`)));
-      if (missing.length > 0 && options.missingEntities !== 'ignore') {
+      if (missing.length > 0 && options.missingEntities === 'error') {
         throw new ServiceError('service_validation_error', `Referenced entities ${missing.join(', ')} are missing or not currently available`);
       }
       const planned: { entityId: string; state: string; attributes: Attributes }[] = [];
