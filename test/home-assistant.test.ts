@@ -183,6 +183,30 @@ describe('home_assistant in a smart_home session', () => {
     expect(standIn!.serviceCalls).toHaveLength(0);
   });
 
+  it("refuses HA's generic services on a room, a device or everything, which would pass the approval rules unseen", async () => {
+    const { server } = await hearthWithHouse();
+    const attacks = [
+      { action: 'call_service', domain: 'homeassistant', service: 'turn_on', data: { area_id: 'garage' } },
+      { action: 'call_service', domain: 'homeassistant', service: 'toggle', entity_id: 'all' },
+      { action: 'call_service', domain: 'homeassistant', service: 'turn_on', data: { device_id: 'garage_door_opener' } },
+      { action: 'call_service', service: 'homeassistant.turn_on', data: { target: { area_id: 'garage' } } },
+    ];
+    server.llm.script({ toolCalls: attacks.map(call) }, { content: 'None of that worked.' });
+    const sessionId = await server.createSession('smart_home');
+    const socket = await server.connect(sessionId);
+    sockets.push(socket);
+    socket.send({ type: 'message', content: 'Open everything in the garage' });
+    await socket.next('stream_end');
+    const results = socket.ofType('tool_call');
+    expect(results).toHaveLength(attacks.length);
+    for (const result of results) {
+      expect(result).toMatchObject({ success: false, result: expect.stringMatching(/^homeassistant\.\w+ with .* is refused: name the entities/) });
+    }
+    expect(socket.ofType('approval_required')).toEqual([]);
+    expect(standIn!.serviceCalls).toHaveLength(0);
+    expect(standIn!.state('cover.garage_door')!.state).toBe('closed');
+  });
+
   it('refuses an unknown entity or service, naming it and what to do', async () => {
     const { server } = await hearthWithHouse();
     server.llm.script(

@@ -6,7 +6,7 @@ import type { RestResult } from '../../integrations/home-assistant/home-assistan
 import type { Tool, ToolOutput } from '../tool.ts';
 import { entityDetails, entityLine } from './home-assistant/entity-lines.ts';
 import { summariseHistory } from './home-assistant/history-summary.ts';
-import { resolveServiceCall, serviceCallSubject, type ServiceCall } from './home-assistant/service-call.ts';
+import { resolveServiceCall, serviceCallSubject, unnamedGenericTargets, type ServiceCall } from './home-assistant/service-call.ts';
 
 const actions = ['search', 'state', 'call_service', 'history', 'areas', 'services'] as const;
 type Action = (typeof actions)[number];
@@ -102,6 +102,8 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
     if (call.domain === '' || call.service === '') {
       return failure('Send domain and service (e.g. domain "light", service "turn_on") with entity_id; action "services" lists a domain\'s services.');
     }
+    const unnamed = unnamedGenericTargets(call);
+    if (unnamed) return failure(unnamed);
     if (call.actsOn !== call.domain && (call.targetDomains.length !== 1 || call.entityIds.length === 0)) {
       return failure(`Call ${call.domain}.${call.service} on one domain's entities at a time (got ${call.targetDomains.join(', ') || 'no entity ids'}).`);
     }

@@ -19,6 +19,24 @@ export interface ServiceCallArguments {
 }
 
 const genericDomain = 'homeassistant';
+/** Targets that name a room, floor, device or label instead of entities. */
+const groupTargets = ['area_id', 'device_id', 'floor_id', 'label_id', 'target'];
+
+/**
+ * Why a call of HA's generic `homeassistant.*` services is refused, if it is: one that does not
+ * name its entities (a room, a device, `all`) could reach a lock or a garage door while its
+ * approval subject names no domain, so no rule would ask the person first.
+ */
+export function unnamedGenericTargets(call: ServiceCall): string | undefined {
+  if (call.domain !== genericDomain) return undefined;
+  const groups = groupTargets.filter((key) => call.body[key] !== undefined);
+  if (call.entityIds.length > 0 && !call.entityIds.includes('all') && groups.length === 0) return undefined;
+  const named = groups.length > 0 ? groups.join(', ') : call.entityIds.length > 0 ? 'entity_id "all"' : 'no entity_id';
+  return (
+    `${genericDomain}.${call.service || 'unknown'} with ${named} is refused: name the entities with entity_id, ` +
+    `or call their own domain's service (e.g. light.turn_on with area_id), so the approval rules can see what it reaches.`
+  );
+}
 
 function idsOf(raw: unknown): string[] {
   if (typeof raw === 'string') return raw.split(/[\s,]+/).filter((id) => id !== '');
