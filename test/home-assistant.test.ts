@@ -60,6 +60,14 @@ async function hearthWithHouse(env: Record<string, string> = {}): Promise<{ serv
 
 const call = (args: Record<string, unknown>) => ({ name: 'home_assistant', arguments: args });
 
+/** A smart_home session's socket, closed after the test; `content` is sent as its first message. */
+async function smartHomeSession(server: Hearth, content?: string) {
+  const socket = await server.connect(await server.createSession('smart_home'));
+  sockets.push(socket);
+  if (content !== undefined) socket.send({ type: 'message', content });
+  return socket;
+}
+
 describe('home_assistant search', () => {
   it('finds the right entity from everyday words, in compact lines', async () => {
     standIn = await startHomeAssistantStandIn();
@@ -148,10 +156,7 @@ describe('home_assistant in a smart_home session', () => {
     const { server } = await hearthWithHouse();
     expect(standIn!.state('light.bedroom_ceiling')!.state).toBe('off');
     server.llm.script({ toolCalls: [call({ action: 'call_service', domain: 'light', service: 'turn_on', entity_id: 'light.bedroom_ceiling', data: { brightness_pct: 60 } })] }, { content: 'The bedroom light is on.' });
-    const sessionId = await server.createSession('smart_home');
-    const socket = await server.connect(sessionId);
-    sockets.push(socket);
-    socket.send({ type: 'message', content: 'Turn on the bedroom light' });
+    const socket = await smartHomeSession(server, 'Turn on the bedroom light');
 
     const result = await socket.next('tool_call');
     expect(result.success).toBe(true);
@@ -167,10 +172,7 @@ describe('home_assistant in a smart_home session', () => {
   it('asks before unlocking the front door and does nothing when denied', async () => {
     const { server } = await hearthWithHouse();
     server.llm.script({ toolCalls: [call({ action: 'call_service', domain: 'lock', service: 'unlock', entity_id: 'lock.front_door' })] }, { content: 'I left it locked.' });
-    const sessionId = await server.createSession('smart_home');
-    const socket = await server.connect(sessionId);
-    sockets.push(socket);
-    socket.send({ type: 'message', content: 'Unlock the front door' });
+    const socket = await smartHomeSession(server, 'Unlock the front door');
 
     const required = await socket.next('approval_required');
     expect(required).toMatchObject({ tool: 'home_assistant', subject: 'lock.unlock lock.front_door', reason: 'rule home_assistant(lock.*)' });
@@ -192,10 +194,7 @@ describe('home_assistant in a smart_home session', () => {
       { action: 'call_service', service: 'homeassistant.turn_on', data: { target: { area_id: 'garage' } } },
     ];
     server.llm.script({ toolCalls: attacks.map(call) }, { content: 'None of that worked.' });
-    const sessionId = await server.createSession('smart_home');
-    const socket = await server.connect(sessionId);
-    sockets.push(socket);
-    socket.send({ type: 'message', content: 'Open everything in the garage' });
+    const socket = await smartHomeSession(server, 'Open everything in the garage');
     await socket.next('stream_end');
     const results = socket.ofType('tool_call');
     expect(results).toHaveLength(attacks.length);
@@ -213,10 +212,7 @@ describe('home_assistant in a smart_home session', () => {
       { toolCalls: [call({ action: 'call_service', domain: 'light', service: 'turn_on', entity_id: 'light.attic' }), call({ action: 'call_service', domain: 'light', service: 'explode', entity_id: 'light.garage' })] },
       { content: 'Neither worked.' },
     );
-    const sessionId = await server.createSession('smart_home');
-    const socket = await server.connect(sessionId);
-    sockets.push(socket);
-    socket.send({ type: 'message', content: 'Go' });
+    const socket = await smartHomeSession(server, 'Go');
     await socket.next('stream_end');
     const [entity, service] = socket.ofType('tool_call');
     expect(entity).toMatchObject({ success: false });
@@ -228,9 +224,7 @@ describe('home_assistant in a smart_home session', () => {
 
   it('survives Home Assistant going away mid-session and coming back', async () => {
     const { server, events } = await hearthWithHouse();
-    const sessionId = await server.createSession('smart_home');
-    const socket = await server.connect(sessionId);
-    sockets.push(socket);
+    const socket = await smartHomeSession(server);
 
     await standIn!.stop();
     await homeAssistantStatus(events, 'connecting');
@@ -282,10 +276,7 @@ describe('home_assistant in a smart_home session', () => {
     expect(JSON.stringify(body)).not.toContain('not-the-right-token');
 
     hearth.llm.script({ toolCalls: [call({ action: 'search', query: 'kitchen light' })] }, { content: 'The token is wrong.' });
-    const sessionId = await hearth.createSession('smart_home');
-    const socket = await hearth.connect(sessionId);
-    sockets.push(socket);
-    socket.send({ type: 'message', content: 'Kitchen light?' });
+    const socket = await smartHomeSession(hearth, 'Kitchen light?');
     const result = await socket.next('tool_call');
     expect(result.success).toBe(false);
     expect(result.result).toMatch(/rejected the token/);
@@ -299,10 +290,7 @@ describe('home_assistant in a smart_home session', () => {
     expect(body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant')).toMatchObject({ status: 'not_configured', message: 'HA_URL is not set' });
 
     hearth.llm.script({ toolCalls: [call({ action: 'search', query: 'kitchen light' })] }, { content: 'It is not set up.' });
-    const sessionId = await hearth.createSession('smart_home');
-    const socket = await hearth.connect(sessionId);
-    sockets.push(socket);
-    socket.send({ type: 'message', content: 'Kitchen light?' });
+    const socket = await smartHomeSession(hearth, 'Kitchen light?');
     const result = await socket.next('tool_call');
     expect(result.success).toBe(false);
     expect(result.result).toMatch(/not configured\. Set HA_URL .* and HA_TOKEN .*Security → Long-lived access tokens/);
