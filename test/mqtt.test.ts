@@ -72,6 +72,7 @@ function nextMessage(connection: MqttConnection, topic: string): Promise<MqttMes
   });
 }
 
+
 describe('mqtt tool against a real Mosquitto', () => {
   let broker: Mosquitto;
   let prefix: string;
@@ -240,6 +241,17 @@ describe('mqtt connection in the app', () => {
 
   const mqttTool = (server: Hearth) => server.app.agent.deps.tools.get('mqtt')!.tool as Tool;
 
+  /** A real Mosquitto and a Hearth connected to it; `status` waits for the mqtt integration's next matching status. */
+  async function hearthWithBroker() {
+    const broker = await startMosquitto();
+    cleanups.push(() => broker.close());
+    hearth = await startHearth({ env: { MQTT_URL: broker.url } });
+    cleanups.push(() => hearth.close());
+    const status = await integrationsSocket(hearth);
+    await status((current) => current.status === 'connected');
+    return { broker, status };
+  }
+
   it('a wrong password is reported as failed in GET /integrations and by the tool, and never shown', async () => {
     const broker = await startMosquitto({ login: { username: 'hearth', password: 'right-password' } });
     cleanups.push(() => broker.close());
@@ -272,12 +284,7 @@ describe('mqtt connection in the app', () => {
   });
 
   it('survives the broker going away and coming back: status events, then the next call works', async () => {
-    const broker = await startMosquitto();
-    cleanups.push(() => broker.close());
-    hearth = await startHearth({ env: { MQTT_URL: broker.url } });
-    cleanups.push(() => hearth.close());
-    const status = await integrationsSocket(hearth);
-    await status((current) => current.status === 'connected');
+    const { broker, status } = await hearthWithBroker();
 
     await broker.stop();
     expect(await status((current) => current.status === 'connecting')).toMatchObject({ message: `Lost the connection to the MQTT broker at ${broker.url}; reconnecting.` });
@@ -296,12 +303,7 @@ describe('mqtt connection in the app', () => {
   }, 30_000);
 
   it('a smart_home turn asks before a publish: denied publishes nothing, allowed publishes', async () => {
-    const broker = await startMosquitto();
-    cleanups.push(() => broker.close());
-    hearth = await startHearth({ env: { MQTT_URL: broker.url } });
-    cleanups.push(() => hearth.close());
-    const status = await integrationsSocket(hearth);
-    await status((current) => current.status === 'connected');
+    const { broker } = await hearthWithBroker();
     const house = await observer(broker.url, 'zigbee2mqtt/#');
     const publish = (payload: string) => ({ name: 'mqtt', arguments: { action: 'publish', topic: 'zigbee2mqtt/garage_heater/set', payload } });
     hearth.llm.script({ toolCalls: [publish('{"state":"ON"}')] }, { content: 'I left the heater off.' }, { toolCalls: [publish('{"state":"OFF"}')] }, { content: 'Turned it off.' });
