@@ -107,6 +107,35 @@ export interface AnswerDraftsTable {
   thinking: string;
 }
 
+export interface SchedulesTable {
+  id: string;
+  name: string;
+  prompt: string;
+  cron: string | null;
+  every_ms: number | null;
+  /** ISO 8601 with offset. */
+  at: string | null;
+  timezone: string;
+  profile_id: string;
+  session_id: string | null;
+  enabled: number;
+  created_at: string;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_status: string | null;
+}
+
+export interface ScheduleRunsTable {
+  id: Generated<number>;
+  schedule_id: string;
+  started_at: string;
+  finished_at: string | null;
+  /** `running`, then `ok`, `failed`, `skipped` or `stopped`. */
+  status: string;
+  session_id: string | null;
+  error: string | null;
+}
+
 export interface Database {
   sessions: SessionsTable;
   messages: MessagesTable;
@@ -119,4 +148,6 @@ export interface Database {
   approvals: ApprovalsTable;
   active_runs: ActiveRunsTable;
   answer_drafts: AnswerDraftsTable;
+  schedules: SchedulesTable;
+  schedule_runs: ScheduleRunsTable;
 }
