@@ -33,6 +33,7 @@ import { parseJsonBodiesWith } from './server/json-bodies.ts';
 import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './server/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
+import { notificationRoutes } from './server/notification-routes.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
 import { sessionRoutes } from './server/session-routes.ts';
@@ -200,6 +201,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(fileRoutes, { db: deps.db, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { agent });
+    await api.register(notificationRoutes, { agent });
     await api.register(websocketRoutes, { agent, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });

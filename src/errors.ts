@@ -11,6 +11,7 @@ export const errorStatus = {
   not_found: 404,
   approval_not_found: 404,
   message_not_found: 404,
+  notification_not_found: 404,
   session_busy: 409,
   tools_file_malformed: 409,
   message_not_editable: 409,

@@ -136,6 +136,20 @@ export interface ScheduleRunsTable {
   error: string | null;
 }
 
+export interface NotificationsTable {
+  id: Generated<number>;
+  title: string;
+  body: string;
+  session_id: string | null;
+  created_at: string;
+  read_at: string | null;
+}
+
+export interface HeartbeatSessionsTable {
+  profile_id: string;
+  session_id: string;
+}
+
 export interface Database {
   sessions: SessionsTable;
   messages: MessagesTable;
@@ -148,6 +162,8 @@ export interface Database {
   approvals: ApprovalsTable;
   active_runs: ActiveRunsTable;
   answer_drafts: AnswerDraftsTable;
+  notifications: NotificationsTable;
+  heartbeat_sessions: HeartbeatSessionsTable;
   schedules: SchedulesTable;
   schedule_runs: ScheduleRunsTable;
 }
