@@ -128,6 +128,11 @@ export class Agent {
     return stopped;
   }
 
+  /** Settles once the session's current turn has ended (at once when it has none). */
+  async whenIdle(sessionId: string): Promise<void> {
+    await this.turns.get(sessionId);
+  }
+
   isRunning(sessionId: string): boolean {
     return this.hub.isRunning(sessionId);
   }
