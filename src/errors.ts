@@ -10,6 +10,7 @@ export const errorStatus = {
   session_not_found: 404,
   not_found: 404,
   approval_not_found: 404,
+  schedule_not_found: 404,
   message_not_found: 404,
   notification_not_found: 404,
   session_busy: 409,
