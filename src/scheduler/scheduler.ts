@@ -52,7 +52,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
 
-  constructor(private readonly options: SchedulerOptions) {
+  constructor(readonly options: SchedulerOptions) {
     super();
   }
 
