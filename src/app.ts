@@ -73,6 +73,8 @@ export type AppDependencies = AgentDependencies & {
   mqtt: MqttConnection;
   /** What schedules take the time from; tests pass one they move by hand. */
   clock?: Clock;
+  /** The scheduler, set by buildApp; the schedule tool reads it when it runs. */
+  scheduler?: Scheduler;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
@@ -107,6 +109,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       selfAddress,
       mqtt,
       homeAssistant,
+      schedules: () => deps.scheduler,
     });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
@@ -187,6 +190,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     defaultProfileId: 'secretary',
     logger: deps.logger,
   });
+  deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);
   app.decorate('backendStatus', deps.backendStatus);
   deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
