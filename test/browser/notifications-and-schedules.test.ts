@@ -65,7 +65,7 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
 
     await items.first().locator('button.notification-item').click();
     await page.waitForFunction((id) => decodeURIComponent(location.hash.slice(1)) === id, sessionId);
-    await page.waitForFunction(() => document.getElementById('session-title')?.textContent === 'Nightly backup check');
+    await page.locator('#session-title', { hasText: 'Nightly backup check' }).waitFor();
     await page.locator(`${bellSelector}[data-unread="1"]`).waitFor();
     expect(await popover.isHidden()).toBe(true);
     const unread = (await hearth.request('GET', '/notifications?unread=1')).body;
