@@ -22,6 +22,8 @@ import { createLogger } from './logger.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
 import { systemClock, type Clock } from './scheduler/clock.ts';
+import { HeartbeatTimers } from './scheduler/heartbeat-timers.ts';
+import { notifyFinishedRuns } from './scheduler/run-notifications.ts';
 import { Scheduler } from './scheduler/scheduler.ts';
 import { serverTimeZone } from './scheduler/schedule-times.ts';
 import { agentRoutes } from './server/agent-routes.ts';
@@ -182,16 +184,13 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   deps.toolSwitches.on('changed', announceTools);
   app.decorate('agent', agent);
   const clock = deps.clock ?? systemClock;
-  const scheduler = new Scheduler({
-    db: deps.db,
-    agent,
-    clock,
-    defaultTimezone: config.SCHEDULER_TIMEZONE || serverTimeZone(),
-    defaultProfileId: 'secretary',
-    logger: deps.logger,
-  });
+  const timezone = config.SCHEDULER_TIMEZONE || serverTimeZone();
+  const scheduler = new Scheduler({ db: deps.db, agent, clock, defaultTimezone: timezone, defaultProfileId: 'secretary', logger: deps.logger });
   deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);
+  const runNotifications = notifyFinishedRuns({ scheduler, notifications: agent.notifications, db: deps.db, logger: deps.logger });
+  const heartbeats = new HeartbeatTimers({ agent, clock, timezone, logger: deps.logger });
+  app.decorate('heartbeats', heartbeats);
   app.decorate('backendStatus', deps.backendStatus);
   deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
   deps.integrations.on('changed', (status) => agent.events.publish({ type: 'integration_status', ...status }));
@@ -209,8 +208,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // while their sockets are open, so every watcher hears stream_stopped {reason:"shutdown"}.
   app.addHook('preClose', async () => {
     scheduler.stop();
+    heartbeats.stop();
     await agent.stopAll();
     await scheduler.settled();
+    await heartbeats.settled();
+    await runNotifications();
   });
   await app.register(fastifyWebsocket, { options: { maxPayload: maxMessageBytes } });
   // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
@@ -251,6 +253,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   deps.memory.start();
   // Runs each schedule that fell due while the server was down, once.
   await scheduler.start();
+  heartbeats.start();
   deps.backendStatus.start();
   deps.mqtt.start();
   deps.homeAssistant.start();
@@ -276,6 +279,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     agent: Agent;
     scheduler: Scheduler;
+    heartbeats: HeartbeatTimers;
     backendStatus: BackendStatusMonitor;
   }
 }

@@ -36,6 +36,7 @@ export interface RunFinished {
   scheduleId: string;
   status: Exclude<RunStatus, 'running'>;
   sessionId: string | null;
+  error?: string;
 }
 
 export type ScheduleResult = Checked<Schedule> | { ok: false; field: 'id'; message: string; notFound: true };
@@ -255,7 +256,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       await finishScheduleRun(db, runId, { finishedAt: clock.now().toISOString(), status, sessionId, ...(error !== undefined && { error }) });
       this.remember(schedule.id, { lastStatus: status });
     }
-    this.emit('run_finished', { scheduleId: schedule.id, status, sessionId });
+    this.emit('run_finished', { scheduleId: schedule.id, status, sessionId, ...(error !== undefined && { error }) });
   }
 
   private async sendWhenIdle(sessionId: string, schedule: Schedule): Promise<TurnOutcome> {
