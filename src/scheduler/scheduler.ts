@@ -200,14 +200,20 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     this.arm();
   }
 
-  private arm(): void {
-    if (this.stopped) return;
+  /** The instant (ms) the earliest enabled schedule is due, if any: what the one timer is armed for. */
+  earliestDue(): number | undefined {
     let earliest: number | undefined;
     for (const schedule of this.schedules.values()) {
       if (!schedule.enabled || schedule.nextRunAt === null) continue;
       const at = new Date(schedule.nextRunAt).getTime();
       if (earliest === undefined || at < earliest) earliest = at;
     }
+    return earliest;
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const earliest = this.earliestDue();
     if (earliest === this.armedFor) return;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
