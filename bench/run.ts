@@ -5,7 +5,8 @@
 // Scenarios 6, 7 and 9 call real tools (ssh_exec, terminal, a user tool) in this process, not through the
 // server; 8 and 10 start a server process of their own whose TOOLS_DIR is a temp folder they write to;
 // 11 runs context compression in this process against a temp database; 14 runs the approval gate
-// in this process against a temp database.
+// in this process against a temp database; 19 starts server processes of its own on databases with and
+// without 1,000 schedules, and times the scheduler's due check in this process.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,6 +31,7 @@ import { approvalCheckTimes } from './scenarios/approval-check.ts';
 import { responsiveness } from './scenarios/responsiveness.ts';
 import { checkpointCost } from './scenarios/checkpoint-cost.ts';
 import { homeAssistantSearchTimes, stateChangedStorm } from './scenarios/smart-home.ts';
+import { schedulesAtStart } from './scenarios/schedules-at-start.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -68,7 +70,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19`);
   }
   return options;
 }
@@ -146,6 +148,7 @@ async function main(): Promise<number> {
       [16, '16. Checkpointing cost at scenario 4’s shape', () => checkpointCost()],
       [17, '17. Home Assistant search over 2,000 entities', () => homeAssistantSearchTimes()],
       [18, '18. `/health` during a state_changed storm', () => stateChangedStorm(context)],
+      [19, '19. 1,000 schedules: start-up and due check', () => schedulesAtStart(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

@@ -21,6 +21,11 @@ import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts'
 import { createLogger } from './logger.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
+import { systemClock, type Clock } from './scheduler/clock.ts';
+import { HeartbeatTimers } from './scheduler/heartbeat-timers.ts';
+import { notifyFinishedRuns } from './scheduler/run-notifications.ts';
+import { Scheduler } from './scheduler/scheduler.ts';
+import { serverTimeZone } from './scheduler/schedule-times.ts';
 import { agentRoutes } from './server/agent-routes.ts';
 import { maxMessageBytes } from './server/client-commands.ts';
 import { approvalRoutes } from './server/approval-routes.ts';
@@ -33,8 +38,10 @@ import { parseJsonBodiesWith } from './server/json-bodies.ts';
 import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './server/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
+import { notificationRoutes } from './server/notification-routes.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
+import { scheduleRoutes } from './server/schedule-routes.ts';
 import { sessionRoutes } from './server/session-routes.ts';
 import { statusRoutes } from './server/status-routes.ts';
 import { vendorRoutes } from './server/vendor-routes.ts';
@@ -66,6 +73,10 @@ export type AppDependencies = AgentDependencies & {
   homeAssistant: HomeAssistant;
   /** The MQTT broker connection (started by buildApp, ended at close); not configured without MQTT_URL. */
   mqtt: MqttConnection;
+  /** What schedules take the time from; tests pass one they move by hand. */
+  clock?: Clock;
+  /** The scheduler, set by buildApp; the schedule tool reads it when it runs. */
+  scheduler?: Scheduler;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
@@ -100,6 +111,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       selfAddress,
       mqtt,
       homeAssistant,
+      schedules: () => deps.scheduler,
     });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
@@ -138,6 +150,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     integrations,
     mqtt,
     homeAssistant,
+    ...(overrides.clock && { clock: overrides.clock }),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
   // load timeout): they arrive with tools_changed, and close() waits for this load.
@@ -170,6 +183,14 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   deps.userTools.on('changed', announceTools);
   deps.toolSwitches.on('changed', announceTools);
   app.decorate('agent', agent);
+  const clock = deps.clock ?? systemClock;
+  const timezone = config.SCHEDULER_TIMEZONE || serverTimeZone();
+  const scheduler = new Scheduler({ db: deps.db, agent, clock, defaultTimezone: timezone, defaultProfileId: 'secretary', logger: deps.logger });
+  deps.scheduler = scheduler;
+  app.decorate('scheduler', scheduler);
+  const runNotifications = notifyFinishedRuns({ scheduler, notifications: agent.notifications, db: deps.db, logger: deps.logger });
+  const heartbeats = new HeartbeatTimers({ agent, clock, timezone, logger: deps.logger });
+  app.decorate('heartbeats', heartbeats);
   app.decorate('backendStatus', deps.backendStatus);
   deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
   deps.integrations.on('changed', (status) => agent.events.publish({ type: 'integration_status', ...status }));
@@ -186,7 +207,12 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // Added before the WebSocket plugin's own preClose, which closes every socket: runs stop
   // while their sockets are open, so every watcher hears stream_stopped {reason:"shutdown"}.
   app.addHook('preClose', async () => {
+    scheduler.stop();
+    heartbeats.stop();
     await agent.stopAll();
+    await scheduler.settled();
+    await heartbeats.settled();
+    await runNotifications();
   });
   await app.register(fastifyWebsocket, { options: { maxPayload: maxMessageBytes } });
   // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
@@ -200,6 +226,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(fileRoutes, { db: deps.db, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { agent });
+    await api.register(scheduleRoutes, { scheduler, clock });
+    await api.register(notificationRoutes, { agent });
     await api.register(websocketRoutes, { agent, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });
@@ -223,6 +251,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await deps.db.destroy();
   });
   deps.memory.start();
+  // Runs each schedule that fell due while the server was down, once.
+  await scheduler.start();
+  heartbeats.start();
   deps.backendStatus.start();
   deps.mqtt.start();
   deps.homeAssistant.start();
@@ -247,6 +278,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
 declare module 'fastify' {
   interface FastifyInstance {
     agent: Agent;
+    scheduler: Scheduler;
+    heartbeats: HeartbeatTimers;
     backendStatus: BackendStatusMonitor;
   }
 }

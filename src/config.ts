@@ -46,6 +46,7 @@ const ConfigSchema = Type.Object({
   TOOL_ENV_PASSTHROUGH: Text(''),
   HTTP_BLOCK_PRIVATE: Flag(false),
   USER_TOOL_MAX_RSS_MB: Count(256, 32),
+  SCHEDULER_TIMEZONE: Type.String({ default: '', format: 'time-zone' }),
   HA_URL: Type.Union([Type.Literal(''), Type.String({ format: 'uri' })], { default: '' }),
   HA_TOKEN: Text(''),
   MQTT_URL: Type.Union([Type.Literal(''), Type.String({ format: 'mqtt-url' })], { default: '' }),
@@ -65,12 +66,22 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl, 'mqtt-url': isMqttUrl } })
+const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl, 'mqtt-url': isMqttUrl, 'time-zone': isTimeZoneOrNothing } })
   .compile(ConfigSchema);
 
 function isHttpUrl(value: string): boolean {
   try {
     return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+function isTimeZoneOrNothing(value: string): boolean {
+  if (value === '') return true;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+    return true;
   } catch {
     return false;
   }
@@ -92,6 +103,7 @@ function expectation(schema: Record<string, unknown>): string {
     return allowsUrl ? 'an http(s) URL or nothing' : `one of ${literals.join(', ')}`;
   }
   if (schema.format === 'uri') return 'an http(s) URL';
+  if (schema.format === 'time-zone') return 'an IANA time zone such as Europe/Berlin, or nothing for the server\'s';
   const range = [schema.minimum, schema.maximum].some((bound) => bound !== undefined)
     ? ` from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
     : '';

@@ -58,6 +58,7 @@ describe('parseConfig defaults', () => {
       TOOL_ENV_PASSTHROUGH: '',
       HTTP_BLOCK_PRIVATE: false,
       USER_TOOL_MAX_RSS_MB: 256,
+      SCHEDULER_TIMEZONE: '',
       HA_URL: '',
       HA_TOKEN: '',
       MQTT_URL: '',

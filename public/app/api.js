@@ -59,4 +59,12 @@ export const api = {
   memory: () => request('GET', '/memory'),
   saveFact: (fact) => request('PUT', '/memory/facts', fact),
   deleteFact: (id) => request('DELETE', `/memory/facts/${encodeURIComponent(id)}`),
+  notifications: ({ unreadOnly = false, limit = 50 } = {}) => request('GET', `/notifications?${new URLSearchParams({ unread: unreadOnly ? '1' : '0', limit: String(limit) })}`),
+  markNotificationRead: (id) => request('POST', `/notifications/${encodeURIComponent(id)}/read`),
+  markAllNotificationsRead: () => request('POST', '/notifications/read-all'),
+  schedules: () => request('GET', '/schedules'),
+  createSchedule: (schedule) => request('POST', '/schedules', schedule),
+  updateSchedule: (id, changes) => request('PATCH', `/schedules/${encodeURIComponent(id)}`, changes),
+  deleteSchedule: (id) => request('DELETE', `/schedules/${encodeURIComponent(id)}`),
+  runSchedule: (id) => request('POST', `/schedules/${encodeURIComponent(id)}/run`),
 };

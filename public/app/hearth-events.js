@@ -13,14 +13,15 @@ import { ReconnectingSocket } from './connection.js';
  * - `onIntegrationStatus({name, status, message?, details})`: Home Assistant, MQTT or another integration connected, dropped or failed.
  * - `onReconnected()`: a `hello` after a drop; whatever was missed meanwhile should be read again.
  * - `onStatus(status)`: as ReconnectingSocket's.
- * Notifications are not shown yet and are ignored.
+ * - `onUnreadNotifications(count)`: how many notifications are unread (from `hello`).
+ * - `onNotification({id, title, body, session_id?, created_at})`: a notification was raised.
  */
 export class HearthEvents {
   #socket;
   #greeted = false;
 
-  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onIntegrationStatus = () => {}, onReconnected, onStatus = () => {} }) {
-    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onIntegrationStatus, onReconnected };
+  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onIntegrationStatus = () => {}, onUnreadNotifications = () => {}, onNotification = () => {}, onReconnected, onStatus = () => {} }) {
+    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onIntegrationStatus, onUnreadNotifications, onNotification, onReconnected };
     this.#socket = new ReconnectingSocket('/ws/events', { onEvent: (event) => this.#receive(event), onStatus });
   }
 
@@ -37,6 +38,7 @@ export class HearthEvents {
       case 'hello':
         this.handlers.onApprovals(event.pending_approvals ?? []);
         this.handlers.onBackendStatus(event.backend);
+        if (typeof event.unread_notifications === 'number') this.handlers.onUnreadNotifications(event.unread_notifications);
         if (this.#greeted) this.handlers.onReconnected();
         this.#greeted = true;
         return;
@@ -48,6 +50,9 @@ export class HearthEvents {
         return;
       case 'approvals_changed':
         this.handlers.onApprovals(event.pending ?? []);
+        return;
+      case 'notification':
+        this.handlers.onNotification(event);
         return;
       case 'sessions_changed':
         this.handlers.onSessionsChanged(event);

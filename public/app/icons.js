@@ -3,6 +3,7 @@ const svgNamespace = 'http://www.w3.org/2000/svg';
 // Line icons on a 24-unit grid, drawn with the text colour: no icon font or emoji font needed.
 const paths = {
   attach: 'M17 8.5l-7.6 7.6a2.1 2.1 0 0 1-3-3l7.9-7.9a3.9 3.9 0 0 1 5.5 5.5l-8 8a5.7 5.7 0 0 1-8-8l7.1-7.1',
+  bell: 'M6 16.5V11a6 6 0 0 1 12 0v5.5l1.5 1.5h-15zM10 20.5a2 2 0 0 0 4 0',
   close: 'M6 6l12 12M18 6L6 18',
   edit: 'M4 20h4L19 9l-4-4L4 16zM13.5 6.5l4 4',
   file: 'M6 3h8l4 4v14H6zM14 3v4h4',

@@ -7,8 +7,10 @@ import { HearthEvents } from './hearth-events.js';
 import { fillIconPlaceholders } from './icons.js';
 import { IntegrationsPanel } from './integrations-panel.js';
 import { signIn } from './login.js';
+import { NotificationBell } from './notification-bell.js';
 import { ContextPanel, MemoryPanel, ToolsPanel } from './panels.js';
 import { PanelSwitcher } from './panel-switcher.js';
+import { SchedulesPanel } from './schedules-panel.js';
 import { SessionView } from './session-view.js';
 import { Sidebar } from './sidebar.js';
 import { Transcript } from './transcript.js';
@@ -48,9 +50,16 @@ const toolsPanel = new ToolsPanel(byId('tools-panel'), { profileId: () => (view 
 const memoryPanel = new MemoryPanel(byId('memory-panel'));
 const contextPanel = new ContextPanel(byId('context-panel'));
 const integrationsPanel = new IntegrationsPanel(byId('integrations-panel'));
+const schedulesPanel = new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) });
+const notificationBell = new NotificationBell({
+  button: byId('notification-bell'),
+  count: byId('notification-count'),
+  popover: byId('notification-popover'),
+  openSession: (sessionId) => showSession(sessionId),
+});
 const panels = new PanelSwitcher({
   buttons: [...document.querySelectorAll('.panel-toggle')],
-  panels: { Context: contextPanel.aside, Tools: toolsPanel.aside, Memory: memoryPanel.aside, Integrations: integrationsPanel.aside },
+  panels: { Context: contextPanel.aside, Tools: toolsPanel.aside, Memory: memoryPanel.aside, Integrations: integrationsPanel.aside, Schedules: schedulesPanel.aside },
   onOpen: (name) => refreshPanel(name),
 });
 const sidebar = new Sidebar({
@@ -129,11 +138,17 @@ function listenToHearth() {
     onToolsChanged: () => toolsChanged(),
     onBackendStatus: (status) => header.showBackend(status),
     onIntegrationStatus: (status) => integrationsPanel.update(status),
+    onUnreadNotifications: (count) => notificationBell.setUnread(count),
+    onNotification: (notification) => {
+      notificationBell.receive(notification);
+      if (panels.openPanel === 'Schedules') schedulesPanel.refresh();
+    },
     onProfilesChanged: () => toolsChanged(),
     onReconnected: () => {
       sidebar.refreshSoon();
       toolsChanged();
       if (panels.openPanel === 'Integrations') integrationsPanel.refresh();
+      if (panels.openPanel === 'Schedules') schedulesPanel.refresh();
     },
     onStatus: (status) => {
       // With a session open its own socket reports the drop (and checks the token); without one, this socket does.
@@ -147,6 +162,12 @@ function refreshPanel(name) {
   else if (name === 'Memory') memoryPanel.refresh();
   else if (name === 'Context') contextPanel.refresh(view?.sessionId);
   else if (name === 'Integrations') integrationsPanel.refresh();
+  else if (name === 'Schedules') schedulesPanel.refresh();
+}
+
+/** Opens a session through the address, as the sidebar's links do. */
+function showSession(sessionId) {
+  location.hash = encodeURIComponent(sessionId);
 }
 
 function showConnection(status) {

@@ -13,7 +13,7 @@ function imageSource(image) {
 }
 
 /** The person's message: plain text, the images they attached and the files they uploaded. */
-export function userItem({ id, content, images = [], files = [] }) {
+export function userItem({ id, content, images = [], files = [], scheduled = false }) {
   let text = content;
   let attached = files.map((file) => file.name);
   const marker = content.lastIndexOf(attachedFilesMarker);
@@ -29,7 +29,8 @@ export function userItem({ id, content, images = [], files = [] }) {
   }
   return element(
     'article',
-    { className: 'item user', dataset: { role: 'user', ...(id !== undefined && { messageId: String(id) }) } },
+    { className: 'item user', dataset: { role: 'user', ...(id !== undefined && { messageId: String(id) }), ...(scheduled && { scheduled: 'true' }) } },
+    scheduled && element('span', { className: 'scheduled-mark', title: 'Sent by a schedule, not typed' }, 'scheduled'),
     element('div', { className: 'user-text' }, text),
     images.length > 0 && element('div', { className: 'user-images' }, images.map((image) => element('img', { src: imageSource(image), alt: 'attached image' }))),
     attached.length > 0 && element('ul', { className: 'user-files', 'aria-label': 'Attached files' }, attached.map((name) => element('li', {}, icon('file'), name))),

@@ -7,9 +7,11 @@ import type { ToolContext } from '../tools/tool.ts';
 import type { Decision } from './approval-gate.ts';
 import type { AgentEvent } from './events.ts';
 import { HearthEventHub } from './hearth-events.ts';
+import { Notifications } from './notifications.ts';
 import type { EventListener } from './run-hub.ts';
 import { RunHub } from './run-hub.ts';
 import type { AgentDependencies } from './dependencies.ts';
+import { notifyUnwatchedApprovals } from './unwatched-approvals.ts';
 import { runTurn, type SessionBackgroundWork, type TurnOutcome, type TurnRequest, type UserInput } from './turn.ts';
 
 interface BackgroundTask {
@@ -28,9 +30,13 @@ export class Agent {
 
   /** What the events socket carries (README: The events socket). */
   readonly events = new HearthEventHub();
+  /** Stored, and announced on the events socket (README: Notifications). */
+  readonly notifications: Notifications;
 
   constructor(readonly deps: AgentDependencies) {
     deps.approvals.on('changed', () => this.events.publish({ type: 'approvals_changed', pending: deps.approvals.pending() }));
+    this.notifications = new Notifications(deps.db, this.events);
+    notifyUnwatchedApprovals({ db: deps.db, approvals: deps.approvals, notifications: this.notifications, isWatched: (sessionId) => this.hub.isWatched(sessionId), logger: deps.logger });
   }
 
   /** Starts a turn in the background; refused while the session already has one. */
@@ -120,6 +126,11 @@ export class Agent {
     const stopped = this.hub.stop(sessionId);
     if (stopped) this.background.get(sessionId)?.controller.abort();
     return stopped;
+  }
+
+  /** Settles once the session's current turn has ended (at once when it has none). */
+  async whenIdle(sessionId: string): Promise<void> {
+    await this.turns.get(sessionId);
   }
 
   isRunning(sessionId: string): boolean {

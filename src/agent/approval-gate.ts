@@ -45,9 +45,9 @@ const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 /**
  * The gate every tool call passes before it runs (README: Approvals), outside the model: the
  * profile's rules decide, and an `ask` waits for the person, a timeout or a stop.
- * Emits 'changed' whenever the set of waiting approvals changes.
+ * Emits 'changed' whenever the set of waiting approvals changes, and 'required' once a call waits.
  */
-export class ApprovalGate extends EventEmitter<{ changed: [] }> {
+export class ApprovalGate extends EventEmitter<{ changed: []; required: [PendingApprovalSummary] }> {
   private readonly waiting = new Map<string, Waiting>();
   private closed = false;
 
@@ -94,7 +94,8 @@ export class ApprovalGate extends EventEmitter<{ changed: [] }> {
     }
     const expiresAt = new Date(Date.now() + this.timeoutMs).toISOString();
     const id = await recordApproval(this.db, { ...record, expiresAt });
-    const decided = this.wait({ session_id: sessionId, call_id: request.callId, tool: tool.name, subject, expires_at: expiresAt }, context.signal);
+    const summary: PendingApprovalSummary = { session_id: sessionId, call_id: request.callId, tool: tool.name, subject, expires_at: expiresAt };
+    const decided = this.wait(summary, context.signal);
     context.emit({
       type: 'approval_required',
       call_id: request.callId,
@@ -105,6 +106,7 @@ export class ApprovalGate extends EventEmitter<{ changed: [] }> {
       expires_at: expiresAt,
       is_subagent: context.isSubagent,
     });
+    this.emit('required', summary);
     const outcome = await decided;
     await settleApproval(this.db, id, outcome.decision, outcome.by, outcome.remember);
     context.emit({ type: 'approval_resolved', call_id: request.callId, decision: outcome.decision, by: outcome.by, remember: outcome.remember });

@@ -59,6 +59,11 @@ export class RunHub {
     };
   }
 
+  /** Whether a listener (a session socket) is watching the session now. */
+  isWatched(sessionId: string): boolean {
+    return this.listeners.has(sessionId);
+  }
+
   /** Sends an event outside any run (tools_changed, or an error answering one socket's frame). */
   broadcast(event: AgentEvent, sessionId?: string): void {
     const targets = sessionId === undefined ? [...this.listeners.values()] : [this.listeners.get(sessionId) ?? new Set()];

@@ -21,6 +21,8 @@ export interface UserInput {
   /** Base64 or data: URIs. */
   images?: string[];
   files?: { name: string; path: string }[];
+  /** The schedule whose run sent this message (DESIGN §14); the stored message is marked `scheduled`. */
+  scheduleId?: string;
 }
 
 /** Work that outlives a turn (post-turn compression), shared with the session's next turn. */
@@ -48,6 +50,7 @@ async function startTurn(sessionId: string, request: TurnRequest, deps: AgentDep
     const userMessage: NewMessage = {
       role: 'user',
       content: withAttachments(input),
+      ...(input.scheduleId !== undefined && { scheduled: true, schedule_id: input.scheduleId }),
       ...(input.images?.length && { images: await deps.images.save(sessionId, input.images.map(stripDataUri)) }),
     };
     const first = await db.transaction().execute(async (transaction) => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import matter from 'gray-matter';
 import { buildPolicy } from '../approvals/policy.ts';
+import { parseHeartbeat } from './heartbeat-settings.ts';
 import { ProfileFrontMatterSchema, type Profile, type ProfileFrontMatter } from './profile.ts';
 
 export interface ProfileError {
@@ -29,7 +30,7 @@ export async function loadProfiles(
 ): Promise<{ profiles: Profile[]; errors: ProfileError[] }> {
   const entries = await readdir(directory, { withFileTypes: true });
   const names = entries
-    .filter((entry) => !entry.isDirectory() && entry.name.endsWith('.md') && !entry.name.startsWith('.'))
+    .filter((entry) => !entry.isDirectory() && entry.name.endsWith('.md') && !entry.name.startsWith('.') && !isHeartbeatChecklist(entry.name))
     .map((entry) => entry.name)
     .sort();
 
@@ -47,10 +48,34 @@ export async function loadProfiles(
       continue;
     }
     const result = parseProfile(file, text);
-    if (result.ok) profiles.push(result.profile);
-    else errors.push(result.error);
+    if (!result.ok) {
+      errors.push(result.error);
+      continue;
+    }
+    const checklist = await readHeartbeatChecklist(directory, result.profile.id);
+    if (typeof checklist === 'object') errors.push(checklist);
+    profiles.push(typeof checklist === 'string' ? { ...result.profile, heartbeat_checklist: checklist } : result.profile);
   }
   return { profiles, errors };
+}
+
+const heartbeatSuffix = '.heartbeat.md';
+
+/** `<id>.heartbeat.md` is a profile's heartbeat checklist, not a profile. */
+export function isHeartbeatChecklist(fileName: string): boolean {
+  return fileName.endsWith(heartbeatSuffix);
+}
+
+/** The checklist's text; undefined when the profile has none (or it is empty). */
+async function readHeartbeatChecklist(directory: string, profileId: string): Promise<string | undefined | ProfileError> {
+  const file = path.join(directory, profileId + heartbeatSuffix);
+  try {
+    const text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '').trim();
+    return text === '' ? undefined : text;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return { file, message: `cannot read the heartbeat checklist: ${(error as Error).message}` };
+  }
 }
 
 export function parseProfile(file: string, text: string): ParseProfileResult {
@@ -95,6 +120,9 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
   const approvals = buildPolicy(frontMatter.approvals);
   if (typeof approvals === 'string') return fail(approvals);
 
+  const heartbeat = frontMatter.heartbeat === undefined ? undefined : parseHeartbeat(frontMatter.heartbeat);
+  if (typeof heartbeat === 'string') return fail(heartbeat);
+
   return {
     ok: true,
     profile: {
@@ -111,6 +139,7 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       user_tools: frontMatter.user_tools ?? true,
       scratchpad_sections: frontMatter.scratchpad_sections ?? [],
       approvals,
+      ...(heartbeat && { heartbeat }),
       prompt,
       file,
     },

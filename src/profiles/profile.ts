@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
+import type { HeartbeatSettings } from './heartbeat-settings.ts';
 
 export type ProfileBackend = 'ollama' | 'openai';
 
@@ -20,6 +21,10 @@ export interface Profile {
   scratchpad_sections: string[];
   /** Which calls run, wait for the person, or are refused (README: Approvals). */
   approvals: ApprovalPolicy;
+  /** How often the profile looks things over unasked (README: Heartbeat). */
+  heartbeat?: HeartbeatSettings;
+  /** What a heartbeat checks: the body of `<id>.heartbeat.md` beside the profile, when there is one. */
+  heartbeat_checklist?: string;
   /** The domain system prompt: the file's body after the front matter. */
   prompt: string;
   /** Path of the file the profile was read from. */
@@ -63,6 +68,10 @@ export const ProfileFrontMatterSchema = Type.Object(
         },
         { additionalProperties: false },
       ),
+    ),
+    // Formats are checked by parseHeartbeat, which names the field and the expected shape.
+    heartbeat: Type.Optional(
+      Type.Object({ every: Type.String(), active_hours: Type.Optional(Type.String()) }, { additionalProperties: false }),
     ),
   },
   // A misspelt key (say `planing_enabled`) would otherwise be ignored without a word.

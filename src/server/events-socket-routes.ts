@@ -8,12 +8,21 @@ import type { BackendStatusMonitor } from '../llm/backend-status.ts';
 export async function eventsSocketRoutes(app: FastifyInstance, options: { agent: Agent; backendStatus: BackendStatusMonitor }) {
   const { agent, backendStatus } = options;
 
-  app.get('/ws/events', { websocket: true }, (socket: WebSocket) => {
+  app.get('/ws/events', { websocket: true }, async (socket: WebSocket) => {
     const send = (event: HearthEvent) => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
     };
+    // Notifications raised while the count is read are sent after hello: a page may count one twice, never miss one.
+    const held: HearthEvent[] = [];
+    const unsubscribe = agent.events.subscribe((event) => {
+      if (event.type === 'notification') held.push(event);
+    });
+    const unreadNotifications = await agent.notifications.unreadCount();
+    unsubscribe();
+    if (socket.readyState !== socket.OPEN) return;
     // Nothing is read from this socket; a client that writes to it is ignored, not answered.
     socket.on('close', agent.events.subscribe(send));
-    send({ type: 'hello', unread_notifications: 0, pending_approvals: agent.deps.approvals.pending(), backend: backendStatus.current() });
+    send({ type: 'hello', unread_notifications: unreadNotifications, pending_approvals: agent.deps.approvals.pending(), backend: backendStatus.current() });
+    for (const event of held) send(event);
   });
 }

@@ -27,6 +27,9 @@ export interface Message {
   superseded?: boolean;
   /** Display only: the session switched to this profile here (a `system` marker the model never sees). */
   profile_switch?: { profile_id: string; profile_name: string; by: 'user' | 'agent' };
+  /** User messages a schedule sent (DESIGN §14), with that schedule's id. */
+  scheduled?: boolean;
+  schedule_id?: string;
   created_at: string;
 }
 

@@ -162,3 +162,25 @@ export async function findContextCopy(db: Db, sessionId: string, message: Messag
     .executeTakeFirst();
   return row && fromRow(row);
 }
+
+/** The id of the session's last display message, or 0 when it has none. */
+export async function lastDisplayMessageId(db: Db, sessionId: string): Promise<number> {
+  const { id } = await db
+    .selectFrom('messages')
+    .select((expression) => expression.fn.max('id').as('id'))
+    .where('session_id', '=', sessionId)
+    .where('buffer', '=', 'display')
+    .executeTakeFirstOrThrow();
+  return Number(id ?? 0);
+}
+
+/** Removes from the display history every message after `afterId` (a run that should leave no trace); the context keeps them. */
+export async function dropDisplayMessagesAfter(db: Db, sessionId: string, afterId: number): Promise<number> {
+  const result = await db
+    .deleteFrom('messages')
+    .where('session_id', '=', sessionId)
+    .where('buffer', '=', 'display')
+    .where('id', '>', afterId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

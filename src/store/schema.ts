@@ -107,6 +107,49 @@ export interface AnswerDraftsTable {
   thinking: string;
 }
 
+export interface SchedulesTable {
+  id: string;
+  name: string;
+  prompt: string;
+  cron: string | null;
+  every_ms: number | null;
+  /** ISO 8601 with offset. */
+  at: string | null;
+  timezone: string;
+  profile_id: string;
+  session_id: string | null;
+  enabled: number;
+  created_at: string;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_status: string | null;
+}
+
+export interface ScheduleRunsTable {
+  id: Generated<number>;
+  schedule_id: string;
+  started_at: string;
+  finished_at: string | null;
+  /** `running`, then `ok`, `failed`, `skipped` or `stopped`. */
+  status: string;
+  session_id: string | null;
+  error: string | null;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  title: string;
+  body: string;
+  session_id: string | null;
+  created_at: string;
+  read_at: string | null;
+}
+
+export interface HeartbeatSessionsTable {
+  profile_id: string;
+  session_id: string;
+}
+
 export interface Database {
   sessions: SessionsTable;
   messages: MessagesTable;
@@ -119,4 +162,8 @@ export interface Database {
   approvals: ApprovalsTable;
   active_runs: ActiveRunsTable;
   answer_drafts: AnswerDraftsTable;
+  notifications: NotificationsTable;
+  heartbeat_sessions: HeartbeatSessionsTable;
+  schedules: SchedulesTable;
+  schedule_runs: ScheduleRunsTable;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createDependencies } from '../../src/app.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
+import type { Clock } from '../../src/scheduler/clock.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { EventSocket } from './event-socket.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';
@@ -25,6 +26,8 @@ export interface HearthOptions {
   planning?: boolean;
   /** Listen on this port instead of a free one (restart tests reuse the previous app's port). */
   port?: number;
+  /** The clock schedules run by (the system's otherwise). */
+  clock?: Clock;
 }
 
 export interface Hearth {
@@ -64,7 +67,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     ...(backend === 'openai' && { OPENAI_BASE_URL: llm.url, OPENAI_MODEL: 'scripted-model' }),
     ...options.env,
   });
-  const deps = await createDependencies(config);
+  const deps = await createDependencies(config, options.clock ? { clock: options.clock } : {});
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps);
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });

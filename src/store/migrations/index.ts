@@ -4,6 +4,8 @@ import * as userToolKv from './2026-11-22-user-tool-kv.ts';
 import * as longTermMemory from './2026-11-23-long-term-memory.ts';
 import * as approvals from './2026-11-24-approvals.ts';
 import * as runs from './2026-11-24-runs.ts';
+import * as notifications from './2026-11-25-notifications.ts';
+import * as schedules from './2026-11-25-schedules.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +14,8 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-long-term-memory': longTermMemory,
   '2026-11-24-approvals': approvals,
   '2026-11-24-runs': runs,
+  '2026-11-25-notifications': notifications,
+  '2026-11-25-schedules': schedules,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -18,6 +18,7 @@ import { createMemoryForgetTool } from './memory-forget.ts';
 import { createMemorySaveTool } from './memory-save.ts';
 import { createMemorySearchTool } from './memory-search.ts';
 import { createMqttTool, type MqttBroker } from './mqtt.ts';
+import { createScheduleTool, type ScheduleBook } from './schedule.ts';
 import { createScratchpadTool } from './scratchpad.ts';
 import { createSpawnAgentTool, type SubagentRunner } from './spawn-agent.ts';
 import { createSshExecTool } from './ssh-exec.ts';
@@ -51,6 +52,8 @@ export interface BuiltinToolDependencies {
   homeAssistant?: HomeAssistant;
   /** The MQTT broker connection for the mqtt tool; without it the tool says how to configure one. */
   mqtt?: MqttBroker;
+  /** The scheduler, for the schedule tool; it is built with the server, after the registry, so it is read when the tool runs. */
+  schedules?: () => ScheduleBook | undefined;
 }
 
 /** A registry holding every built-in tool. */
@@ -79,6 +82,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createMemoryForgetTool(db, deps.onMemoryChanged),
     createHomeAssistantTool(deps.homeAssistant),
     createMqttTool(deps.mqtt),
+    createScheduleTool({ db, schedules: deps.schedules ?? (() => undefined) }),
   ]);
   const userTools = deps.userTools ?? (() => undefined);
   registry.addBuiltins([

@@ -1,0 +1,40 @@
+import type { Notifications } from '../agent/notifications.ts';
+import type { Logger } from '../logger.ts';
+import type { Db } from '../store/database.ts';
+import { listMessages } from '../store/messages-repository.ts';
+import type { RunFinished, Scheduler } from './scheduler.ts';
+
+const bodyLimit = 500;
+
+/**
+ * Raises a notification for every finished scheduled run (DESIGN §14): "<name> finished" with the
+ * run's answer, or "<name> failed" with why. A skipped run ran nothing and raises nothing.
+ * Returns what settles once the notifications raised so far are stored.
+ */
+export function notifyFinishedRuns(options: { scheduler: Scheduler; notifications: Notifications; db: Db; logger: Logger }): () => Promise<void> {
+  const { scheduler, notifications, db, logger } = options;
+  const pending = new Set<Promise<void>>();
+  const raise = async (finished: RunFinished) => {
+    const name = scheduler.get(finished.scheduleId)?.name ?? 'A schedule';
+    const succeeded = finished.status === 'ok';
+    const body = succeeded ? await lastAnswer(db, finished.sessionId) : (finished.error ?? (finished.status === 'stopped' ? 'The run was stopped.' : 'The run failed.'));
+    await notifications.raise({ title: `${name} ${succeeded ? 'finished' : 'failed'}`, body, ...(finished.sessionId !== null && { sessionId: finished.sessionId }) });
+  };
+  scheduler.on('run_finished', (finished) => {
+    if (finished.status === 'skipped') return;
+    const raised = raise(finished)
+      .catch((error: unknown) => logger.error({ err: error, scheduleId: finished.scheduleId }, 'notifying a finished scheduled run failed'))
+      .finally(() => pending.delete(raised));
+    pending.add(raised);
+  });
+  return async () => {
+    await Promise.all(pending);
+  };
+}
+
+async function lastAnswer(db: Db, sessionId: string | null): Promise<string> {
+  if (sessionId === null) return '';
+  const messages = await listMessages(db, sessionId, 'display');
+  const answer = messages.findLast((message) => message.role === 'assistant')?.content ?? '';
+  return answer.length > bodyLimit ? `${answer.slice(0, bodyLimit - 1)}…` : answer;
+}

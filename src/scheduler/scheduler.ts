@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { Agent } from '../agent/agent.ts';
+import type { TurnOutcome } from '../agent/turn.ts';
+import type { Logger } from '../logger.ts';
+import type { Db } from '../store/database.ts';
+import {
+  closeUnfinishedScheduleRuns,
+  deleteSchedule,
+  finishScheduleRun,
+  insertSchedule,
+  listSchedules,
+  recordSkippedRun,
+  startScheduleRun,
+  updateSchedule,
+  type RunStatus,
+  type Schedule,
+  type ScheduleChanges,
+} from '../store/schedules-repository.ts';
+import { createSession, findSession, updateSession } from '../store/sessions-repository.ts';
+import type { Clock } from './clock.ts';
+import { checkText, checkTimeZone, checkTiming, type ScheduleFields } from './schedule-input.ts';
+import { nextRunAfter, type Checked } from './schedule-times.ts';
+
+export interface SchedulerOptions {
+  db: Db;
+  agent: Agent;
+  clock: Clock;
+  /** SCHEDULER_TIMEZONE, else the server's zone. */
+  defaultTimezone: string;
+  defaultProfileId: string;
+  logger: Logger;
+}
+
+export interface RunFinished {
+  scheduleId: string;
+  status: Exclude<RunStatus, 'running'>;
+  sessionId: string | null;
+  error?: string;
+}
+
+export type ScheduleResult = Checked<Schedule> | { ok: false; field: 'id'; message: string; notFound: true };
+
+/**
+ * Keeps every schedule in memory with one timer armed for the earliest due one (DESIGN §14).
+ * Emits `run_finished` (RunFinished) after each run or skip.
+ */
+export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
+  private readonly schedules = new Map<string, Schedule>();
+  private readonly running = new Map<string, Promise<void>>();
+  private cancelTimer: (() => void) | undefined;
+  private armedFor: number | undefined;
+  private ticking: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(readonly options: SchedulerOptions) {
+    super();
+  }
+
+  /** Loads the schedules and runs each one that fell due while the server was down, once. */
+  async start(): Promise<void> {
+    const { db, clock } = this.options;
+    await closeUnfinishedScheduleRuns(db, clock.now().toISOString());
+    for (const schedule of await listSchedules(db)) this.schedules.set(schedule.id, schedule);
+    await this.tick();
+  }
+
+  /** Cancels the timer; runs under way are left to the agent's own stop. */
+  stop(): void {
+    this.stopped = true;
+    this.cancelTimer?.();
+  }
+
+  /** Settles once every run under way has ended. */
+  async settled(): Promise<void> {
+    await this.ticking;
+    await Promise.all(this.running.values());
+  }
+
+  list(): Schedule[] {
+    return [...this.schedules.values()];
+  }
+
+  get(id: string): Schedule | undefined {
+    return this.schedules.get(id);
+  }
+
+  async create(fields: ScheduleFields): Promise<Checked<Schedule>> {
+    const now = this.options.clock.now();
+    const name = checkText(fields, 'name');
+    if (!name.ok) return name;
+    const prompt = checkText(fields, 'prompt');
+    if (!prompt.ok) return prompt;
+    const timezone = checkTimeZone(fields.timezone ?? this.options.defaultTimezone);
+    if (!timezone.ok) return timezone;
+    const timing = checkTiming(fields, timezone.value, now);
+    if (!timing.ok) return timing;
+    const profileId = fields.profile_id ?? this.options.defaultProfileId;
+    if (!this.options.agent.deps.profiles.get(profileId)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(profileId)}` };
+    const enabled = fields.enabled ?? true;
+    const schedule: Schedule = {
+      id: randomUUID(),
+      name: name.value,
+      prompt: prompt.value,
+      timing: timing.value,
+      timezone: timezone.value,
+      profileId,
+      sessionId: fields.session_id ?? null,
+      enabled,
+      createdAt: now.toISOString(),
+      nextRunAt: enabled ? (nextRunAfter(timing.value, timezone.value, now, now)?.toISOString() ?? null) : null,
+      lastRunAt: null,
+      lastStatus: null,
+    };
+    await insertSchedule(this.options.db, schedule);
+    this.schedules.set(schedule.id, schedule);
+    this.arm();
+    return { ok: true, value: schedule };
+  }
+
+  /** Changes a schedule; new timing fields replace the old timing whole, and the next run is computed again. */
+  async update(id: string, fields: ScheduleFields): Promise<ScheduleResult> {
+    const existing = this.schedules.get(id);
+    if (!existing) return { ok: false, field: 'id', message: `no schedule ${id}`, notFound: true };
+    const now = this.options.clock.now();
+    const changes: ScheduleChanges = {};
+    for (const field of ['name', 'prompt'] as const) {
+      if (fields[field] === undefined) continue;
+      const checked = checkText(fields, field);
+      if (!checked.ok) return checked;
+      changes[field] = checked.value;
+    }
+    if (fields.timezone !== undefined) {
+      const timezone = checkTimeZone(fields.timezone);
+      if (!timezone.ok) return timezone;
+      changes.timezone = timezone.value;
+    }
+    const timezone = changes.timezone ?? existing.timezone;
+    if (fields.cron !== undefined || fields.every !== undefined || fields.at !== undefined) {
+      const timing = checkTiming(fields, timezone, now);
+      if (!timing.ok) return timing;
+      changes.timing = timing.value;
+    } else if (changes.timezone !== undefined && 'cron' in existing.timing) {
+      const timing = checkTiming({ cron: existing.timing.cron }, timezone, now);
+      if (!timing.ok) return timing;
+    }
+    if (fields.profile_id !== undefined) {
+      if (!this.options.agent.deps.profiles.get(fields.profile_id)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(fields.profile_id)}` };
+      changes.profileId = fields.profile_id;
+    }
+    if (fields.session_id !== undefined) changes.sessionId = fields.session_id;
+    if (fields.enabled !== undefined) changes.enabled = fields.enabled;
+    const updated: Schedule = { ...existing, ...changes };
+    if (changes.timing !== undefined || changes.timezone !== undefined || changes.enabled !== undefined) {
+      const anchor = changes.timing !== undefined ? now : new Date(existing.createdAt);
+      updated.nextRunAt = updated.enabled ? (nextRunAfter(updated.timing, updated.timezone, anchor, now)?.toISOString() ?? null) : null;
+      changes.nextRunAt = updated.nextRunAt;
+    }
+    await updateSchedule(this.options.db, id, changes);
+    this.schedules.set(id, updated);
+    this.arm();
+    return { ok: true, value: updated };
+  }
+
+  async remove(id: string): Promise<boolean> {
+    this.schedules.delete(id);
+    this.arm();
+    return deleteSchedule(this.options.db, id);
+  }
+
+  /** Starts a run now, whatever the schedule's timing; false for an unknown schedule. */
+  runNow(id: string): boolean {
+    const schedule = this.schedules.get(id);
+    if (!schedule) return false;
+    this.fire(schedule);
+    return true;
+  }
+
+  private tick(): Promise<void> {
+    this.ticking = this.ticking.then(() => this.runDue()).catch((error: unknown) => this.options.logger.error({ err: error }, 'schedule check failed'));
+    return this.ticking;
+  }
+
+  /** Each due schedule runs once, however many of its slots passed; its next run is counted from now. */
+  private async runDue(): Promise<void> {
+    if (this.stopped) return;
+    const now = this.options.clock.now();
+    for (const schedule of this.schedules.values()) {
+      if (!schedule.enabled || schedule.nextRunAt === null || new Date(schedule.nextRunAt).getTime() > now.getTime()) continue;
+      const oneOff = 'at' in schedule.timing;
+      const changes: ScheduleChanges = {
+        nextRunAt: oneOff ? null : (nextRunAfter(schedule.timing, schedule.timezone, new Date(schedule.createdAt), now)?.toISOString() ?? null),
+        ...(oneOff && { enabled: false }),
+      };
+      await updateSchedule(this.options.db, schedule.id, changes);
+      const updated = { ...schedule, ...changes };
+      this.schedules.set(schedule.id, updated);
+      this.fire(updated);
+    }
+    this.arm();
+  }
+
+  /** The instant (ms) the earliest enabled schedule is due, if any: what the one timer is armed for. */
+  earliestDue(): number | undefined {
+    let earliest: number | undefined;
+    for (const schedule of this.schedules.values()) {
+      if (!schedule.enabled || schedule.nextRunAt === null) continue;
+      const at = new Date(schedule.nextRunAt).getTime();
+      if (earliest === undefined || at < earliest) earliest = at;
+    }
+    return earliest;
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const earliest = this.earliestDue();
+    if (earliest === this.armedFor) return;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.armedFor = earliest;
+    if (earliest === undefined) return;
+    this.cancelTimer = this.options.clock.setTimer(new Date(earliest), () => {
+      this.armedFor = undefined;
+      this.cancelTimer = undefined;
+      void this.tick();
+    });
+  }
+
+  private fire(schedule: Schedule): void {
+    if (this.running.has(schedule.id)) {
+      void this.skip(schedule);
+      return;
+    }
+    const run = this.execute(schedule).finally(() => this.running.delete(schedule.id));
+    this.running.set(schedule.id, run);
+  }
+
+  private async skip(schedule: Schedule): Promise<void> {
+    await recordSkippedRun(this.options.db, schedule.id, this.options.clock.now().toISOString());
+    this.remember(schedule.id, { lastStatus: 'skipped' });
+    this.emit('run_finished', { scheduleId: schedule.id, status: 'skipped', sessionId: null });
+  }
+
+  /** One whole turn in the schedule's session; a busy session is waited for. */
+  private async execute(schedule: Schedule): Promise<void> {
+    const { db, clock, logger } = this.options;
+    const startedAt = clock.now().toISOString();
+    const runId = await startScheduleRun(db, schedule.id, startedAt, schedule.sessionId);
+    this.remember(schedule.id, { lastRunAt: startedAt, lastStatus: 'running' });
+    let sessionId: string | null = null;
+    let status: RunFinished['status'] = 'failed';
+    let error: string | undefined;
+    try {
+      sessionId = await this.sessionFor(schedule);
+      const outcome = await this.sendWhenIdle(sessionId, schedule);
+      ({ status, error } = runStatus(outcome));
+    } catch (failure) {
+      logger.error({ err: failure, scheduleId: schedule.id }, 'scheduled run failed');
+      error = failure instanceof Error ? failure.message : String(failure);
+    }
+    if (this.schedules.has(schedule.id)) {
+      await finishScheduleRun(db, runId, { finishedAt: clock.now().toISOString(), status, sessionId, ...(error !== undefined && { error }) });
+      this.remember(schedule.id, { lastStatus: status });
+    }
+    this.emit('run_finished', { scheduleId: schedule.id, status, sessionId, ...(error !== undefined && { error }) });
+  }
+
+  private async sendWhenIdle(sessionId: string, schedule: Schedule): Promise<TurnOutcome> {
+    const { agent } = this.options;
+    for (;;) {
+      const sent = agent.send(sessionId, { content: schedule.prompt, scheduleId: schedule.id });
+      if (sent.ok) return sent.outcome;
+      await agent.whenIdle(sessionId);
+      // The turn's promise may settle a moment before its run is released.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** The schedule's own session: made on its first run, titled with its name, reused after. */
+  private async sessionFor(schedule: Schedule): Promise<string> {
+    const { db, agent } = this.options;
+    const current = this.schedules.get(schedule.id)?.sessionId ?? schedule.sessionId;
+    if (current !== null && (await findSession(db, current))) return current;
+    const session = await createSession(db, schedule.profileId);
+    await updateSession(db, session.id, { title: schedule.name, titleSetByUser: true });
+    if (this.schedules.has(schedule.id)) {
+      await updateSchedule(db, schedule.id, { sessionId: session.id });
+      this.remember(schedule.id, { sessionId: session.id });
+    }
+    agent.sessionChanged(session.id, 'created');
+    return session.id;
+  }
+
+  private remember(id: string, changes: Partial<Schedule>): void {
+    const schedule = this.schedules.get(id);
+    if (schedule) this.schedules.set(id, { ...schedule, ...changes });
+  }
+}
+
+function runStatus(outcome: TurnOutcome): { status: RunFinished['status']; error?: string } {
+  switch (outcome.status) {
+    case 'completed':
+      return { status: 'ok' };
+    case 'stopped':
+      return { status: 'stopped' };
+    case 'failed':
+    case 'refused':
+      return { status: 'failed', error: outcome.error.message };
+  }
+}

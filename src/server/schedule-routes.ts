@@ -1,0 +1,108 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors.ts';
+import type { Scheduler } from '../scheduler/scheduler.ts';
+import { isoInZone, nextRuns } from '../scheduler/schedule-times.ts';
+import type { Checked } from '../scheduler/schedule-times.ts';
+import type { Clock } from '../scheduler/clock.ts';
+import { listScheduleRuns, type Schedule, type ScheduleRun } from '../store/schedules-repository.ts';
+
+const ScheduleParams = Type.Object({ id: Type.String() });
+type ScheduleParams = Static<typeof ScheduleParams>;
+const ScheduleBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    prompt: Type.Optional(Type.String({ maxLength: 100_000 })),
+    cron: Type.Optional(Type.String({ maxLength: 200 })),
+    every: Type.Optional(Type.Union([Type.String({ maxLength: 50 }), Type.Integer()])),
+    at: Type.Optional(Type.String({ maxLength: 100 })),
+    timezone: Type.Optional(Type.String({ maxLength: 100 })),
+    profile_id: Type.Optional(Type.String({ minLength: 1 })),
+    session_id: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+type ScheduleBody = Static<typeof ScheduleBody>;
+
+/** A schedule as the API answers it; times are ISO 8601 with the schedule's own offset. */
+function toJson(schedule: Schedule, now: Date) {
+  const zoned = (iso: string | null) => (iso === null ? null : isoInZone(new Date(iso), schedule.timezone));
+  const { timing } = schedule;
+  return {
+    id: schedule.id,
+    name: schedule.name,
+    prompt: schedule.prompt,
+    cron: 'cron' in timing ? timing.cron : null,
+    every_ms: 'everyMs' in timing ? timing.everyMs : null,
+    at: 'at' in timing ? timing.at : null,
+    timezone: schedule.timezone,
+    profile_id: schedule.profileId,
+    session_id: schedule.sessionId,
+    enabled: schedule.enabled,
+    created_at: schedule.createdAt,
+    next_run_at: zoned(schedule.nextRunAt),
+    last_run_at: zoned(schedule.lastRunAt),
+    last_status: schedule.lastStatus,
+    next_runs: schedule.enabled
+      ? nextRuns(timing, schedule.timezone, new Date(schedule.createdAt), now, 3).map((instant) => isoInZone(instant, schedule.timezone))
+      : [],
+  };
+}
+
+function runToJson(run: ScheduleRun) {
+  return {
+    id: run.id,
+    started_at: run.startedAt,
+    finished_at: run.finishedAt,
+    status: run.status,
+    session_id: run.sessionId,
+    ...(run.error !== null && { error: run.error }),
+  };
+}
+
+function accepted(result: Checked<Schedule>): Schedule {
+  if (!result.ok) throw new ApiError('invalid_request', `Invalid body: ${result.message}.`);
+  return result.value;
+}
+
+/** DESIGN §14: schedules, their runs, and running one now. */
+export async function scheduleRoutes(app: FastifyInstance, options: { scheduler: Scheduler; clock: Clock }) {
+  const { scheduler, clock } = options;
+  const { db } = scheduler.options;
+  const known = (id: string): Schedule => {
+    const schedule = scheduler.get(id);
+    if (!schedule) throw new ApiError('schedule_not_found', `No schedule with id ${id}.`);
+    return schedule;
+  };
+
+  app.get('/schedules', async () => ({ schedules: scheduler.list().map((schedule) => toJson(schedule, clock.now())) }));
+
+  app.post<{ Body: ScheduleBody }>('/schedules', { schema: { body: ScheduleBody } }, async (request, reply) => {
+    const schedule = accepted(await scheduler.create(request.body));
+    return reply.code(201).send({ schedule: toJson(schedule, clock.now()) });
+  });
+
+  app.patch<{ Params: ScheduleParams; Body: ScheduleBody }>('/schedules/:id', { schema: { params: ScheduleParams, body: ScheduleBody } }, async (request) => {
+    known(request.params.id);
+    const schedule = accepted(await scheduler.update(request.params.id, request.body));
+    return { schedule: toJson(schedule, clock.now()) };
+  });
+
+  app.delete<{ Params: ScheduleParams }>('/schedules/:id', { schema: { params: ScheduleParams } }, async (request, reply) => {
+    known(request.params.id);
+    await scheduler.remove(request.params.id);
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: ScheduleParams }>('/schedules/:id/run', { schema: { params: ScheduleParams } }, async (request, reply) => {
+    known(request.params.id);
+    scheduler.runNow(request.params.id);
+    return reply.code(202).send({ started: true });
+  });
+
+  app.get<{ Params: ScheduleParams }>('/schedules/:id/runs', { schema: { params: ScheduleParams } }, async (request) => {
+    known(request.params.id);
+    return (await listScheduleRuns(db, request.params.id)).map(runToJson);
+  });
+}

@@ -1,0 +1,123 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Clock } from '../../scheduler/clock.ts';
+import { describeInstant, withZoneOffset } from '../../scheduler/local-time.ts';
+import type { ScheduleFields } from '../../scheduler/schedule-input.ts';
+import { nextRuns, type Checked } from '../../scheduler/schedule-times.ts';
+import type { Db } from '../../store/database.ts';
+import type { Schedule } from '../../store/schedules-repository.ts';
+import { findSession } from '../../store/sessions-repository.ts';
+import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
+
+/** What the schedule tool needs of the scheduler (the server's Scheduler is one). */
+export interface ScheduleBook {
+  readonly options: { readonly clock: Clock; readonly defaultTimezone: string };
+  list(): Schedule[];
+  get(id: string): Schedule | undefined;
+  create(fields: ScheduleFields): Promise<Checked<Schedule>>;
+  update(id: string, fields: ScheduleFields): Promise<Checked<Schedule> | { ok: false; message: string }>;
+  remove(id: string): Promise<boolean>;
+}
+
+const actions = ['create', 'list', 'cancel', 'pause', 'resume'] as const;
+type Action = (typeof actions)[number];
+
+const parameters = Type.Object(
+  {
+    action: Type.Unsafe<Action>({ type: 'string', enum: [...actions] }),
+    name: Type.Optional(Type.String()),
+    prompt: Type.Optional(Type.String({ description: 'instruction the run follows' })),
+    cron: Type.Optional(Type.String()),
+    every: Type.Optional(Type.String({ description: 'e.g. 30m, 2h, 1d' })),
+    at: Type.Optional(Type.String({ description: 'once, e.g. 2026-11-24 09:00' })),
+    timezone: Type.Optional(Type.String()),
+    profile: Type.Optional(Type.String()),
+    id: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+type ScheduleArguments = Static<typeof parameters>;
+
+function failure(output: string): ToolOutput {
+  return { output, success: false };
+}
+
+function timingText(schedule: Schedule): string {
+  const { timing, timezone } = schedule;
+  if ('cron' in timing) return `cron "${timing.cron}" in ${timezone}`;
+  if ('at' in timing) return `once at ${describeInstant(new Date(timing.at), timezone)} (${timing.at})`;
+  const minutes = timing.everyMs / 60_000;
+  return `every ${minutes % 1440 === 0 ? `${minutes / 1440}d` : minutes % 60 === 0 ? `${minutes / 60}h` : `${minutes}m`}`;
+}
+
+function describe(schedule: Schedule, now: Date): string {
+  const upcoming = schedule.enabled ? nextRuns(schedule.timing, schedule.timezone, new Date(schedule.createdAt), now, 3) : [];
+  const state = schedule.enabled ? '' : ' [paused or done]';
+  const next = upcoming.length === 0 ? 'no next run' : `next: ${upcoming.map((instant) => describeInstant(instant, schedule.timezone)).join('; ')}`;
+  const last = schedule.lastStatus === null ? '' : `; last run ${schedule.lastStatus}`;
+  return `- ${schedule.name} (id ${schedule.id}, profile ${schedule.profileId})${state}: ${timingText(schedule)}; ${next}${last}\n  prompt: ${schedule.prompt}`;
+}
+
+/** The agent's own schedules (DESIGN §14): reminders and recurring jobs that run as whole turns. */
+export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook | undefined }): Tool<ScheduleArguments> {
+  async function sessionProfile(context: ToolContext): Promise<string | undefined> {
+    return (await findSession(deps.db, context.parentSessionId ?? context.sessionId))?.profileId;
+  }
+
+  async function create(book: ScheduleBook, args: ScheduleArguments, context: ToolContext): Promise<ToolOutput> {
+    const timezone = args.timezone ?? book.options.defaultTimezone;
+    const profile = args.profile ?? (await sessionProfile(context));
+    const created = await book.create({
+      ...(args.name !== undefined && { name: args.name }),
+      ...(args.prompt !== undefined && { prompt: args.prompt }),
+      ...(args.cron !== undefined && { cron: args.cron }),
+      ...(args.every !== undefined && { every: args.every }),
+      ...(args.at !== undefined && { at: withZoneOffset(args.at, timezone) }),
+      timezone,
+      ...(profile !== undefined && { profile_id: profile }),
+    });
+    if (!created.ok) return failure(`Not created: ${created.message}. Nothing was stored.`);
+    return `Created:\n${describe(created.value, book.options.clock.now())}`;
+  }
+
+  async function change(book: ScheduleBook, action: 'cancel' | 'pause' | 'resume', id: string | undefined): Promise<ToolOutput> {
+    const schedule = id === undefined ? undefined : book.get(id);
+    if (!schedule) return failure(`${id === undefined ? 'Send id' : `No schedule ${id}`}: use the id from action "list".`);
+    if (action === 'cancel') {
+      await book.remove(schedule.id);
+      return `Cancelled ${schedule.name} (id ${schedule.id}); it will not run again.`;
+    }
+    const updated = await book.update(schedule.id, { enabled: action === 'resume' });
+    if (!updated.ok) return failure(`Not changed: ${updated.message}.`);
+    return `${action === 'pause' ? 'Paused' : 'Resumed'}:\n${describe(updated.value, book.options.clock.now())}`;
+  }
+
+  return {
+    name: 'schedule',
+    description: 'Reminders and recurring jobs: create (one of cron, every, at), list, cancel, pause, resume. See tool_manual schedule.',
+    parameters,
+    source: 'builtin',
+    subject: (args) => `${args.action} ${args.name ?? args.id ?? ''}`.trim(),
+    async execute(args, context) {
+      const book = deps.schedules();
+      if (!book) return failure('Schedules are not available in this server.');
+      const action: Action = args.action;
+      switch (action) {
+        case 'create':
+          return create(book, args, context);
+        case 'list': {
+          const schedules = book.list();
+          if (schedules.length === 0) return 'There are no schedules.';
+          const now = book.options.clock.now();
+          return `Schedules (${schedules.length}):\n${schedules.map((schedule) => describe(schedule, now)).join('\n')}`;
+        }
+        case 'cancel':
+        case 'pause':
+        case 'resume':
+          return change(book, action, args.id);
+        default:
+          return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
+      }
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/// <reference lib="dom" />
+// The notification bell and the Schedules panel (issue 17, DESIGN §14): a notification raised in the
+// running app reaches the open page live; the panel lists, pauses, resumes and deletes schedules;
+// a user message a schedule sent is marked so in the transcript.
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { appendMessages } from '../../src/store/messages-repository.ts';
+import type { Hearth } from '../support/hearth-server.ts';
+import { browserTest, screenshot, skipBrowserTests, useBrowser, waitForApp } from '../support/browser.ts';
+
+const bellSelector = 'header button.notification-bell';
+const popoverSelector = '#notification-popover';
+const schedulesSelector = 'aside.panel[aria-label="Schedules"]';
+
+/** The events socket has said hello: from now on every notification reaches the page. */
+async function waitForEventsSocket(page: Page) {
+  await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
+}
+
+function raise(hearth: Hearth, notification: { title: string; body: string; sessionId?: string }) {
+  return hearth.app.agent.notifications.raise(notification);
+}
+
+async function openSchedulesPanel(page: Page) {
+  await page.locator('header button.panel-toggle[aria-label="Schedules"]').click();
+  const panel = page.locator(schedulesSelector);
+  await panel.waitFor({ state: 'visible' });
+  return panel;
+}
+
+describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () => {
+  const browser = useBrowser();
+
+  it('shows a raised notification live in the bell; opening it shows its session and clears the count', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const sessionId = await hearth.createSession();
+    await hearth.request('PATCH', `/sessions/${sessionId}`, { title: 'Nightly backup check' });
+    // One unread before the page opens: the count comes from hello.
+    await raise(hearth, { title: 'Earlier finding', body: 'Seen before the page opened' });
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    await waitForEventsSocket(page);
+    const bell = page.locator(bellSelector);
+    await page.locator(`${bellSelector}[data-unread="1"]`).waitFor();
+    expect(await page.locator('#notification-count').textContent()).toBe('1');
+    expect(await page.locator('#notification-count').isVisible()).toBe(true);
+
+    await raise(hearth, { title: 'Backup <b>failed</b>', body: 'Disk /dev/sdb is full', sessionId });
+    await page.locator(`${bellSelector}[data-unread="2"]`).waitFor();
+    expect(await page.locator('#notification-count').textContent()).toBe('2');
+    expect(await bell.getAttribute('aria-label')).toBe('Notifications, 2 unread');
+
+    await bell.click();
+    const popover = page.locator(popoverSelector);
+    await popover.waitFor({ state: 'visible' });
+    const items = popover.locator('.notification-list > li');
+    await page.waitForFunction((selector) => document.querySelectorAll(`${selector} .notification-list > li`).length === 2, popoverSelector);
+    // Newest first; the server's text stays text.
+    expect(await items.locator('.notification-title').allTextContents()).toEqual(['Backup <b>failed</b>', 'Earlier finding']);
+    expect(await items.locator('.notification-title b').count()).toBe(0);
+    expect(await items.first().getAttribute('data-read')).toBe('false');
+    // Browser notifications are offered, never asked for on load.
+    expect(await popover.locator('button.allow-notifications').count()).toBe(1);
+    await screenshot(page, 'notification-bell');
+
+    await items.first().locator('button.notification-item').click();
+    await page.waitForFunction((id) => decodeURIComponent(location.hash.slice(1)) === id, sessionId);
+    await page.locator('#session-title', { hasText: 'Nightly backup check' }).waitFor();
+    await page.locator(`${bellSelector}[data-unread="1"]`).waitFor();
+    expect(await popover.isHidden()).toBe(true);
+    const unread = (await hearth.request('GET', '/notifications?unread=1')).body;
+    expect(unread.unread_count).toBe(1);
+    expect(unread.notifications.map((notification: { title: string }) => notification.title)).toEqual(['Earlier finding']);
+
+    // Mark all read: the count goes and the server agrees.
+    await bell.click();
+    await popover.waitFor({ state: 'visible' });
+    await popover.locator('.notification-list > li[data-read="true"]').first().waitFor();
+    await popover.locator('button.mark-all-read').click();
+    await page.locator(`${bellSelector}[data-unread="0"]`).waitFor();
+    expect(await page.locator('#notification-count').isHidden()).toBe(true);
+    expect((await hearth.request('GET', '/notifications?unread=1')).body.unread_count).toBe(0);
+    await page.waitForFunction((selector) => document.querySelectorAll(`${selector} .notification-list > li[data-read="false"]`).length === 0, popoverSelector);
+  });
+
+  it('lists a schedule created over REST; pause, resume and delete work', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const created = await hearth.request('POST', '/schedules', { name: 'Morning <i>brief</i>', prompt: 'Summarise the night', cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' });
+    expect(created.status).toBe(201);
+    const scheduleId: string = created.body.schedule.id;
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    const panel = await openSchedulesPanel(page);
+    const row = panel.locator(`li[data-schedule-id="${scheduleId}"]`);
+    await row.waitFor();
+    expect(await row.locator('.schedule-name').textContent()).toBe('Morning <i>brief</i>');
+    expect(await row.locator('.schedule-name i').count()).toBe(0);
+    expect(await row.locator('.schedule-when').textContent()).toBe('0 9 * * 1-5 · Europe/Berlin');
+    expect(await row.locator('.schedule-next').textContent()).toMatch(/^Next: .*09:00/);
+    expect(await row.locator('.schedule-last').textContent()).toBe('Last: never run');
+    expect(await row.getAttribute('data-enabled')).toBe('true');
+    await screenshot(page, 'schedules-panel');
+
+    await row.locator('button.schedule-toggle', { hasText: 'Pause' }).click();
+    await panel.locator(`li[data-schedule-id="${scheduleId}"][data-enabled="false"]`).waitFor();
+    expect((await hearth.request('GET', '/schedules')).body.schedules[0].enabled).toBe(false);
+    expect(await row.locator('.schedule-state').textContent()).toBe('paused');
+    expect(await row.locator('.schedule-next').textContent()).toBe('Next: not planned');
+
+    await row.locator('button.schedule-toggle', { hasText: 'Resume' }).click();
+    await panel.locator(`li[data-schedule-id="${scheduleId}"][data-enabled="true"]`).waitFor();
+    expect((await hearth.request('GET', '/schedules')).body.schedules[0].enabled).toBe(true);
+
+    await row.locator('button.schedule-delete').click();
+    await panel.locator('.schedules-empty').waitFor();
+    expect(await row.count()).toBe(0);
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
+  });
+
+  it('creates a schedule from the form and shows its next three runs', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    const panel = await openSchedulesPanel(page);
+    const form = panel.locator('form.schedule-form');
+    await form.waitFor();
+    await form.locator('[name="name"]').fill('Stretch');
+    await form.locator('[name="prompt"]').fill('Remind me to stretch');
+    await form.locator('[name="kind"]').selectOption('every');
+    await form.locator('[name="timing"][aria-label="Interval"]').fill('2h');
+    await form.locator('[name="timezone"]').fill('Europe/Berlin');
+    await form.locator('button[type="submit"]').click();
+    const preview = panel.locator('.schedule-preview');
+    await preview.waitFor();
+    expect(await preview.locator('li').count()).toBe(3);
+    const schedules = (await hearth.request('GET', '/schedules')).body.schedules;
+    expect(schedules.map((schedule: { name: string; every_ms: number }) => [schedule.name, schedule.every_ms])).toEqual([['Stretch', 7_200_000]]);
+    expect(await panel.locator(`li[data-schedule-id="${schedules[0].id}"] .schedule-when`).textContent()).toBe('every 2 h');
+
+    // A bad cron is refused with the server's reason, and nothing is stored.
+    browser.allowErrors(/status of 400/);
+    await form.locator('[name="name"]').fill('Broken');
+    await form.locator('[name="prompt"]').fill('Never');
+    await panel.locator('form.schedule-form [name="kind"]').selectOption('cron');
+    await panel.locator('form.schedule-form [name="timing"]').fill('not a cron');
+    await panel.locator('form.schedule-form button[type="submit"]').click();
+    await panel.locator('.panel-error', { hasText: 'cron' }).waitFor();
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toHaveLength(1);
+  });
+
+  it('marks a user message a schedule sent', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const sessionId = await hearth.createSession();
+    await appendMessages(hearth.app.agent.deps.db, sessionId, [
+      { role: 'user', content: 'Typed by hand' },
+      { role: 'assistant', content: 'Noted.' },
+      { role: 'user', content: 'Check the backups', scheduled: true, schedule_id: 'nightly' },
+      { role: 'assistant', content: 'All good.' },
+    ]);
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    await page.locator('#transcript article.item.user[data-scheduled="true"]').waitFor();
+    const users = page.locator('#transcript article.item.user');
+    expect(await users.count()).toBe(2);
+    expect(await users.nth(0).locator('.scheduled-mark').count()).toBe(0);
+    expect(await users.nth(1).locator('.scheduled-mark').textContent()).toBe('scheduled');
+    expect(await users.nth(1).locator('.user-text').textContent()).toBe('Check the backups');
+  });
+});

@@ -1,0 +1,133 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runHeartbeat } from '../src/agent/heartbeat-run.ts';
+import { judgeHeartbeatAnswer } from '../src/agent/heartbeat.ts';
+import type { HearthEvent } from '../src/agent/hearth-events.ts';
+import { isWithinActiveHours, parseHeartbeat, type HeartbeatSettings } from '../src/profiles/heartbeat-settings.ts';
+import { loadProfiles, parseProfile } from '../src/profiles/load-profiles.ts';
+import { EventSocket } from './support/event-socket.ts';
+import { startHearth, type Hearth } from './support/hearth-server.ts';
+
+let hearth: Hearth | undefined;
+let directory: string | undefined;
+afterEach(async () => {
+  await hearth?.close();
+  hearth = undefined;
+  if (directory) await rm(directory, { recursive: true, force: true });
+  directory = undefined;
+});
+
+const profileWith = (heartbeat: string) => `---\nid: watcher\nname: Watcher\n${heartbeat}\n---\nYou watch the house.\n`;
+const parseWatcher = (heartbeat: string) => parseProfile('/profiles/watcher.md', profileWith(heartbeat));
+const errorOf = (heartbeat: string) => {
+  const result = parseWatcher(heartbeat);
+  return result.ok ? 'parsed' : result.error.message;
+};
+
+describe('heartbeat front matter', () => {
+  it('reads every and active_hours', () => {
+    const result = parseWatcher('heartbeat: {every: "30m", active_hours: "08:00-22:00"}');
+    expect(result.ok && result.profile.heartbeat).toEqual({ every: '30m', everyMs: 30 * 60_000, activeHours: { start: 8 * 60, end: 22 * 60 } });
+    const daily = parseWatcher('heartbeat:\n  every: 1d');
+    expect(daily.ok && daily.profile.heartbeat).toEqual({ every: '1d', everyMs: 86_400_000 });
+    const none = parseWatcher('description: no heartbeat');
+    expect(none.ok && none.profile.heartbeat).toBeUndefined();
+  });
+
+  it('refuses a bad heartbeat, naming the field and the expected shape', () => {
+    expect(errorOf('heartbeat: {every: "30s"}')).toBe('heartbeat.every "30s" must be a duration like 30m, 2h or 1d (at least 1m)');
+    expect(errorOf('heartbeat: {every: "0m"}')).toBe('heartbeat.every "0m" must be a duration like 30m, 2h or 1d (at least 1m)');
+    expect(errorOf('heartbeat: {every: 30}')).toBe('heartbeat.every must be a string, not 30');
+    expect(errorOf('heartbeat: {active_hours: "08:00-22:00"}')).toBe('missing required field "every"');
+    expect(errorOf('heartbeat: {every: "1h", active_hours: "8-22"}')).toBe('heartbeat.active_hours "8-22" must be two times like 08:00-22:00');
+    expect(errorOf('heartbeat: {every: "1h", active_hours: "08:00-24:30"}')).toBe('heartbeat.active_hours "08:00-24:30" must be two times like 08:00-22:00');
+    expect(errorOf('heartbeat: {every: "1h", active_hours: "09:00-09:00"}')).toBe('heartbeat.active_hours "09:00-09:00" starts and ends at the same time');
+    expect(errorOf('heartbeat: {every: "1h", hours: "09:00-17:00"}')).toBe('unknown field "hours"');
+  });
+
+  it('active hours are read in the given time zone and may span midnight', () => {
+    const daytime = parseHeartbeat({ every: '30m', active_hours: '08:00-22:00' }) as HeartbeatSettings;
+    const night = parseHeartbeat({ every: '30m', active_hours: '22:00-06:00' }) as HeartbeatSettings;
+    const at = (iso: string) => new Date(iso);
+    expect(isWithinActiveHours(daytime, at('2026-11-24T07:30:00Z'), 'Europe/Berlin')).toBe(true); // 08:30 in Berlin
+    expect(isWithinActiveHours(daytime, at('2026-11-24T07:30:00Z'), 'UTC')).toBe(false);
+    expect(isWithinActiveHours(daytime, at('2026-11-24T21:00:00Z'), 'Europe/Berlin')).toBe(false); // 22:00, the end is excluded
+    expect(isWithinActiveHours(night, at('2026-11-24T23:30:00Z'), 'UTC')).toBe(true);
+    expect(isWithinActiveHours(night, at('2026-11-24T05:59:00Z'), 'UTC')).toBe(true);
+    expect(isWithinActiveHours(night, at('2026-11-24T12:00:00Z'), 'UTC')).toBe(false);
+    expect(isWithinActiveHours(parseHeartbeat({ every: '1h' }) as HeartbeatSettings, at('2026-11-24T03:00:00Z'), 'UTC')).toBe(true);
+  });
+
+  it('loads <id>.heartbeat.md as the profile checklist, never as a profile', async () => {
+    directory = await mkdtemp(path.join(os.tmpdir(), 'hearth-heartbeat-profiles-'));
+    await writeFile(path.join(directory, 'watcher.md'), profileWith('heartbeat: {every: "30m"}'));
+    await writeFile(path.join(directory, 'watcher.heartbeat.md'), '- Is the front door locked?\n- Is the NAS backup fresh?\n');
+    await writeFile(path.join(directory, 'plain.md'), '---\nid: plain\nname: Plain\n---\nNo checklist.\n');
+    const { profiles, errors } = await loadProfiles(directory);
+    expect(errors).toEqual([]);
+    expect(profiles.map((profile) => [profile.id, profile.heartbeat_checklist])).toEqual([
+      ['plain', undefined],
+      ['watcher', '- Is the front door locked?\n- Is the NAS backup fresh?'],
+    ]);
+  });
+});
+
+describe('heartbeat answers', () => {
+  it('HEARTBEAT_OK is quiet; anything else is a finding titled by its first line', () => {
+    expect(judgeHeartbeatAnswer('HEARTBEAT_OK')).toEqual({ type: 'quiet' });
+    expect(judgeHeartbeatAnswer('  HEARTBEAT_OK — all fine')).toEqual({ type: 'quiet' });
+    expect(judgeHeartbeatAnswer('The back door is unlocked.\nIt has been open since 21:04.')).toEqual({
+      type: 'finding',
+      title: 'The back door is unlocked.',
+      body: 'It has been open since 21:04.',
+    });
+    expect(judgeHeartbeatAnswer('All good, HEARTBEAT_OK')).toEqual({ type: 'finding', title: 'All good, HEARTBEAT_OK', body: '' });
+    const long = judgeHeartbeatAnswer('x'.repeat(300));
+    expect(long.type === 'finding' && [long.title.length, long.body.length]).toEqual([120, 300]);
+  });
+});
+
+describe('heartbeat runs', () => {
+  it('a HEARTBEAT_OK run leaves no trace and raises nothing; a finding notifies, titled by its first line', async () => {
+    const server = (hearth = await startHearth({
+      profiles: {
+        watcher: profileWith('heartbeat: {every: "30m", active_hours: "08:00-22:00"}'),
+        'watcher.heartbeat': '- Is the front door locked?\n',
+      },
+    }));
+    const page = await EventSocket.connect(`${server.baseUrl.replace('http', 'ws')}/ws/events`);
+    const nextNotification = () =>
+      page.nextMatching((event) => (event as { type: string }).type === 'notification', 'notification') as unknown as Promise<Extract<HearthEvent, { type: 'notification' }>>;
+
+    server.llm.script({ content: 'HEARTBEAT_OK' });
+    const quiet = await runHeartbeat(server.app.agent, 'watcher');
+    expect(quiet).toEqual({ status: 'quiet', sessionId: expect.any(String) });
+    const prompt = server.llm.requests[0]!.body.messages.at(-1);
+    expect(prompt).toMatchObject({ role: 'user' });
+    expect(prompt.content).toContain('- Is the front door locked?');
+    expect(prompt.content).toContain('HEARTBEAT_OK');
+    if (quiet.status !== 'quiet') throw new Error('not quiet');
+    const afterQuiet = await server.request('GET', `/sessions/${quiet.sessionId}`);
+    expect(afterQuiet.body).toMatchObject({ title: 'Heartbeat: Watcher', profile_id: 'watcher', messages: [] });
+    expect((await server.request('GET', '/notifications')).body.notifications).toEqual([]);
+
+    server.llm.script({ content: 'The front door is unlocked.\nIt has been unlocked since 21:04.' });
+    const finding = await runHeartbeat(server.app.agent, 'watcher');
+    expect(finding).toMatchObject({ status: 'notified', sessionId: quiet.sessionId });
+    const announced = await nextNotification();
+    expect(announced).toMatchObject({ title: 'The front door is unlocked.', body: 'It has been unlocked since 21:04.', session_id: quiet.sessionId });
+    expect((await server.request('GET', '/notifications?unread=1')).body.notifications).toMatchObject([{ id: announced.id, title: 'The front door is unlocked.' }]);
+    const messages = (await server.request('GET', `/sessions/${quiet.sessionId}`)).body.messages;
+    expect(messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant']);
+    expect(messages[1].content).toBe('The front door is unlocked.\nIt has been unlocked since 21:04.');
+    page.close();
+  });
+
+  it('a profile that does not exist is skipped without a run', async () => {
+    const server = (hearth = await startHearth());
+    expect(await runHeartbeat(server.app.agent, 'nobody')).toEqual({ status: 'skipped', reason: 'unknown_profile' });
+    expect(server.llm.requests).toEqual([]);
+  });
+});
