@@ -43,10 +43,16 @@ describe('a finished scheduled run raises a notification', () => {
     finished = once(hearth.app.scheduler, 'run_finished').then(([event]) => event as RunFinished);
     notified = nextEvent(hearth, 'notification');
     clock.advanceTo('2026-11-24T08:00:00Z');
-    expect((await finished).status).toBe('failed');
+    expect((await finished).status).toBe('error');
     const failure = await notified;
     expect(failure).toMatchObject({ title: 'Backups failed', session_id: first.sessionId });
     expect(failure.body).toMatch(/model crashed/);
+    // DESIGN §14's run statuses: ok, error, skipped.
+    const runs = (await hearth.request('GET', `/schedules/${created.body.schedule.id}/runs`)).body;
+    expect(runs.map((run: { status: string }) => run.status)).toEqual(['error', 'ok']);
+    expect(runs[0].error).toMatch(/model crashed/);
+    const [schedule] = (await hearth.request('GET', '/schedules')).body.schedules;
+    expect(schedule.last_status).toBe('error');
 
     const unread = await hearth.request('GET', '/notifications?unread=1');
     expect(unread.body.notifications.map((notification: { title: string }) => notification.title).sort()).toEqual(['Backups failed', 'Backups finished']);

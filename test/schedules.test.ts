@@ -2,8 +2,11 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
+import { migrationProvider } from '../src/store/migrations/index.ts';
 import { listMessages } from '../src/store/messages-repository.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
@@ -174,6 +177,32 @@ describe('runs', () => {
     await hearth.request('POST', `/schedules/${schedule.id}/run`);
     expect((await finished).sessionId).toBe(firstRun.sessionId);
     expect((await hearth.request('POST', '/schedules/nope/run')).status).toBe(404);
+  });
+});
+
+describe('run statuses', () => {
+  it("runs and schedules stored as 'failed' before DESIGN's 'error' read as 'error' after the migration", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-schedules-'));
+    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new SqliteDatabase(path.join(dataDir, 'hearth.db')) }) });
+    const migrated = await new Migrator({ db, provider: migrationProvider }).migrateTo('2026-11-25-schedules');
+    expect(migrated.error).toBeUndefined();
+    const schedule = (id: string, lastStatus: string) => ({
+      id, name: id, prompt: 'Check', cron: '0 9 * * *', every_ms: null, at: null, timezone: zone, profile_id: 'secretary', session_id: null,
+      enabled: 1, created_at: '2026-11-24T06:00:00.000Z', next_run_at: '2026-11-25T08:00:00.000Z', last_run_at: '2026-11-24T06:30:00.000Z', last_status: lastStatus,
+    });
+    await db.insertInto('schedules').values([schedule('broken', 'failed'), schedule('fine', 'ok')]).execute();
+    const run = (scheduleId: string, status: string, error: string | null) => ({
+      schedule_id: scheduleId, started_at: '2026-11-24T06:30:00.000Z', finished_at: '2026-11-24T06:31:00.000Z', status, session_id: null, error,
+    });
+    await db.insertInto('schedule_runs').values([run('broken', 'failed', 'model crashed'), run('fine', 'ok', null), run('fine', 'skipped', 'the previous run was still going')]).execute();
+    await db.destroy();
+
+    const hearth = await hearthAt(new ManualClock('2026-11-24T07:00:00Z'), { dataDir });
+    const listed = (await hearth.request('GET', '/schedules')).body.schedules;
+    expect(Object.fromEntries(listed.map((stored: { id: string; last_status: string }) => [stored.id, stored.last_status]))).toEqual({ broken: 'error', fine: 'ok' });
+    expect((await hearth.request('GET', '/schedules/broken/runs')).body).toMatchObject([{ status: 'error', error: 'model crashed' }]);
+    expect((await hearth.request('GET', '/schedules/fine/runs')).body.map((stored: { status: string }) => stored.status)).toEqual(['skipped', 'ok']);
   });
 });
 

@@ -4,7 +4,13 @@ import { icon } from './icons.js';
 import { heading, load } from './panels.js';
 
 const minuteMs = 60_000;
-const statusWords = { ok: 'succeeded', error: 'failed', skipped: 'skipped (the previous run was still going)', running: 'running' };
+const statusWords = {
+  ok: 'succeeded',
+  error: 'failed',
+  skipped: 'skipped (the previous run was still going)',
+  running: 'running',
+  stopped: 'stopped before it finished',
+};
 const timingPlaceholders = { cron: '0 9 * * 1-5', every: '30m, 2h or 1d' };
 
 /** A duration in words: `every_ms` of 5400000 is "1 h 30 min". */

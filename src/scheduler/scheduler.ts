@@ -248,7 +248,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     const runId = await startScheduleRun(db, schedule.id, startedAt, schedule.sessionId);
     this.remember(schedule.id, { lastRunAt: startedAt, lastStatus: 'running' });
     let sessionId: string | null = null;
-    let status: RunFinished['status'] = 'failed';
+    let status: RunFinished['status'] = 'error';
     let error: string | undefined;
     try {
       sessionId = await this.sessionFor(schedule);
@@ -305,6 +305,6 @@ function runStatus(outcome: TurnOutcome): { status: RunFinished['status']; error
       return { status: 'stopped' };
     case 'failed':
     case 'refused':
-      return { status: 'failed', error: outcome.error.message };
+      return { status: 'error', error: outcome.error.message };
   }
 }

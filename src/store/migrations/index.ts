@@ -6,6 +6,7 @@ import * as approvals from './2026-11-24-approvals.ts';
 import * as runs from './2026-11-24-runs.ts';
 import * as notifications from './2026-11-25-notifications.ts';
 import * as schedules from './2026-11-25-schedules.ts';
+import * as scheduleRunStatus from './2026-11-26-schedule-run-status.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24-runs': runs,
   '2026-11-25-notifications': notifications,
   '2026-11-25-schedules': schedules,
+  '2026-11-26-schedule-run-status': scheduleRunStatus,
 };
 
 export const migrationProvider: MigrationProvider = {
