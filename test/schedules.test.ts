@@ -206,6 +206,66 @@ describe('run statuses', () => {
   });
 });
 
+describe('POST /schedules/preview: the next three runs before anything is created', () => {
+  it('a daily cron keeps 09:00 local across the spring change; every keeps real hours; nothing is stored', async () => {
+    const clock = new ManualClock('2026-03-28T07:00:00Z');
+    const hearth = await hearthAt(clock);
+    const daily = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', timezone: zone });
+    expect(daily).toEqual({
+      status: 200,
+      body: { next_runs: ['2026-03-28T09:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00'], timezone: zone },
+    });
+
+    clock.advanceTo('2026-03-29T00:30:00Z');
+    const hourly = await hearth.request('POST', '/schedules/preview', { every: '1h', timezone: zone });
+    expect(hourly.body.next_runs).toEqual(['2026-03-29T03:30:00+02:00', '2026-03-29T04:30:00+02:00', '2026-03-29T05:30:00+02:00']);
+    const once = await hearth.request('POST', '/schedules/preview', { at: '2026-03-29T09:00:00+02:00', timezone: zone });
+    expect(once.body).toEqual({ next_runs: ['2026-03-29T09:00:00+02:00'], timezone: zone });
+
+    // What the preview shows is what a created schedule then has.
+    const created = await create(hearth, { cron: '0 9 * * *' });
+    expect((await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', timezone: zone })).body.next_runs).toEqual(created.next_runs);
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toHaveLength(1);
+  });
+
+  it('without a timezone it previews in SCHEDULER_TIMEZONE', async () => {
+    const clock = new ManualClock('2026-11-24T07:00:00Z');
+    const hearth = await hearthAt(clock, { env: { SCHEDULER_TIMEZONE: 'Asia/Tokyo' } });
+    const preview = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *' });
+    expect(preview.body).toEqual({ next_runs: ['2026-11-25T09:00:00+09:00', '2026-11-26T09:00:00+09:00', '2026-11-27T09:00:00+09:00'], timezone: 'Asia/Tokyo' });
+  });
+
+  const refused: [string, Record<string, unknown>, string][] = [
+    ['invalid cron', { cron: '61 * * * *' }, 'cron'],
+    ['cron with too few fields', { cron: '* * *' }, 'cron'],
+    ['unknown time zone', { cron: '0 9 * * *', timezone: 'Mars/Olympus' }, 'timezone'],
+    ['a duration under a minute', { every: '30s' }, 'every'],
+    ['a malformed duration', { every: 'soon' }, 'every'],
+    ['a past at', { at: '2026-11-24T07:59:00+01:00' }, 'at'],
+    ['an at without offset', { at: '2026-11-25T09:00:00' }, 'at'],
+    ['no timing', {}, 'cron, every, at'],
+    ['two timings', { cron: '0 9 * * *', every: '1h' }, 'cron, every'],
+  ];
+  it.each(refused)('%s: 400 naming the field, word for word as POST /schedules', async (_, body, field) => {
+    const clock = new ManualClock('2026-11-24T07:00:00Z');
+    const hearth = await hearthAt(clock);
+    const preview = await hearth.request('POST', '/schedules/preview', { timezone: zone, ...body });
+    expect(preview.status).toBe(400);
+    expect(preview.body.error.code).toBe('invalid_request');
+    expect(preview.body.error.message).toContain(`${field}:`);
+    const creation = await hearth.request('POST', '/schedules', { name: 'Bad', prompt: 'x', timezone: zone, ...body });
+    expect(creation.body).toEqual(preview.body);
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
+  });
+
+  it('takes only timing fields', async () => {
+    const hearth = await hearthAt(new ManualClock('2026-11-24T07:00:00Z'));
+    const response = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', name: 'Morning' });
+    expect(response.status).toBe(400);
+    expect(response.body.error.message).toContain('name');
+  });
+});
+
 describe('bad input is refused with the field named, and nothing is stored', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['invalid cron', { cron: '61 * * * *' }, 'cron'],

@@ -64,6 +64,7 @@ export const api = {
   markAllNotificationsRead: () => request('POST', '/notifications/read-all'),
   schedules: () => request('GET', '/schedules'),
   createSchedule: (schedule) => request('POST', '/schedules', schedule),
+  previewSchedule: (timing) => request('POST', '/schedules/preview', timing),
   updateSchedule: (id, changes) => request('PATCH', `/schedules/${encodeURIComponent(id)}`, changes),
   deleteSchedule: (id) => request('DELETE', `/schedules/${encodeURIComponent(id)}`),
   runSchedule: (id) => request('POST', `/schedules/${encodeURIComponent(id)}/run`),

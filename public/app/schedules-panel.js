@@ -12,6 +12,8 @@ const statusWords = {
   stopped: 'stopped before it finished',
 };
 const timingPlaceholders = { cron: '0 9 * * 1-5', every: '30m, 2h or 1d' };
+/** How long typing must pause before the next runs are asked for. */
+const previewDelayMs = 300;
 
 /** A duration in words: `every_ms` of 5400000 is "1 h 30 min". */
 function describeDuration(milliseconds) {
@@ -46,13 +48,18 @@ function describeTiming(schedule) {
 /**
  * The Schedules panel (DESIGN §14, `GET /schedules`): each schedule with when it runs, its next run
  * and last status; pause or resume, run now, delete; and a form that creates one with a cron, an
- * interval or a single time. The server has no preview of a timing that is not stored, so the next
- * three runs are shown from the created schedule's `next_runs`, right after it is made.
+ * interval or a single time, previewing its next three runs (`POST /schedules/preview`) while the
+ * person types.
  */
 export class SchedulesPanel {
   #created;
   #kind = 'cron';
   #failure;
+  /** What the form's preview shows: `{state: 'empty'}`, `{state: 'shown', nextRuns, timezone}` or `{state: 'refused', message}`. */
+  #preview = { state: 'empty' };
+  /** Bumped by every change to the timing: an answer to an older request is dropped. */
+  #previewGeneration = 0;
+  #previewTimer;
 
   /** `openSession(sessionId)` shows a schedule's session. */
   constructor(aside, { openSession = () => {} } = {}) {
@@ -148,10 +155,18 @@ export class SchedulesPanel {
       this.#kind = kindSelect.value;
       const form = kindSelect.form;
       form.querySelector('.schedule-timing').replaceWith(this.#timingInput());
+      this.#previewSoon(form);
     });
     return element(
       'form',
-      { className: 'schedule-form', 'aria-label': 'New schedule', onsubmit: (event) => this.#create(event) },
+      {
+        className: 'schedule-form',
+        'aria-label': 'New schedule',
+        onsubmit: (event) => this.#create(event),
+        oninput: (event) => {
+          if (event.target.name === 'timing' || event.target.name === 'timezone') this.#previewSoon(event.currentTarget);
+        },
+      },
       element('h3', {}, 'New schedule'),
       element('label', {}, element('span', {}, 'Name'), element('input', { type: 'text', name: 'name', required: true, maxlength: 200, value: typed.name ?? '' })),
       element('label', {}, element('span', {}, 'Prompt'), element('textarea', { name: 'prompt', required: true, rows: 2 }, typed.prompt ?? '')),
@@ -163,7 +178,7 @@ export class SchedulesPanel {
         element('span', {}, 'Time zone'),
         element('input', { type: 'text', name: 'timezone', value: typed.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone, 'aria-label': 'Time zone' }),
       ),
-      element('p', { className: 'muted schedule-hint' }, 'The next three runs are shown once the schedule is created.'),
+      element('section', { className: 'schedule-next-runs', 'aria-label': 'Next runs', 'aria-live': 'polite', dataset: { state: this.#preview.state } }, this.#previewContent()),
       element('button', { type: 'submit', className: 'primary' }, 'Create schedule'),
     );
   }
@@ -176,14 +191,67 @@ export class SchedulesPanel {
     return element('label', { className: 'schedule-timing' }, element('span', {}, this.#kind === 'at' ? 'At' : this.#kind === 'cron' ? 'Cron' : 'Every'), input);
   }
 
+  /** The form's timing and zone as `POST /schedules` and its preview take them. */
+  #when(fields) {
+    const timing = this.#kind === 'at' ? { at: new Date(fields.timing).toISOString() } : { [this.#kind]: fields.timing.trim() };
+    return { timezone: fields.timezone.trim(), ...timing };
+  }
+
+  #previewContent() {
+    const preview = this.#preview;
+    if (preview.state === 'refused') return element('p', { className: 'panel-error schedule-preview-error' }, preview.message);
+    if (preview.state === 'empty') return element('p', { className: 'muted schedule-hint' }, 'Its next three runs show here as you type when it runs.');
+    return [
+      element('h4', {}, 'Next runs'),
+      preview.nextRuns.length === 0
+        ? element('p', { className: 'muted' }, 'None planned.')
+        : element('ol', {}, preview.nextRuns.map((iso) => element('li', { dataset: { at: iso } }, `${formatInZone(iso, preview.timezone)} ${preview.timezone}`))),
+    ];
+  }
+
+  #showPreview(preview) {
+    this.#preview = preview;
+    const section = this.aside.querySelector('form.schedule-form .schedule-next-runs');
+    if (!section) return;
+    section.dataset.state = preview.state;
+    replaceContent(section, this.#previewContent());
+  }
+
+  /** Asks for the next runs once typing pauses; an empty timing shows the hint again at once. */
+  #previewSoon(form) {
+    clearTimeout(this.#previewTimer);
+    const generation = ++this.#previewGeneration;
+    const fields = Object.fromEntries(new FormData(form));
+    if ((fields.timing ?? '').trim() === '') {
+      this.#showPreview({ state: 'empty' });
+      return;
+    }
+    this.#previewTimer = setTimeout(async () => {
+      let preview;
+      try {
+        const answer = await api.previewSchedule(this.#when(fields));
+        preview = { state: 'shown', nextRuns: answer.next_runs, timezone: answer.timezone };
+      } catch (error) {
+        preview = { state: 'refused', message: error.message };
+      }
+      if (generation === this.#previewGeneration) this.#showPreview(preview);
+    }, previewDelayMs);
+  }
+
+  #resetPreview() {
+    clearTimeout(this.#previewTimer);
+    this.#previewGeneration += 1;
+    this.#preview = { state: 'empty' };
+  }
+
   async #create(event) {
     event.preventDefault();
     const fields = Object.fromEntries(new FormData(event.target));
     try {
-      const timing = this.#kind === 'at' ? { at: new Date(fields.timing).toISOString() } : { [this.#kind]: fields.timing.trim() };
-      const { schedule } = await api.createSchedule({ name: fields.name.trim(), prompt: fields.prompt, timezone: fields.timezone.trim(), ...timing });
+      const { schedule } = await api.createSchedule({ name: fields.name.trim(), prompt: fields.prompt, ...this.#when(fields) });
       this.#created = schedule;
       this.#failure = undefined;
+      this.#resetPreview();
       event.target.reset();
       this.aside.querySelector('form.schedule-form')?.remove();
     } catch (error) {

@@ -33,6 +33,15 @@ export function checkTiming(fields: ScheduleFields, timezone: string, now: Date)
   return checked.ok ? { ok: true, value: { at: checked.value } } : checked;
 }
 
+/** When a new schedule runs: its zone (the default when none is given) and exactly one timing, checked in that zone. */
+export function checkWhen(fields: ScheduleFields, defaultTimezone: string, now: Date): Checked<{ timing: ScheduleTiming; timezone: string }> {
+  const timezone = checkTimeZone(fields.timezone ?? defaultTimezone);
+  if (!timezone.ok) return timezone;
+  const timing = checkTiming(fields, timezone.value, now);
+  if (!timing.ok) return timing;
+  return { ok: true, value: { timing: timing.value, timezone: timezone.value } };
+}
+
 export function checkTimeZone(timezone: string): Checked<string> {
   return isTimeZone(timezone) ? { ok: true, value: timezone } : { ok: false, field: 'timezone', message: `timezone: ${JSON.stringify(timezone)} is not an IANA time zone` };
 }

@@ -19,8 +19,8 @@ import {
 } from '../store/schedules-repository.ts';
 import { createSession, findSession, updateSession } from '../store/sessions-repository.ts';
 import type { Clock } from './clock.ts';
-import { checkText, checkTimeZone, checkTiming, type ScheduleFields } from './schedule-input.ts';
-import { nextRunAfter, type Checked } from './schedule-times.ts';
+import { checkText, checkTimeZone, checkTiming, checkWhen, type ScheduleFields } from './schedule-input.ts';
+import { nextRunAfter, nextRuns, type Checked } from './schedule-times.ts';
 
 export interface SchedulerOptions {
   db: Db;
@@ -91,10 +91,9 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     if (!name.ok) return name;
     const prompt = checkText(fields, 'prompt');
     if (!prompt.ok) return prompt;
-    const timezone = checkTimeZone(fields.timezone ?? this.options.defaultTimezone);
-    if (!timezone.ok) return timezone;
-    const timing = checkTiming(fields, timezone.value, now);
-    if (!timing.ok) return timing;
+    const when = checkWhen(fields, this.options.defaultTimezone, now);
+    if (!when.ok) return when;
+    const { timing, timezone } = when.value;
     const profileId = fields.profile_id ?? this.options.defaultProfileId;
     if (!this.options.agent.deps.profiles.get(profileId)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(profileId)}` };
     const enabled = fields.enabled ?? true;
@@ -102,13 +101,13 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       id: randomUUID(),
       name: name.value,
       prompt: prompt.value,
-      timing: timing.value,
-      timezone: timezone.value,
+      timing,
+      timezone,
       profileId,
       sessionId: fields.session_id ?? null,
       enabled,
       createdAt: now.toISOString(),
-      nextRunAt: enabled ? (nextRunAfter(timing.value, timezone.value, now, now)?.toISOString() ?? null) : null,
+      nextRunAt: enabled ? (nextRunAfter(timing, timezone, now, now)?.toISOString() ?? null) : null,
       lastRunAt: null,
       lastStatus: null,
     };
@@ -116,6 +115,15 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     this.schedules.set(schedule.id, schedule);
     this.arm();
     return { ok: true, value: schedule };
+  }
+
+  /** The next `count` runs a schedule with these timing fields would have if it were created now; nothing is stored. */
+  preview(fields: ScheduleFields, count = 3): Checked<{ timezone: string; nextRuns: Date[] }> {
+    const now = this.options.clock.now();
+    const when = checkWhen(fields, this.options.defaultTimezone, now);
+    if (!when.ok) return when;
+    const { timing, timezone } = when.value;
+    return { ok: true, value: { timezone, nextRuns: nextRuns(timing, timezone, now, now, count) } };
   }
 
   /** Changes a schedule; new timing fields replace the old timing whole, and the next run is computed again. */

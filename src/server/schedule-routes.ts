@@ -9,14 +9,20 @@ import { listScheduleRuns, type Schedule, type ScheduleRun } from '../store/sche
 
 const ScheduleParams = Type.Object({ id: Type.String() });
 type ScheduleParams = Static<typeof ScheduleParams>;
+/** When a schedule runs: exactly one of cron, every and at (checked by the scheduler), in its time zone. */
+const timingFields = {
+  cron: Type.Optional(Type.String({ maxLength: 200 })),
+  every: Type.Optional(Type.Union([Type.String({ maxLength: 50 }), Type.Integer()])),
+  at: Type.Optional(Type.String({ maxLength: 100 })),
+  timezone: Type.Optional(Type.String({ maxLength: 100 })),
+};
+const PreviewBody = Type.Object(timingFields, { additionalProperties: false });
+type PreviewBody = Static<typeof PreviewBody>;
 const ScheduleBody = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 200 })),
     prompt: Type.Optional(Type.String({ maxLength: 100_000 })),
-    cron: Type.Optional(Type.String({ maxLength: 200 })),
-    every: Type.Optional(Type.Union([Type.String({ maxLength: 50 }), Type.Integer()])),
-    at: Type.Optional(Type.String({ maxLength: 100 })),
-    timezone: Type.Optional(Type.String({ maxLength: 100 })),
+    ...timingFields,
     profile_id: Type.Optional(Type.String({ minLength: 1 })),
     session_id: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
     enabled: Type.Optional(Type.Boolean()),
@@ -61,7 +67,7 @@ function runToJson(run: ScheduleRun) {
   };
 }
 
-function accepted(result: Checked<Schedule>): Schedule {
+function accepted<T>(result: Checked<T>): T {
   if (!result.ok) throw new ApiError('invalid_request', `Invalid body: ${result.message}.`);
   return result.value;
 }
@@ -81,6 +87,12 @@ export async function scheduleRoutes(app: FastifyInstance, options: { scheduler:
   app.post<{ Body: ScheduleBody }>('/schedules', { schema: { body: ScheduleBody } }, async (request, reply) => {
     const schedule = accepted(await scheduler.create(request.body));
     return reply.code(201).send({ schedule: toJson(schedule, clock.now()) });
+  });
+
+  // What the create form shows while the person types: the next three runs, nothing stored.
+  app.post<{ Body: PreviewBody }>('/schedules/preview', { schema: { body: PreviewBody } }, async (request) => {
+    const { timezone, nextRuns: upcoming } = accepted(scheduler.preview(request.body));
+    return { next_runs: upcoming.map((instant) => isoInZone(instant, timezone)), timezone };
   });
 
   app.patch<{ Params: ScheduleParams; Body: ScheduleBody }>('/schedules/:id', { schema: { params: ScheduleParams, body: ScheduleBody } }, async (request) => {

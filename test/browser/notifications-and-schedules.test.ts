@@ -1,11 +1,13 @@
 /// <reference lib="dom" />
 // The notification bell and the Schedules panel (issue 17, DESIGN §14): a notification raised in the
-// running app reaches the open page live; the panel lists, pauses, resumes and deletes schedules;
-// a user message a schedule sent is marked so in the transcript.
+// running app reaches the open page live; the panel lists, pauses, resumes and deletes schedules,
+// and previews the next runs while the person types; a user message a schedule sent is marked so
+// in the transcript.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appendMessages } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { browserTest, screenshot, skipBrowserTests, useBrowser, waitForApp } from '../support/browser.ts';
 
 const bellSelector = 'header button.notification-bell';
@@ -144,8 +146,60 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await panel.locator('form.schedule-form [name="kind"]').selectOption('cron');
     await panel.locator('form.schedule-form [name="timing"]').fill('not a cron');
     await panel.locator('form.schedule-form button[type="submit"]').click();
-    await panel.locator('.panel-error', { hasText: 'cron' }).waitFor();
+    await panel.locator('.panel-error[role="alert"]', { hasText: 'cron:' }).waitFor();
     expect((await hearth.request('GET', '/schedules')).body.schedules).toHaveLength(1);
+  });
+
+  it('previews the next three runs while the person types, in the schedule\'s zone, across the DST change', browserTest, async () => {
+    // Saturday 08:00 in Berlin; the clocks go forward that night.
+    const hearth = await browser.hearth({ clock: new ManualClock('2026-03-28T07:00:00Z') });
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    const panel = await openSchedulesPanel(page);
+    const form = panel.locator('form.schedule-form');
+    const nextRuns = form.locator('section.schedule-next-runs');
+    await form.waitFor();
+    expect(await nextRuns.getAttribute('data-state')).toBe('empty');
+    // Half-typed patterns are refused on the way; only the last answer counts.
+    browser.allowErrors(/status of 400/);
+    const shownRuns = (state: string) => page.waitForFunction(
+      ([selector, expected]) => {
+        const section = document.querySelector(selector);
+        return section?.getAttribute('data-state') === 'shown' && JSON.stringify([...section.querySelectorAll('li')].map((item) => item.getAttribute('data-at'))) === expected;
+      },
+      [`${schedulesSelector} form.schedule-form section.schedule-next-runs`, state] as const,
+    );
+
+    await form.locator('[name="timezone"]').fill('Europe/Berlin');
+    await form.locator('[name="timing"]').pressSequentially('0 9 * * *');
+    await shownRuns(JSON.stringify(['2026-03-28T09:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00']));
+    const berlin = await nextRuns.locator('li').allTextContents();
+    expect(berlin).toHaveLength(3);
+    for (const text of berlin) expect(text).toMatch(/09:00.* Europe\/Berlin$/);
+    await screenshot(page, 'schedule-preview');
+
+    // Another zone: the same 09:00, read there.
+    await form.locator('[name="timezone"]').fill('Asia/Tokyo');
+    await shownRuns(JSON.stringify(['2026-03-29T09:00:00+09:00', '2026-03-30T09:00:00+09:00', '2026-03-31T09:00:00+09:00']));
+    for (const text of await nextRuns.locator('li').allTextContents()) expect(text).toMatch(/09:00.* Asia\/Tokyo$/);
+
+    // A bad pattern or zone: the server's reason, naming the field.
+    await form.locator('[name="timing"]').fill('61 * * * *');
+    await form.locator('section.schedule-next-runs[data-state="refused"]', { hasText: 'cron:' }).waitFor();
+    await form.locator('[name="timing"]').fill('0 9 * * *');
+    await form.locator('[name="timezone"]').fill('Mars/Olympus');
+    await form.locator('section.schedule-next-runs[data-state="refused"]', { hasText: 'timezone:' }).waitFor();
+
+    // Another kind starts empty; an interval keeps whole hours of real time.
+    await form.locator('[name="timezone"]').fill('Europe/Berlin');
+    await form.locator('[name="kind"]').selectOption('every');
+    await form.locator('section.schedule-next-runs[data-state="empty"]').waitFor();
+    await form.locator('[name="timing"][aria-label="Interval"]').pressSequentially('12h');
+    await shownRuns(JSON.stringify(['2026-03-28T20:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-29T21:00:00+02:00']));
+    await form.locator('[name="timing"]').fill('30s');
+    await form.locator('section.schedule-next-runs[data-state="refused"]', { hasText: 'every:' }).waitFor();
+
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
   });
 
   it('marks a user message a schedule sent', browserTest, async () => {
