@@ -1,8 +1,8 @@
 /// <reference lib="dom" />
 // The notification bell and the Schedules panel (issue 17, DESIGN §14): a notification raised in the
-// running app reaches the open page live; the panel lists, pauses, resumes and deletes schedules,
-// and previews the next runs while the person types; a user message a schedule sent is marked so
-// in the transcript.
+// running app reaches the open page live, and the browser's own notification once the person allowed
+// them; the panel lists, pauses, resumes and deletes schedules, and previews the next runs while the
+// person types; a user message a schedule sent is marked so in the transcript.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appendMessages } from '../../src/store/messages-repository.ts';
@@ -200,6 +200,68 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await form.locator('section.schedule-next-runs[data-state="refused"]', { hasText: 'every:' }).waitFor();
 
     expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
+  });
+
+  it('shows a browser notification once the person allowed them, only while the page is in the background', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const sessionId = await hearth.createSession();
+    await hearth.request('PATCH', `/sessions/${sessionId}`, { title: 'Nightly backup check' });
+    const page = await browser.openPage(hearth);
+    const context = page.context();
+    // Records each browser notification the page makes (from the next load on); the real Notification is still made.
+    await page.addInitScript(() => {
+      const Original = window.Notification;
+      const made: { title: string; body: string | undefined; notification: Notification }[] = [];
+      (window as unknown as { madeNotifications: typeof made }).madeNotifications = made;
+      window.Notification = class extends Original {
+        constructor(title: string, options?: NotificationOptions) {
+          super(title, options);
+          made.push({ title, body: options?.body, notification: this });
+        }
+      };
+    });
+    await page.reload();
+    await waitForApp(page);
+    await waitForEventsSocket(page);
+    const made = () => page.evaluate(() => (window as unknown as { madeNotifications: { title: string; body?: string }[] }).madeNotifications.map(({ title, body }) => ({ title, body })));
+
+    // Not asked on load: the bell offers it.
+    expect(await page.evaluate(() => Notification.permission)).toBe('default');
+    await page.locator(bellSelector).click();
+    const popover = page.locator(popoverSelector);
+    const allow = popover.locator('button.allow-notifications');
+    await allow.waitFor();
+    // The person will answer the browser's question with Allow.
+    await context.grantPermissions(['notifications'], { origin: hearth.baseUrl });
+    await allow.click();
+    await popover.locator('.notification-permission', { hasText: 'Browser notifications are on' }).waitFor();
+    expect(await allow.count()).toBe(0);
+    await page.keyboard.press('Escape');
+
+    // While the page has the focus the bell is enough.
+    await raise(hearth, { title: 'Seen in the page', body: 'The page has the focus' });
+    await page.locator(`${bellSelector}[data-unread="1"]`).waitFor();
+    expect(await made()).toEqual([]);
+
+    // The person is in another window: the browser shows it. (Playwright lets every page think it
+    // has the focus; switched off, the page sees it lost the focus to the other one.)
+    const elsewhere = await context.newPage();
+    await elsewhere.bringToFront();
+    const devtools = await context.newCDPSession(page);
+    await devtools.send('Emulation.setFocusEmulationEnabled', { enabled: false });
+    expect(await page.evaluate(() => document.hasFocus())).toBe(false);
+    await raise(hearth, { title: 'Backup failed', body: 'Disk /dev/sdb is full', sessionId });
+    await page.waitForFunction(() => (window as unknown as { madeNotifications: unknown[] }).madeNotifications.length === 1);
+    expect(await made()).toEqual([{ title: 'Backup failed', body: 'Disk /dev/sdb is full' }]);
+    await page.locator(`${bellSelector}[data-unread="2"]`).waitFor();
+
+    // Clicking it opens its session and marks it read.
+    await page.evaluate(() => (window as unknown as { madeNotifications: { notification: Notification }[] }).madeNotifications[0]!.notification.dispatchEvent(new Event('click')));
+    await page.waitForFunction((id) => decodeURIComponent(location.hash.slice(1)) === id, sessionId);
+    await page.locator('#session-title', { hasText: 'Nightly backup check' }).waitFor();
+    await page.locator(`${bellSelector}[data-unread="1"]`).waitFor();
+    const unread = (await hearth.request('GET', '/notifications?unread=1')).body;
+    expect(unread.notifications.map((notification: { title: string }) => notification.title)).toEqual(['Seen in the page']);
   });
 
   it('marks a user message a schedule sent', browserTest, async () => {
