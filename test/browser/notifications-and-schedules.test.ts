@@ -2,13 +2,13 @@
 // The notification bell and the Schedules panel (issue 17, DESIGN §14): a notification raised in the
 // running app reaches the open page live, and the browser's own notification once the person allowed
 // them; the panel lists, pauses, resumes and deletes schedules, and previews the next runs while the
-// person types; a user message a schedule sent is marked so in the transcript.
+// person types; a user message a schedule sent is marked so in the transcript, also live.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appendMessages } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { browserTest, screenshot, skipBrowserTests, useBrowser, waitForApp } from '../support/browser.ts';
+import { browserTest, screenshot, skipBrowserTests, useBrowser, waitForAnswer, waitForApp } from '../support/browser.ts';
 
 const bellSelector = 'header button.notification-bell';
 const popoverSelector = '#notification-popover';
@@ -262,6 +262,34 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await page.locator(`${bellSelector}[data-unread="1"]`).waitFor();
     const unread = (await hearth.request('GET', '/notifications?unread=1')).body;
     expect(unread.notifications.map((notification: { title: string }) => notification.title)).toEqual(['Seen in the page']);
+  });
+
+  it('shows the user message of a schedule run live, marked scheduled, in its open session', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const sessionId = await hearth.createSession();
+    const created = await hearth.request('POST', '/schedules', { name: 'Backups', prompt: 'Check the backups', cron: '0 3 * * *', timezone: 'Europe/Berlin', session_id: sessionId });
+    expect(created.status).toBe(201);
+    const scheduleId: string = created.body.schedule.id;
+    const page = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(page);
+    const panel = await openSchedulesPanel(page);
+    await panel.locator(`li[data-schedule-id="${scheduleId}"] .schedule-last[data-status="none"]`).waitFor();
+    // Set in this page load: still there afterwards means nothing was reloaded.
+    await page.evaluate(() => ((window as unknown as { sameLoad: boolean }).sameLoad = true));
+
+    hearth.llm.script({ content: 'All backups are fresh.' });
+    expect((await hearth.request('POST', `/schedules/${scheduleId}/run`)).status).toBe(202);
+    const scheduled = page.locator('#transcript article.item.user[data-scheduled="true"]');
+    await scheduled.waitFor();
+    expect(await scheduled.locator('.user-text').textContent()).toBe('Check the backups');
+    expect(await scheduled.locator('.scheduled-mark').textContent()).toBe('scheduled');
+    await waitForAnswer(page, 'All backups are fresh.');
+    expect(await page.locator('#transcript article.item.user').count()).toBe(1);
+    expect(await page.evaluate(() => (window as unknown as { sameLoad?: boolean }).sameLoad)).toBe(true);
+    // The finished run's notification refreshes the panel.
+    await panel.locator(`li[data-schedule-id="${scheduleId}"] .schedule-last[data-status="ok"]`, { hasText: 'Last: succeeded' }).waitFor();
+    await page.locator(`${bellSelector}[data-unread="1"]`).waitFor();
+    await screenshot(page, 'scheduled-run-live');
   });
 
   it('marks a user message a schedule sent', browserTest, async () => {
