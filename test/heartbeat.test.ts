@@ -1,14 +1,17 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runHeartbeat } from '../src/agent/heartbeat-run.ts';
 import { judgeHeartbeatAnswer } from '../src/agent/heartbeat.ts';
 import type { HearthEvent } from '../src/agent/hearth-events.ts';
+import type { HeartbeatResult } from '../src/agent/heartbeat-run.ts';
 import { isWithinActiveHours, parseHeartbeat, type HeartbeatSettings } from '../src/profiles/heartbeat-settings.ts';
 import { loadProfiles, parseProfile } from '../src/profiles/load-profiles.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { ManualClock } from './support/manual-clock.ts';
 
 let hearth: Hearth | undefined;
 let directory: string | undefined;
@@ -129,5 +132,48 @@ describe('heartbeat runs', () => {
     const server = (hearth = await startHearth());
     expect(await runHeartbeat(server.app.agent, 'nobody')).toEqual({ status: 'skipped', reason: 'unknown_profile' });
     expect(server.llm.requests).toEqual([]);
+  });
+});
+
+describe('the shipped smart_home heartbeat', () => {
+  const documented = 'heartbeat: {every: "30m", active_hours: "08:00-22:00"}';
+  const heartbeats = async (server: Hearth) => {
+    const { body } = await server.request('GET', '/agents/profiles');
+    expect(body.errors).toEqual([]);
+    return Object.fromEntries(body.profiles.map((profile: { id: string; heartbeat: unknown }) => [profile.id, profile.heartbeat]));
+  };
+
+  it('is off as shipped, with its checklist beside it', async () => {
+    const clock = new ManualClock('2026-11-24T09:00:00Z');
+    const server = (hearth = await startHearth({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' } }));
+    expect(await heartbeats(server)).toEqual({ secretary: null, server_admin: null, smart_home: null });
+    const checklist = (await readFile('profiles/smart_home.heartbeat.md', 'utf8')).trim();
+    expect(server.app.agent.deps.profiles.get('smart_home')?.heartbeat_checklist).toBe(checklist);
+    expect(clock.nextTimer()).toBeUndefined();
+  });
+
+  it('switched on as README says, GET /agents/profiles shows it and it beats with the checklist', async () => {
+    const shipped = await readFile('profiles/smart_home.md', 'utf8');
+    expect(shipped).toContain(`# ${documented}\n`);
+    const switchedOn = shipped.replace(`# ${documented}`, documented).replace(/^planning_enabled: true$/m, 'planning_enabled: false');
+    // 10:00 in Berlin, inside the active hours.
+    const clock = new ManualClock('2026-11-24T09:00:00Z');
+    const server = (hearth = await startHearth({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' }, profiles: { smart_home: switchedOn } }));
+    expect(await heartbeats(server)).toEqual({ secretary: null, server_admin: null, smart_home: { every: '30m', active_hours: '08:00-22:00' } });
+    expect(clock.nextTimer()).toBe('2026-11-24T09:30:00.000Z');
+
+    server.llm.script({ content: 'HEARTBEAT_OK' });
+    const beat = once(server.app.heartbeats, 'heartbeat_finished') as Promise<[string, HeartbeatResult]>;
+    clock.advanceTo('2026-11-24T09:30:00Z');
+    const [profileId, result] = await beat;
+    expect([profileId, result.status]).toEqual(['smart_home', 'quiet']);
+    const checklist = (await readFile('profiles/smart_home.heartbeat.md', 'utf8')).trim();
+    expect(server.llm.requests.at(-1)!.body.messages.at(-1).content).toContain(checklist);
+    expect((await server.request('GET', '/notifications')).body.notifications).toEqual([]);
+  });
+
+  it('a heartbeat without active hours is listed with active_hours null', async () => {
+    const server = (hearth = await startHearth({ profiles: { watcher: profileWith('heartbeat: {every: "2h"}') } }));
+    expect((await heartbeats(server)).watcher).toEqual({ every: '2h', active_hours: null });
   });
 });

@@ -64,9 +64,11 @@ describe('GET /agents/profiles', () => {
     expect(body.profiles.map((profile: any) => profile.id).sort()).toEqual(['secretary', 'server_admin', 'smart_home']);
     for (const profile of body.profiles) {
       expect(Object.keys(profile).sort()).toEqual(
-        ['backend', 'description', 'enabled_tools', 'examples', 'id', 'model', 'name', 'planning_enabled', 'temperature'].sort(),
+        ['backend', 'description', 'enabled_tools', 'examples', 'heartbeat', 'id', 'model', 'name', 'planning_enabled', 'temperature'].sort(),
       );
       expect(profile.examples, profile.id).toHaveLength(2);
+      // Off as shipped (README: Heartbeat and notifications).
+      expect(profile.heartbeat, profile.id).toBeNull();
     }
     const secretary = body.profiles.find((profile: any) => profile.id === 'secretary');
     expect(secretary).toMatchObject({

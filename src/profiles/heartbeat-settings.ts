@@ -33,6 +33,13 @@ export function parseHeartbeat(frontMatter: HeartbeatFrontMatter): HeartbeatSett
   return { every: frontMatter.every, everyMs, activeHours: { start, end } };
 }
 
+/** The active hours as written in the front matter, `08:00-22:00`; undefined when there are none. */
+export function describeActiveHours(settings: HeartbeatSettings): string | undefined {
+  if (!settings.activeHours) return undefined;
+  const clock = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+  return `${clock(settings.activeHours.start)}-${clock(settings.activeHours.end)}`;
+}
+
 /** Whether `now`, read in `timeZone`, falls within the active hours (always, when there are none). */
 export function isWithinActiveHours(settings: HeartbeatSettings, now: Date, timeZone: string): boolean {
   if (!settings.activeHours) return true;

@@ -4,6 +4,7 @@ import type { Agent } from '../agent/agent.ts';
 import { profileTools } from '../agent/profile-tools.ts';
 import { ApiError } from '../errors.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
+import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
 import { toolEntries, toolErrors } from '../tools/user-tools/tool-entries.ts';
 
 const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -23,6 +24,7 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
       temperature: profile.temperature,
       planning_enabled: profile.planning_enabled,
       enabled_tools: profileTools(profile, tools).map((tool) => tool.name),
+      heartbeat: profile.heartbeat ? { every: profile.heartbeat.every, active_hours: describeActiveHours(profile.heartbeat) ?? null } : null,
     })),
     errors: profiles.errors(),
   }));
