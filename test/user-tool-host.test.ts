@@ -342,9 +342,10 @@ describe('user-tool host', () => {
   it('lets a call in flight finish on the old host across a reload; the next call runs in the new generation', async () => {
     hearth = await startWithTools({
       slow: {
-        prelude: `${generationPrelude}\nimport { existsSync } from 'node:fs';`,
+        prelude: `${generationPrelude}\nimport { existsSync, writeFileSync } from 'node:fs';`,
         properties: { wait: { type: 'boolean' } },
         execute: `  calls += 1;
+  if (params.wait) writeFileSync('started', 'running');
   while (params.wait && !existsSync('release')) await new Promise((resolve) => setTimeout(resolve, 10));
   return \`slow done generation=\${generation} calls=\${calls}\`;`,
       },
@@ -359,6 +360,7 @@ describe('user-tool host', () => {
     const socket = await hearth.connect(sessionId);
     socket.send({ type: 'message', content: 'Call slow twice' });
     await socket.next('tool_started');
+    await waitUntil(() => existsSync(markerOf(hearth!, sessionId, 'started')), 5_000); // the call runs in the old host
 
     const report = await userToolsOf(hearth).reload({ force: true });
     expect(report.loaded).toEqual(['slow']);

@@ -498,6 +498,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       if (!generation || !permissions) return { output: `The user tool ${name} is not loaded.`, success: false };
       const verdict = this.verdictOn(generation, generation.fileOf.get(name)!);
       if (verdict) return { output: `The user tool ${name} did not load: ${verdict.message}`, success: false };
+      const refusal = await this.linksRefusal(owner);
+      if (refusal !== undefined) return { output: refusal, success: false };
       let host: UserToolHost;
       try {
         host = await this.hostFor(generation, owner, permissions);
@@ -505,15 +507,14 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
         this.options.logger.error({ err: error, session: owner }, 'cannot start a user-tool host');
         return { output: `The user tool ${name} could not start: ${(error as Error).message}`, success: false };
       }
-      // It ended while starting (a reload retired it, or it crashed): once more, with the host there is now.
-      if (host.ended && attempt === 0) continue;
+      // It ended before the call reached it (a reload retired it, or it crashed): once more, with the host there is now.
+      // From here to host.call nothing awaits, so a reload's retirement sees this call in flight and waits for it.
+      if (host.ended && attempt < 2) continue;
       if (!host.ended && !host.tools.some((tool) => tool.name === name)) {
         const file = generation.fileOf.get(name);
         const problem = host.errors.find((error) => error.file === file)?.message ?? 'it is missing from its host';
         return { output: `The user tool ${name} did not load for this session: ${problem}`, success: false };
       }
-      const refusal = await this.linksRefusal(owner);
-      if (refusal !== undefined) return { output: refusal, success: false };
       return host.call(name, args, { sessionId: context.sessionId, signal: context.signal, timeoutMs: this.options.timeoutMs });
     }
   }
