@@ -123,7 +123,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const userTools = new UserToolManager({
     toolsDir: config.TOOLS_DIR,
     db,
-    registry: tools,
+    source: tools.addSource('user', 'user'),
     timeoutMs: config.USER_TOOL_TIMEOUT_MS,
     logger,
     sessionFilesDir: config.SESSION_FILES_DIR,

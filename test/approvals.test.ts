@@ -29,7 +29,6 @@ function shellTool(folder: () => string): Tool<{ command: string }> {
     name: 'shell',
     description: 'Runs a shell command.',
     parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: false },
-    source: 'builtin',
     subject: (args) => args.command,
     commandSubject: true,
     async execute(args, context) {

@@ -30,7 +30,6 @@ const lookupTool: Tool = {
   name: 'lookup',
   description: 'Looks a topic up in the notes.',
   parameters: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
-  source: 'builtin',
   execute: async (args: { topic: string }) => `Notes on ${args.topic}: ${'the quick brown fox jumps over the lazy dog '.repeat(15)}end of notes.`,
 };
 
@@ -38,7 +37,6 @@ const dumpTool: Tool = {
   name: 'dump_log',
   description: 'Prints the whole server log.',
   parameters: { type: 'object', properties: {} },
-  source: 'builtin',
   execute: async () => `${'Nov 22 03:00:01 host-a sshd[811]: connection from 10.0.0.7 closed\n'.repeat(900)}LAST LINE: disk /dev/sda1 at 97%`,
 };
 

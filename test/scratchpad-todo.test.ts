@@ -64,7 +64,6 @@ describe('scratchpad tool', () => {
   it('has a short description and a closed schema', () => {
     const tool = createScratchpadTool(db);
     expect(tool.name).toBe('scratchpad');
-    expect(tool.source).toBe('builtin');
     expect(tool.parameters).toMatchObject({ type: 'object', additionalProperties: false, required: ['action'] });
     expect(tool.description.length).toBeLessThan(200);
   });

@@ -184,7 +184,7 @@ describe('user-tool host recovery', () => {
     const db = await openDatabase(path.join(dataDir, 'hearth.db'));
     const registry = new ToolRegistry();
     const loadTimeoutMs = 3_000;
-    const manager = new UserToolManager({ toolsDir, db, registry, timeoutMs: 10_000, logger: createLogger('silent'), sessionFilesDir, loadTimeoutMs });
+    const manager = new UserToolManager({ toolsDir, db, source: registry.addSource('user', 'user'), timeoutMs: 10_000, logger: createLogger('silent'), sessionFilesDir, loadTimeoutMs });
     cleanups.push(async () => {
       await manager.close();
       await db.destroy();

@@ -21,7 +21,6 @@ const terminalLike: Tool<{ command: string }> = {
   name: 'terminal',
   description: 'bench',
   parameters: {},
-  source: 'builtin',
   commandSubject: true,
   subject: (args) => args.command,
   execute: async () => '',

@@ -57,7 +57,7 @@ export async function userToolCalls(): Promise<ScenarioResult> {
         db = await openDatabase(path.join(directory, 'hearth.db'));
         const registry = new ToolRegistry();
         const config = parseConfig({});
-        manager = new UserToolManager({ toolsDir, db, registry, timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger: createLogger('silent') });
+        manager = new UserToolManager({ toolsDir, db, source: registry.addSource('user', 'user'), timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger: createLogger('silent') });
         const firstLoadStarted = performance.now();
         const report = await manager.reload();
         const firstLoadMs = performance.now() - firstLoadStarted;

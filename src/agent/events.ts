@@ -5,7 +5,9 @@ export interface ToolSummary {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
-  source: 'builtin' | 'user';
+  source: 'builtin' | 'user' | 'mcp';
+  /** The MCP server an `mcp` tool comes from. */
+  server?: string;
 }
 
 export type AgentEvent =

@@ -30,7 +30,10 @@ export interface Tool<Arguments = any> {
   /** One or two sentences: it is sent to the model on every call. */
   description: string;
   parameters: JsonSchema;
-  source: 'builtin' | 'user';
+  /** The whole documentation `tool_manual` answers, when it says more than the description. */
+  manual?: string;
+  /** The tool says it destroys or overwrites something: under a default of allow, it is asked about unless a rule matches. */
+  destructive?: boolean;
   /**
    * The one line approval rules match for a call (the command, `<host> <command>`,
    * `<action> <path>`…); the tool's name when absent.

@@ -41,7 +41,6 @@ const houseTool: Tool = {
   name: 'house_lines',
   description: 'Answers compact lines about the house, as the home_assistant tool does.',
   parameters: { type: 'object', properties: {} },
-  source: 'builtin',
   execute: async () => houseLines.join('\n'),
 };
 

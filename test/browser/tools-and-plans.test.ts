@@ -15,7 +15,6 @@ function gatedTools() {
       name: 'wait_for_gate',
       description: 'Waits until the test opens the gate.',
       parameters: { type: 'object', properties: { item: { type: 'string' } }, required: ['item'], additionalProperties: false },
-      source: 'builtin',
       timeoutMs: 60_000,
       execute: () => gate,
     },
@@ -23,14 +22,12 @@ function gatedTools() {
       name: 'refuse',
       description: 'Always refuses.',
       parameters: { type: 'object', properties: {} },
-      source: 'builtin',
       execute: async () => ({ output: 'refused on purpose', success: false }),
     },
     {
       name: 'long_report',
       description: 'Prints a long report.',
       parameters: { type: 'object', properties: {} },
-      source: 'builtin',
       execute: async () => longReport,
     },
   ];

@@ -12,14 +12,12 @@ export function createTestTools(): Tool[] {
         required: ['a', 'b'],
         additionalProperties: false,
       },
-      source: 'builtin',
       execute: async (args: { a: number; b: number }) => String(args.a + args.b),
     },
     {
       name: 'explode',
       description: 'Always throws.',
       parameters: { type: 'object', properties: {} },
-      source: 'builtin',
       execute: async () => {
         throw new Error('the fuse was lit');
       },
@@ -28,7 +26,6 @@ export function createTestTools(): Tool[] {
       name: 'wait_for_stop',
       description: 'Runs until its signal aborts.',
       parameters: { type: 'object', properties: {} },
-      source: 'builtin',
       timeoutMs: 60_000,
       execute: (_args, context) =>
         new Promise((resolve) => context.signal.addEventListener('abort', () => resolve('aborted'), { once: true })),
@@ -37,7 +34,6 @@ export function createTestTools(): Tool[] {
       name: 'too_slow',
       description: 'Ignores its signal and never finishes in time.',
       parameters: { type: 'object', properties: {} },
-      source: 'builtin',
       timeoutMs: 50,
       execute: () => new Promise(() => {}),
     },
@@ -45,7 +41,6 @@ export function createTestTools(): Tool[] {
       name: 'report_session',
       description: 'Reports the session id it sees through the run context.',
       parameters: { type: 'object', properties: {} },
-      source: 'builtin',
       execute: async (_args, context) => {
         const { currentContext } = await import('../../src/context.ts');
         return `explicit=${context.sessionId} ambient=${currentContext()?.sessionId}`;

@@ -106,7 +106,6 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
     name: 'code_exec',
     description: 'Run a JavaScript (Node.js, ES module) or Python 3 program in the session work folder; returns exit code, stdout and stderr.',
     parameters,
-    source: 'builtin',
     subject: codeExecSubject,
     commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,

@@ -226,7 +226,6 @@ export function createFilesystemTool(options: FilesystemOptions): Tool<Filesyste
     name: 'filesystem',
     description: 'Read, write, append, list or delete files; make folders (mkdir). Relative paths are in this session\'s work folder; absolute paths only in allowed folders.',
     parameters,
-    source: 'builtin',
     subject: (args) => `${args.action} ${subjectPath(args.path, config.SESSION_FILES_DIR)}`,
     execute: run,
   };

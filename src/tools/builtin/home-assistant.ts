@@ -206,7 +206,6 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
     name: 'home_assistant',
     description: 'Home Assistant: find entities by everyday words, read states and history, call services (answers with what changed), list areas and services.',
     parameters,
-    source: 'builtin',
     subject(args) {
       if (args.action === 'call_service') return serviceCallSubject(resolveServiceCall(args));
       return [args.action, args.query ?? args.entity_id ?? args.domain ?? ''].join(' ').trim();

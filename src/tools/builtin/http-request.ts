@@ -92,7 +92,6 @@ export function createHttpRequestTool(options: HttpRequestOptions = {}): Tool<Ht
     name: 'http_request',
     description: 'Send an HTTP request (REST APIs, webhooks, local services) and return status, content type and body.',
     parameters,
-    source: 'builtin',
     subject: (args) => `${args.method} ${args.url}`,
     // Above the largest timeout_s, so the request's own timeout reports first.
     timeoutMs: (maximumTimeoutSeconds + 5) * 1000,

@@ -80,7 +80,6 @@ export function createImageViewTool(options: ImageViewOptions): Tool<Static<type
     name: 'image_view',
     description: 'Look at an image (png, jpeg, gif or webp, up to 10 MB) from a file path or a URL; you see it in your next step.',
     parameters,
-    source: 'builtin',
     subject: (args) => args.path ?? args.url ?? '',
     async execute(args, context) {
       if ((args.path === undefined) === (args.url === undefined)) return failure('Send exactly one of path or url.');

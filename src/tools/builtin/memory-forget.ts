@@ -19,7 +19,6 @@ export function createMemoryForgetTool(db: Db, onChange: () => void = () => {}):
     name: 'memory_forget',
     description: 'Delete a remembered fact by id, or by category and key. Use only when the user asks to forget something.',
     parameters,
-    source: 'builtin',
     async execute({ id, category, key }) {
       if (id === undefined && (category === undefined || key === undefined)) {
         return { output: 'Send id (from memory_search), or both category and key.', success: false };

@@ -23,7 +23,6 @@ export function createMemorySaveTool(db: Db, onChange: () => void = () => {}): T
     name: 'memory_save',
     description: 'Remember a durable fact about the user for later sessions; an existing category+key is replaced.',
     parameters,
-    source: 'builtin',
     async execute(args) {
       for (const field of ['category', 'key', 'value'] as const) {
         const text = field === 'value' ? args[field].trim() : factName(args[field]);

@@ -19,7 +19,6 @@ export function createMemorySearchTool(db: Db): Tool<Static<typeof parameters>> 
     name: 'memory_search',
     description: 'Search long-term memory about the user (facts kept across sessions). Answers matching facts, best first, with their ids.',
     parameters,
-    source: 'builtin',
     async execute({ query }) {
       if (query.trim() === '') return { output: 'Send query: the words to look for, e.g. "home server".', success: false };
       const { facts } = await searchFacts(db, query, maximumResults);

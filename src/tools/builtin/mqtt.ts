@@ -100,7 +100,6 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
     name: 'mqtt',
     description: 'Publish to an MQTT topic, or read a topic filter (+ and # wildcards): retained messages plus those arriving within wait_ms.',
     parameters,
-    source: 'builtin',
     timeoutMs: maximumWaitMs + 20_000,
     subject: (args) => `${args.action} ${args.topic}`,
     async execute(args, context) {

@@ -8,7 +8,6 @@ export function createReloadToolsTool(userTools: () => UserToolManager | undefin
     name: 'reload_tools',
     description: 'Reload the user tools from their folder now; reports which loaded and each file that failed, with its error.',
     parameters: Type.Object({}, { additionalProperties: false }),
-    source: 'builtin',
     async execute() {
       const manager = userTools();
       if (!manager) return { output: 'User tools are not available on this server.', success: false };

@@ -96,7 +96,6 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
     name: 'schedule',
     description: 'Reminders and recurring jobs: create (one of cron, every, at), list, cancel, pause, resume. See tool_manual schedule.',
     parameters,
-    source: 'builtin',
     subject: (args) => `${args.action} ${args.name ?? args.id ?? ''}`.trim(),
     async execute(args, context) {
       const book = deps.schedules();

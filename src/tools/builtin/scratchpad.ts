@@ -100,7 +100,6 @@ export function createScratchpadTool(db: Db, suggestedSections: SuggestedSection
     name: 'scratchpad',
     description: 'Named notes for this session that persist across turns: write or append to a section, read one or all, list, or clear.',
     parameters,
-    source: 'builtin',
     async execute(args, context) {
       const { name, error } = parseSection(args.section);
       if (error) return failure(error);

@@ -20,7 +20,6 @@ export function createSpawnAgentTool(runSubagent: SubagentRunner): Tool<Static<t
     description:
       'Hand a self-contained task to a sub-agent with no memory of this conversation; it works with its own notes and returns its final answer.',
     parameters,
-    source: 'builtin',
     timeoutMs: subagentTimeoutMs,
     execute: ({ task, profile_id: profileId }, context) => runSubagent(task, profileId, context),
   };

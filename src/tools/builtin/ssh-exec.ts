@@ -229,7 +229,6 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
     name: 'ssh_exec',
     description: 'Run a shell command on a remote host over SSH; returns stdout, stderr and exit code. Use a named connection from the SSH hosts file, or host and username.',
     parameters,
-    source: 'builtin',
     subject: (args) => `${args.connection ?? args.host ?? ''} ${args.command}`.trim(),
     commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,

@@ -14,7 +14,6 @@ export function createSwitchProfileTool(options: { db: Db; profiles: ProfileRegi
     name: 'switch_profile',
     description: "Switch this conversation to another profile; your prompt and tools change from the next step on.",
     parameters,
-    source: 'builtin',
     async execute({ profile_id: profileId }, context) {
       if (context.isSubagent) return { output: 'A sub-agent cannot switch profiles; finish the task with the tools you have.', success: false };
       const profile = profiles.get(profileId);

@@ -198,7 +198,6 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       ? 'Run a shell command (/bin/sh -c) in the session work folder; returns exit code, stdout and stderr.'
       : `Run a command in the session work folder; returns exit code, stdout and stderr. No shell (no pipes, redirects, $); allowed: ${allowedList}.`,
     parameters,
-    source: 'builtin',
     subject: (args) => args.command,
     commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,

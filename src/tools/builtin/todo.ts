@@ -62,7 +62,6 @@ export function createTodoTool(db: Db): Tool<TodoArguments> {
     name: 'todo',
     description: 'Checklist for multi-step work in this session: set the steps, update one item\'s status as you go, or read it.',
     parameters,
-    source: 'builtin',
     async execute(args, context) {
       const action: Action = args.action;
       switch (action) {

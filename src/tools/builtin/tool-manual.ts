@@ -12,7 +12,6 @@ export function createToolManualTool(options: { registry: ToolRegistry; manualsD
     name: 'tool_manual',
     description: "Read a tool's full manual: usage, examples, limits and errors. Read it before using a tool in an unfamiliar way.",
     parameters,
-    source: 'builtin',
     async execute({ name }) {
       const tool = registry.get(name)?.tool;
       const manual = /^[A-Za-z0-9_-]{1,64}$/.test(name) ? await readManual(path.join(manualsDir, `${name}.md`)) : undefined;

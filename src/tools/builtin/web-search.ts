@@ -168,7 +168,6 @@ export function createWebSearchTool(options: WebSearchOptions): Tool<WebSearchAr
     name: 'web_search',
     description: 'Search the web; returns numbered results with title, URL and snippet. Read a result with web_view.',
     parameters,
-    source: 'builtin',
     async execute(args, context) {
       const query = args.query.trim();
       if (query === '') return failure('Send query: the words to search for.');

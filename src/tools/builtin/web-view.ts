@@ -55,7 +55,6 @@ export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArg
     name: 'web_view',
     description: 'Read a web page: returns its title and main text without scripts, menus or markup. Plain text and JSON come back as is.',
     parameters,
-    source: 'builtin',
     subject: (args) => `GET ${args.url}`,
     async execute(args, context) {
       const url = parseHttpUrl(args.url);

@@ -53,7 +53,6 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
     description:
       'Create or replace one of your own tools (a TypeScript module), validate it and load it so you can call it right away. Read tool_manual write_tool first.',
     parameters,
-    source: 'builtin',
     subject: (args) => String(args.name),
     mustAsk(args) {
       // The gate may ask before the arguments were validated: read them defensively.

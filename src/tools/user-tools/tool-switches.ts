@@ -64,7 +64,7 @@ export class ToolSwitches extends EventEmitter<{ changed: [] }> {
 
   constructor(private readonly options: { toolsDir: string; registry: ToolRegistry; logger: Logger }) {
     super();
-    options.registry.setUserToolSwitch((name) => this.isEnabled(name));
+    options.registry.setSwitch((name) => this.isEnabled(name));
   }
 
   isEnabled(name: string): boolean {

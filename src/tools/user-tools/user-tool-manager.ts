@@ -10,7 +10,7 @@ import { sessionWorkFolder } from '../builtin/work-folder.ts';
 import type { Tool, ToolContext, ToolResult } from '../tool.ts';
 import { hearthInstance, processMarkerVariable } from '../process-markers.ts';
 import { toolEnvironment } from '../tool-environment.ts';
-import type { ToolRegistry } from '../tool-registry.ts';
+import type { ToolSource } from '../tool-registry.ts';
 import { compileArgumentsValidator } from '../validation.ts';
 import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } from './build-tools.ts';
 import { grantedFor, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
@@ -21,7 +21,8 @@ import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 export interface UserToolManagerOptions {
   toolsDir: string;
   db: Db;
-  registry: ToolRegistry;
+  /** The registry's `user` source, whose tools each reload replaces as a set. */
+  source: ToolSource;
   /** USER_TOOL_TIMEOUT_MS: the wall-clock limit of one call. */
   timeoutMs: number;
   logger: Logger;
@@ -297,7 +298,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       }
     }
 
-    const refused = this.options.registry.replaceUserTools(manifestHost.tools.map((entry) => this.toolFor(entry)));
+    const refused = this.options.source.replace(manifestHost.tools.map((entry) => this.toolFor(entry)));
     const grantsFailure = grantsProblem === undefined ? [] : [{ file: path.join(toolsDir, permissionsFileName), message: grantsProblem }];
     this.failures = [
       ...buildErrors,
@@ -481,7 +482,6 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       name: entry.name,
       description: entry.description,
       parameters: entry.parameters,
-      source: 'user',
       // The host enforces USER_TOOL_TIMEOUT_MS and ends stuck tools itself; this only backs it up.
       timeoutMs: this.options.timeoutMs + stopGraceMs + 2_000,
       execute: (args: Record<string, unknown>, context: ToolContext) => this.call(entry.name, args, context),
