@@ -71,6 +71,7 @@ export class ServerProcess implements Endpoint {
       DATA_DIR: options.dataDir,
       DB_PATH: options.databaseFile,
       SESSION_FILES_DIR: path.join(options.dataDir, 'session-files'),
+      MCP_CONFIG_FILE: path.join(options.dataDir, 'mcp.json'),
       LOG_LEVEL: 'silent',
       LLM_BACKEND: 'ollama',
       OLLAMA_HOST: options.llmUrl,

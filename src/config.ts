@@ -52,6 +52,8 @@ const ConfigSchema = Type.Object({
   MQTT_URL: Type.Union([Type.Literal(''), Type.String({ format: 'mqtt-url' })], { default: '' }),
   MQTT_USERNAME: Text(''),
   MQTT_PASSWORD: Text(''),
+  MCP_CONFIG_FILE: Text('mcp.json'),
+  MCP_TOOL_TIMEOUT_MS: Count(60000, 100),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

@@ -64,6 +64,8 @@ describe('parseConfig defaults', () => {
       MQTT_URL: '',
       MQTT_USERNAME: '',
       MQTT_PASSWORD: '',
+      MCP_CONFIG_FILE: 'mcp.json',
+      MCP_TOOL_TIMEOUT_MS: 60000,
       LOG_LEVEL: 'info',
     });
   });

@@ -115,7 +115,7 @@ describe('loadProfiles', () => {
       ['nameless.md', profileText('id: nameless'), 'missing required field "name"'],
       ['typo.md', profileText('id: typo\nname: Typo\nplaning_enabled: true'), 'unknown field "planing_enabled"'],
       ['bad_backend.md', profileText('id: bad_backend\nname: B\nbackend: claude'), 'backend must be one of: ollama, openai'],
-      ['bad_tool.md', profileText('id: bad_tool\nname: T\ntools: [todo, "web search"]'), 'tools[1] "web search" must be a tool name (letters, digits, _ or -, at most 64 characters) or *'],
+      ['bad_tool.md', profileText('id: bad_tool\nname: T\ntools: [todo, "web search"]'), 'tools[1] "web search" must be a tool name (letters, digits, _ or -, at most 64 characters), mcp:<server> or *'],
       ['twice.md', profileText('id: twice\nname: T\ntools: [todo, todo]'), 'tools lists an item twice'],
       ['example_text.md', profileText('id: example_text\nname: E\nexamples: Plan my week'), 'examples must be a list, not "Plan my week"'],
       ['empty_example.md', profileText('id: empty_example\nname: E\nexamples: ["Plan my week", ""]'), 'examples[1] must NOT have fewer than 1 characters'],

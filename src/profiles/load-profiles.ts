@@ -167,7 +167,7 @@ function describeSchemaError(error: ErrorObject, data: Record<string, unknown>):
         return `id ${describeValue(data.id)} must be lowercase letters, digits and underscores, starting with a letter (at most 64 characters)`;
       }
       if (error.instancePath.startsWith('/tools/')) {
-        return `${field} ${describeValue(valueAt(data, error.instancePath))} must be a tool name (letters, digits, _ or -, at most 64 characters) or *`;
+        return `${field} ${describeValue(valueAt(data, error.instancePath))} must be a tool name (letters, digits, _ or -, at most 64 characters), mcp:<server> or *`;
       }
       return `${field} ${describeValue(valueAt(data, error.instancePath))} must match ${String(error.params.pattern)}`;
     case 'uniqueItems':

@@ -5,7 +5,7 @@ import { profileTools } from '../agent/profile-tools.ts';
 import { ApiError } from '../errors.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
 import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
-import { toolEntries, toolErrors } from '../tools/user-tools/tool-entries.ts';
+import { toolEntries, toolErrors } from '../tools/tool-entries.ts';
 
 const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const SwitchBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });

@@ -60,6 +60,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     DATA_DIR: dataDir,
     PROFILES_DIR: profilesDir,
     TOOLS_DIR: path.join(dataDir, 'user-tools'),
+    MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
     SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
     LOG_LEVEL: 'silent',
     LLM_BACKEND: backend,

@@ -45,6 +45,7 @@ export async function startChildServer(dataDir: string, environment: Record<stri
       DATA_DIR: dataDir,
       PROFILES_DIR: path.join(dataDir, 'profiles'),
       TOOLS_DIR: path.join(dataDir, 'user-tools'),
+      MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
       SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
       LOG_LEVEL: 'warn',
       ...environment,
