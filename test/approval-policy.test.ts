@@ -70,6 +70,21 @@ describe('approval rules', () => {
     expect(judge(rules, { ...insisting, subject: 'evil_tool' }).verdict).toBe('deny');
   });
 
+  it('asks about a destructive tool under a default of allow, while deny and allow rules still decide', () => {
+    const destructive = { tool: 'fs__write_file', subject: 'fs__write_file', commandSubject: false, destructive: true };
+    // No approvals block: the default is allow, and a destructive tool is put to the person.
+    expect(judge(policy(undefined), destructive)).toEqual({ verdict: 'ask', rule: 'default (the tool is marked destructive)' });
+    expect(judge(policy({ default: 'allow', ask: ['terminal'] }), destructive)).toEqual({ verdict: 'ask', rule: 'default (the tool is marked destructive)' });
+    expect(judge(policy({ allow: ['fs__write_file'] }), destructive)).toEqual({ verdict: 'allow', rule: 'fs__write_file' });
+    expect(judge(policy({ deny: ['fs__write_file'] }), destructive)).toEqual({ verdict: 'deny', rule: 'fs__write_file' });
+    expect(judge(policy({ ask: ['fs__write_file'] }), destructive)).toEqual({ verdict: 'ask', rule: 'fs__write_file' });
+    // Stricter defaults are left as they are.
+    expect(judge(policy({ default: 'deny' }), destructive)).toEqual({ verdict: 'deny', rule: 'default' });
+    expect(judge(policy({ default: 'ask' }), destructive)).toEqual({ verdict: 'ask', rule: 'default' });
+    // A tool that is not destructive runs under the default of allow as before.
+    expect(judge(policy(undefined), { ...destructive, destructive: false })).toEqual({ verdict: 'allow', rule: 'default' });
+  });
+
   it('come from profile front matter, and a bad rule is a profile error naming the list', () => {
     const text = (approvals: string) => `---\nid: guarded\nname: Guarded\n${approvals}\n---\nPrompt.\n`;
     const parsed = parseProfile('/profiles/guarded.md', text('approvals:\n  default: ask\n  allow: ["terminal(ls *)"]'));

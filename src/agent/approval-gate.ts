@@ -74,6 +74,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       subject,
       commandSubject: tool.commandSubject === true,
       mustAsk: tool.mustAsk?.(args),
+      destructive: tool.destructive === true,
     });
     const record = { sessionId, callId: request.callId, tool: tool.name, subject, rule: judgement.rule, isSubagent: context.isSubagent };
 

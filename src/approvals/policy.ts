@@ -28,6 +28,8 @@ export interface ApprovalCall {
   commandSubject: boolean;
   /** The tool insists on asking for this call (a user tool wanting permissions). */
   mustAsk?: string | undefined;
+  /** The tool says it destroys or overwrites things (an MCP tool's destructiveHint): a default of allow asks instead. */
+  destructive?: boolean;
 }
 
 export interface Judgement {
@@ -86,7 +88,13 @@ function matches(rule: ApprovalRule, call: ApprovalCall, subject: string): boole
   return rule.tool === call.tool && (rule.pattern === undefined || rule.pattern.test(subject));
 }
 
-/** Precedence: deny, then allow, then ask, then the default (README: Approvals). */
+/** The rule text of a call asked about because its tool is destructive and no rule matched. */
+export const destructiveDefault = 'default (the tool is marked destructive)';
+
+/**
+ * Precedence: deny, then allow, then ask, then the default (README: Approvals). Under a default
+ * of allow a destructive tool's call is asked about; an allow rule naming it still lets it run.
+ */
 export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {
   const subject = normaliseSpaces(call.subject);
   const denied = policy.deny.find((rule) => matches(rule, call, subject));
@@ -97,6 +105,7 @@ export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {
   if (allowed) return { verdict: 'allow', rule: allowed.text };
   const asked = policy.ask.find((rule) => matches(rule, call, subject));
   if (asked) return { verdict: 'ask', rule: asked.text };
+  if (call.destructive === true && policy.default === 'allow') return { verdict: 'ask', rule: destructiveDefault };
   return { verdict: policy.default, rule: 'default' };
 }
 
