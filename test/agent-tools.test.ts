@@ -93,10 +93,18 @@ describe('spawn_agent', () => {
 });
 
 describe('list_tools and tool_manual', () => {
-  it('lists live tools with their source and returns a manual file or one generated from the schema', async () => {
+  it('lists live tools with their source and returns a manual file, the tool’s own manual, or one generated from the schema', async () => {
     const manuals = await mkdtemp(path.join(tmpdir(), 'hearth-manuals-'));
     await writeFile(path.join(manuals, 'todo.md'), '# todo\nThe long manual.');
-    hearth = await startHearth({ env: { MANUALS_DIR: manuals } });
+    await writeFile(path.join(manuals, 'overridden.md'), 'The file wins.');
+    const withManual = (name: string) => ({
+      name,
+      description: 'Short.',
+      parameters: { type: 'object', properties: {} },
+      manual: `# ${name}\nThe whole story, carried by the tool.`,
+      execute: async () => 'done',
+    });
+    hearth = await startHearth({ env: { MANUALS_DIR: manuals }, tools: [withManual('documented'), withManual('overridden')] });
     hearth.llm.script(
       {
         toolCalls: [
@@ -104,6 +112,8 @@ describe('list_tools and tool_manual', () => {
           { name: 'tool_manual', arguments: { name: 'todo' } },
           { name: 'tool_manual', arguments: { name: 'scratchpad' } },
           { name: 'tool_manual', arguments: { name: 'nothing' } },
+          { name: 'tool_manual', arguments: { name: 'documented' } },
+          { name: 'tool_manual', arguments: { name: 'overridden' } },
         ],
       },
       { content: 'ok' },
@@ -111,12 +121,15 @@ describe('list_tools and tool_manual', () => {
     const socket = await hearth.connect(await hearth.createSession());
     socket.send({ type: 'message', content: 'What can you do?' });
     await socket.next('stream_end');
-    const [list, todo, scratchpad, nothing] = socket.ofType('tool_call');
+    const [list, todo, scratchpad, nothing, documented, overridden] = socket.ofType('tool_call');
     expect(list!.result).toMatch(/- scratchpad \(builtin\): /);
     expect(list!.result).toMatch(/- tool_manual \(builtin\): /);
     expect(todo!.result).toBe('# todo\nThe long manual.');
     expect(scratchpad!.result).toMatch(/^# scratchpad\n[\s\S]*`action` \(one of write, append, read, clear, list, required\)/);
+    expect(scratchpad!.result).toContain('## Schema\n```json\n');
     expect(nothing).toMatchObject({ success: false });
+    expect(documented).toMatchObject({ success: true, result: '# documented\nThe whole story, carried by the tool.' });
+    expect(overridden!.result).toBe('The file wins.');
   });
 });
 

@@ -6,6 +6,11 @@ import type { ToolRegistry } from '../tool-registry.ts';
 
 const parameters = Type.Object({ name: Type.String({ description: 'Tool name' }) }, { additionalProperties: false });
 
+/**
+ * A tool's long documentation: the file `<name>.md` in MANUALS_DIR when there is one, else the
+ * manual the tool carries (an MCP tool's whole description and schema), else one generated from
+ * its description and parameters.
+ */
 export function createToolManualTool(options: { registry: ToolRegistry; manualsDir: string }): Tool<Static<typeof parameters>> {
   const { registry, manualsDir } = options;
   return {
@@ -20,7 +25,7 @@ export function createToolManualTool(options: { registry: ToolRegistry; manualsD
         const names = registry.list().map((known) => known.name).join(', ');
         return { output: `There is no tool or manual named "${name}". Tools: ${names}.`, success: false };
       }
-      return generatedManual(tool);
+      return tool.manual ?? generatedManual(tool);
     },
   };
 }
