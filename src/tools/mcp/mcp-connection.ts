@@ -1,0 +1,443 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { stat } from 'node:fs/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool as McpToolDefinition,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../logger.ts';
+import { hearthInstance, processMarkerVariable, signalCallProcesses } from '../process-markers.ts';
+import { toolEnvironment } from '../tool-environment.ts';
+import type { McpServerConfig } from './mcp-config.ts';
+
+export type McpConnectionState = 'connecting' | 'connected' | 'failed';
+
+/** Waits between attempts: `firstMs`, doubling up to `longestMs`. */
+export interface McpBackoff {
+  firstMs: number;
+  longestMs: number;
+}
+
+export interface McpConnectionOptions {
+  config: McpServerConfig;
+  /** HEARTH_PROCESS of a stdio server and everything it starts (see mcpProcessMarker). */
+  processMarker: string;
+  /** How long the server has to answer `initialize` (and each `tools/list`); 10 s when absent. */
+  initializeTimeoutMs?: number;
+  /** 1 s doubling to 60 s when absent. */
+  backoff?: McpBackoff;
+  logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
+}
+
+export interface McpCallOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+const clientInfo = { name: 'hearth', title: 'Hearth', version: '0.1.0' };
+const defaultInitializeTimeoutMs = 10_000;
+const defaultBackoff: McpBackoff = { firstMs: 1_000, longestMs: 60_000 };
+/** How long ending a stdio server waits for it to exit after SIGKILL before it moves on. */
+const exitWaitMs = 2_000;
+/** How long ending an HTTP session waits for the server to acknowledge it. */
+const sessionEndWaitMs = 1_000;
+const stderrKept = 4_000;
+
+/**
+ * The marker of one MCP server's processes: `<instance>:mcp:<server>.<random>`. Like a tool call's
+ * marker, it passes to everything the server starts; Hearth's start ends whatever a previous run
+ * left behind with it.
+ */
+export function mcpProcessMarker(dataDir: string, server: string): string {
+  return `${hearthInstance(dataDir)}:mcp:${server}.${randomBytes(6).toString('hex')}`;
+}
+
+interface Attempt {
+  client: Client;
+  transport: Transport;
+  /** The stdio server's process, from the moment it is spawned. */
+  child?: ChildProcess;
+  /** Resolves once the child has exited (or could not be spawned). */
+  exited?: Promise<void>;
+  stderr: string;
+  connected: boolean;
+  /** Ended on purpose (close, a failure already handled): a close of its transport is no news. */
+  ended: boolean;
+  listing: boolean;
+  listAgain: boolean;
+}
+
+/**
+ * Hearth's connection to one MCP server through the official SDK client, over stdio or Streamable
+ * HTTP. It reports `connecting`, then `connected` with the server's tools or `failed` with a
+ * message a person can act on; lists the tools again on `notifications/tools/list_changed`; and
+ * after a failure or a lost connection tries again with backoff until it is closed. A stdio
+ * server sees only a safe environment plus its configured `env`, and is ended with everything it
+ * started when the connection ends. `changed` is emitted after each change of state, message or
+ * tools.
+ */
+export class McpConnection extends EventEmitter<{ changed: [] }> {
+  readonly name: string;
+  private currentState: McpConnectionState = 'connecting';
+  private currentMessage: string | undefined;
+  private currentTools: McpToolDefinition[] = [];
+  private attempt: Attempt | undefined;
+  private readonly endings = new Set<Promise<void>>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private connectedAt = 0;
+  private started = false;
+  private closed = false;
+  private readonly initializeTimeoutMs: number;
+  private readonly backoff: McpBackoff;
+
+  constructor(private readonly options: McpConnectionOptions) {
+    super();
+    this.name = options.config.name;
+    this.initializeTimeoutMs = options.initializeTimeoutMs ?? defaultInitializeTimeoutMs;
+    this.backoff = options.backoff ?? defaultBackoff;
+  }
+
+  get config(): McpServerConfig {
+    return this.options.config;
+  }
+
+  get state(): McpConnectionState {
+    return this.currentState;
+  }
+
+  /** Why it failed; undefined while connecting or connected. */
+  get message(): string | undefined {
+    return this.currentMessage;
+  }
+
+  /** The server's tools while connected (tools that must run as tasks left out); none otherwise. */
+  get tools(): readonly McpToolDefinition[] {
+    return this.currentTools;
+  }
+
+  /** The stdio server's process id while it runs. */
+  get pid(): number | undefined {
+    const child = this.attempt?.child;
+    return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+  }
+
+  /** Starts connecting in the background; the outcome arrives as `changed`. */
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    void this.connect();
+  }
+
+  /**
+   * Calls one tool. An abort of `signal` or the end of `timeoutMs` makes the SDK send the server
+   * `notifications/cancelled` for the request and rejects at once.
+   */
+  async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
+    const attempt = this.attempt;
+    if (this.currentState !== 'connected' || !attempt?.connected) {
+      throw new Error(`The MCP server ${this.name} is not connected${this.currentMessage ? `: ${this.currentMessage}` : ''}.`);
+    }
+    try {
+      const result = await attempt.client.callTool({ name, arguments: args }, undefined, { signal: options.signal, timeout: options.timeoutMs });
+      return result as CallToolResult;
+    } catch (error) {
+      // An abort, a timeout (McpError RequestTimeout) or a closed connection (ConnectionClosed) reach the tool as the SDK words them.
+      if (this.options.config.transport === 'http' && isLostHttpConnection(error)) {
+        this.lost(attempt, `lost the connection: ${describeHttpFailure(this.options.config.url, error)}`);
+        throw new Error(`The MCP server ${this.name} cannot be reached: ${describeHttpFailure(this.options.config.url, error)}.`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /** Stops retrying and ends the connection; a stdio server and whatever it started are gone when this resolves. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const attempt = this.attempt;
+    // A server still starting gets no grace: it has nothing to finish.
+    if (attempt) this.end(attempt, attempt.connected ? 'graceful' : 'kill');
+    while (this.endings.size > 0) await Promise.all([...this.endings]);
+  }
+
+  private async connect(): Promise<void> {
+    const attempt = this.newAttempt();
+    this.attempt = attempt;
+    try {
+      await this.checkWorkingFolder();
+      if (attempt.ended) return;
+      await attempt.client.connect(attempt.transport, { timeout: this.initializeTimeoutMs });
+      if (attempt.ended) return;
+      await this.listTools(attempt);
+    } catch (error) {
+      if (attempt.ended) return;
+      this.fail(attempt, this.describeStartFailure(attempt, error));
+      return;
+    }
+    if (attempt.ended) return;
+    attempt.connected = true;
+    this.connectedAt = Date.now();
+    this.options.logger?.info({ tools: this.currentTools.length }, `MCP server ${this.name} connected`);
+    this.set('connected', undefined);
+  }
+
+  private newAttempt(): Attempt {
+    const config = this.options.config;
+    const client = new Client(clientInfo, { capabilities: {} });
+    const transport =
+      config.transport === 'stdio'
+        ? new StdioClientTransport({
+            command: config.command,
+            args: config.args,
+            env: this.childEnvironment(),
+            ...(config.cwd !== undefined && { cwd: config.cwd }),
+            stderr: 'pipe',
+          })
+        : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+    const attempt: Attempt = { client, transport, stderr: '', connected: false, ended: false, listing: false, listAgain: false };
+    if (transport instanceof StdioClientTransport) this.watchChild(attempt, transport);
+
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (attempt.listing) attempt.listAgain = true;
+      else if (attempt.connected && !attempt.ended) {
+        void this.listTools(attempt).catch((error: unknown) => {
+          if (!attempt.ended) this.options.logger?.warn({ err: error }, `listing the tools of the MCP server ${this.name} again failed; the previous list stays`);
+        });
+      }
+    });
+    client.onclose = () => {
+      if (attempt.connected && !attempt.ended) this.lost(attempt, this.describeExit(attempt, 'exited') ?? 'closed the connection');
+    };
+    client.onerror = (error) => {
+      this.options.logger?.debug({ err: error }, `MCP server ${this.name}: ${error.message}`);
+      // The HTTP transport gives up on the server's event stream after its own retries.
+      if (config.transport === 'http' && /Maximum reconnection attempts|Failed to reconnect/.test(error.message) && attempt.connected && !attempt.ended) {
+        this.lost(attempt, `lost the connection: ${error.message}`);
+      }
+    };
+    return attempt;
+  }
+
+  /**
+   * The SDK's stdio transport keeps its child private and forgets it on close; the exit status
+   * that tells a person why a server stopped is only on the child, so it is taken at spawn.
+   */
+  private watchChild(attempt: Attempt, transport: StdioClientTransport): void {
+    const start = transport.start.bind(transport);
+    transport.start = () => {
+      const starting = start();
+      const child = (transport as unknown as { _process?: ChildProcess })._process;
+      if (child) {
+        attempt.child = child;
+        attempt.exited = new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.once('error', () => {
+            if (child.pid === undefined) resolve();
+          });
+        });
+        child.stderr?.on('data', (chunk: Buffer) => {
+          attempt.stderr = (attempt.stderr + chunk.toString('utf8')).slice(-stderrKept);
+          this.options.logger?.debug({ stderr: chunk.toString('utf8').trimEnd() }, `MCP server ${this.name} wrote to stderr`);
+        });
+      }
+      return starting;
+    };
+  }
+
+  /** Never the server's own environment (AUTH_TOKEN, API keys): the safe base, the server's `env`, and the marker. */
+  private childEnvironment(): Record<string, string> {
+    const config = this.options.config;
+    const environment: Record<string, string> = {};
+    for (const [name, value] of Object.entries(toolEnvironment(''))) if (value !== undefined) environment[name] = value;
+    return { ...environment, ...(config.transport === 'stdio' ? config.env : {}), [processMarkerVariable]: this.options.processMarker };
+  }
+
+  private async checkWorkingFolder(): Promise<void> {
+    const config = this.options.config;
+    if (config.transport !== 'stdio' || config.cwd === undefined) return;
+    const found = await stat(config.cwd).catch(() => undefined);
+    if (!found?.isDirectory()) throw new StartFailure(`its working folder (cwd) does not exist: ${config.cwd}`);
+  }
+
+  /** Lists every page of tools, again for as long as `list_changed` arrives meanwhile. */
+  private async listTools(attempt: Attempt): Promise<void> {
+    attempt.listing = true;
+    try {
+      do {
+        attempt.listAgain = false;
+        const definitions = await this.fetchTools(attempt.client);
+        if (attempt.ended) return;
+        this.currentTools = definitions;
+        if (attempt.connected) this.emit('changed');
+      } while (attempt.listAgain && !attempt.ended);
+    } finally {
+      attempt.listing = false;
+    }
+  }
+
+  private async fetchTools(client: Client): Promise<McpToolDefinition[]> {
+    if (!client.getServerCapabilities()?.tools) return [];
+    const tools: McpToolDefinition[] = [];
+    const cursors = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.initializeTimeoutMs });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+      // A server that hands out a cursor twice would be listed forever.
+      if (cursor !== undefined && cursors.has(cursor)) break;
+      if (cursor !== undefined) cursors.add(cursor);
+    } while (cursor !== undefined);
+    const skipped = tools.filter((tool) => tool.execution?.taskSupport === 'required');
+    if (skipped.length > 0) {
+      this.options.logger?.debug({ tools: skipped.map((tool) => tool.name) }, `MCP server ${this.name}: tools that only run as tasks are left out`);
+    }
+    return tools.filter((tool) => tool.execution?.taskSupport !== 'required');
+  }
+
+  /** A connected attempt's connection dropped: end it and try again with backoff. */
+  private lost(attempt: Attempt, message: string): void {
+    if (attempt.ended || attempt !== this.attempt) return;
+    // A connection that held for a while starts the backoff over; one that keeps dropping waits longer each time.
+    if (Date.now() - this.connectedAt >= this.backoff.longestMs) this.failures = 0;
+    this.fail(attempt, message);
+  }
+
+  private fail(attempt: Attempt, message: string): void {
+    this.end(attempt, 'kill');
+    if (this.closed) return;
+    if (this.currentState !== 'failed' || this.currentMessage !== message) {
+      this.options.logger?.warn(`MCP server ${this.name} failed: ${message}; trying again with backoff`);
+    }
+    this.currentTools = [];
+    this.set('failed', message);
+    const delay = Math.min(this.backoff.firstMs * 2 ** this.failures, this.backoff.longestMs);
+    this.failures += 1;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      // The next attempt starts once everything the last one started has ended.
+      void Promise.all([...this.endings]).then(() => {
+        if (!this.closed) void this.connect();
+      });
+    }, delay);
+  }
+
+  /** Ends an attempt; tracked in `endings` so close() can wait for it. */
+  private end(attempt: Attempt, how: 'graceful' | 'kill'): void {
+    if (attempt.ended) return;
+    attempt.ended = true;
+    const ending = this.endAttempt(attempt, how).catch((error: unknown) => {
+      this.options.logger?.warn({ err: error }, `ending the MCP server ${this.name} failed`);
+    });
+    this.endings.add(ending);
+    void ending.finally(() => this.endings.delete(ending));
+  }
+
+  private async endAttempt(attempt: Attempt, how: 'graceful' | 'kill'): Promise<void> {
+    const { client, transport, child } = attempt;
+    if (transport instanceof StreamableHTTPClientTransport) {
+      if (how === 'graceful' && transport.sessionId !== undefined) {
+        await Promise.race([transport.terminateSession().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, sessionEndWaitMs))]);
+      }
+      await client.close();
+      return;
+    }
+    // A failed server gets no grace; a working one is closed as the MCP spec asks: stdin, then SIGTERM, then SIGKILL.
+    if (how === 'kill' && child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await client.close();
+    if (child && attempt.exited) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await Promise.race([attempt.exited, new Promise((resolve) => setTimeout(resolve, exitWaitMs))]);
+    }
+    // Whatever it started (and left running, perhaps in a session of its own) carries the marker.
+    await signalCallProcesses(this.options.processMarker, 'SIGKILL');
+  }
+
+  private set(state: McpConnectionState, message: string | undefined): void {
+    this.currentState = state;
+    this.currentMessage = message;
+    this.emit('changed');
+  }
+
+  private describeStartFailure(attempt: Attempt, error: unknown): string {
+    if (error instanceof StartFailure) return error.message;
+    const config = this.options.config;
+    if (config.transport === 'http') {
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return `did not answer initialize within ${seconds(this.initializeTimeoutMs)}`;
+      return describeHttpFailure(config.url, error);
+    }
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return `command not found: ${config.command}`;
+    if (code === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
+    const printed = lastLines(attempt.stderr);
+    // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return `did not answer initialize within ${seconds(this.initializeTimeoutMs)}${printed ? `; it printed: ${printed}` : ''}`;
+    }
+    // The transport reports the close after the child's exit, so a server that exited at start has its status set.
+    const exit = this.describeExit(attempt, 'exited at start');
+    if (exit !== undefined) return exit;
+    return `${(error as Error).message}${printed ? `; it printed: ${printed}` : ''}`;
+  }
+
+  /** `exited with code 1: <stderr>` once the child has exited; undefined while it runs. */
+  private describeExit(attempt: Attempt, verb: string): string | undefined {
+    const child = attempt.child;
+    if (!child || (child.exitCode === null && child.signalCode === null)) return undefined;
+    const how = child.exitCode !== null ? `${verb} with code ${child.exitCode}` : `${verb} on signal ${child.signalCode}`;
+    const printed = lastLines(attempt.stderr);
+    return printed ? `${how}: ${printed}` : how;
+  }
+}
+
+/** A failure described before the SDK is involved. */
+class StartFailure extends Error {}
+
+function seconds(milliseconds: number): string {
+  return `${Math.round(milliseconds / 100) / 10} s`;
+}
+
+/** The last few lines a server wrote to stderr, on one line. */
+function lastLines(text: string): string {
+  const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  const tail = lines.slice(-3).join(' / ');
+  return tail.length > 400 ? `…${tail.slice(-400)}` : tail;
+}
+
+/** The URL without its query (which may carry a key) for messages. */
+function describeEndpoint(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
+
+function describeHttpFailure(url: string, error: unknown): string {
+  const endpoint = describeEndpoint(url);
+  if (error instanceof StreamableHTTPError && typeof error.code === 'number') {
+    if (error.code === 401 || error.code === 403) return `${endpoint} answered HTTP ${error.code}: check the "headers" (an Authorization token?)`;
+    if (error.code === 404) return `${endpoint} answered HTTP 404: check the "url" (Streamable HTTP endpoints often end in /mcp)`;
+    return `${endpoint} answered HTTP ${error.code}: ${error.message.replace(/^Streamable HTTP error: /, '')}`;
+  }
+  const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
+  const code = cause?.code ?? (error as NodeJS.ErrnoException).code;
+  if (code === 'ECONNREFUSED') return `cannot reach ${endpoint}: connection refused (is the server running?)`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot reach ${endpoint}: host not found`;
+  if (code === 'ECONNRESET') return `cannot reach ${endpoint}: the connection was reset`;
+  return `cannot reach ${endpoint}: ${(cause ?? (error as Error)).message}`;
+}
+
+/** A failure of the HTTP request itself, or a session the server no longer knows: connect again. */
+function isLostHttpConnection(error: unknown): boolean {
+  if (error instanceof StreamableHTTPError) return error.code === 404;
+  return error instanceof TypeError;
+}

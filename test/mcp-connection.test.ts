@@ -1,0 +1,311 @@
+// DESIGN §16: one MCP server's connection through the official SDK client, against real servers
+// (the reference servers from npm and a fixture built with the SDK's McpServer) as child processes.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { McpConnection, mcpProcessMarker, type McpBackoff } from '../src/tools/mcp/mcp-connection.ts';
+import { processMarkerVariable } from '../src/tools/process-markers.ts';
+import {
+  everythingStdio,
+  exitsAtStart,
+  filesystemStdio,
+  fixtureServer,
+  hangsAtInitialize,
+  missingCommand,
+  readFixtureLog,
+  serverConfig,
+  startEverythingHttp,
+  startRecordingProxy,
+  type McpEntry,
+  type RecordingProxy,
+  type RunningHttpServer,
+} from './support/mcp-servers.ts';
+import { processHasEnded } from './support/processes.ts';
+import { waitUntil } from './support/wait-until.ts';
+
+let dataDir: string;
+const connections: McpConnection[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-mcp-connection-'));
+});
+afterEach(async () => {
+  await Promise.all(connections.splice(0).map((connection) => connection.close()));
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function open(name: string, entry: McpEntry, options: { initializeTimeoutMs?: number; backoff?: McpBackoff } = {}): McpConnection {
+  const connection = new McpConnection({ config: serverConfig(name, entry, dataDir), processMarker: mcpProcessMarker(dataDir, name), ...options });
+  connections.push(connection);
+  connection.start();
+  return connection;
+}
+
+/** Resolves at the first `changed` (or at once) after which `holds` is true. */
+function until(connection: McpConnection, holds: (connection: McpConnection) => boolean, timeoutMs = 15_000): Promise<void> {
+  if (holds(connection)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      connection.off('changed', check);
+      reject(new Error(`not reached within ${timeoutMs} ms; state ${connection.state}, message ${connection.message}`));
+    }, timeoutMs);
+    function check(): void {
+      if (!holds(connection)) return;
+      clearTimeout(timer);
+      connection.off('changed', check);
+      resolve();
+    }
+    connection.on('changed', check);
+  });
+}
+
+const connected = (connection: McpConnection) => until(connection, (current) => current.state === 'connected');
+const failed = (connection: McpConnection) => until(connection, (current) => current.state === 'failed');
+
+function call(connection: McpConnection, name: string, args: Record<string, unknown> = {}, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<CallToolResult> {
+  return connection.callTool(name, args, { signal: options.signal ?? new AbortController().signal, timeoutMs: options.timeoutMs ?? 30_000 });
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+}
+
+const toolNames = (connection: McpConnection) => connection.tools.map((tool) => tool.name);
+
+describe('the reference servers', () => {
+  it('connects to server-everything over stdio, lists its tools and calls one', async () => {
+    const connection = open('everything', everythingStdio());
+    expect(connection.state).toBe('connecting');
+    await connected(connection);
+    expect(toolNames(connection)).toEqual(expect.arrayContaining(['echo', 'get-sum', 'get-env', 'trigger-long-running-operation']));
+    // It also has a tool that only runs as a task; Hearth calls tools directly, so it is left out.
+    expect(toolNames(connection)).not.toContain('simulate-research-query');
+    expect(textOf(await call(connection, 'echo', { message: 'hello' }))).toBe('Echo: hello');
+    expect(textOf(await call(connection, 'get-sum', { a: 2, b: 3 }))).toContain('5');
+  });
+
+  it('connects to server-filesystem over stdio, rooted in a folder, and lists that folder', async () => {
+    const root = path.join(dataDir, 'files');
+    await mkdir(root);
+    await writeFile(path.join(root, 'notes.txt'), 'milk, eggs\n');
+    const connection = open('files', filesystemStdio(root));
+    await connected(connection);
+    expect(toolNames(connection)).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_directory']));
+    expect(textOf(await call(connection, 'list_directory', { path: root }))).toContain('notes.txt');
+    expect(textOf(await call(connection, 'read_text_file', { path: path.join(root, 'notes.txt') }))).toContain('milk, eggs');
+  });
+
+  it('connects to server-everything over Streamable HTTP', async () => {
+    const server = await startEverythingHttp();
+    cleanups.push(() => server.close());
+    const connection = open('everything_http', server.entry);
+    await connected(connection);
+    expect(toolNames(connection)).toContain('echo');
+    expect(textOf(await call(connection, 'echo', { message: 'over http' }))).toBe('Echo: over http');
+    expect(connection.pid).toBeUndefined();
+  });
+});
+
+describe('stopping a call', () => {
+  let server: RunningHttpServer;
+  let proxy: RecordingProxy;
+
+  it('aborting server-everything\'s long-running operation returns within 1 s and the server receives notifications/cancelled on the wire', async () => {
+    server = await startEverythingHttp();
+    proxy = await startRecordingProxy(server.url);
+    cleanups.push(() => proxy.close(), () => server.close());
+    const connection = open('everything_http', { url: proxy.url });
+    await connected(connection);
+
+    const stop = new AbortController();
+    const running = call(connection, 'trigger-long-running-operation', { duration: 30, steps: 30 }, { signal: stop.signal });
+    const request = await waitUntil(() => proxy.received.find((message) => message.method === 'tools/call'));
+    const stoppedAt = performance.now();
+    stop.abort();
+    await expect(running).rejects.toThrow();
+    expect(performance.now() - stoppedAt).toBeLessThan(1_000);
+
+    const cancelled = await waitUntil(() => proxy.received.find((message) => message.method === 'notifications/cancelled'));
+    expect(cancelled.params?.requestId).toBe(request.id);
+  });
+
+  it('aborting a call over stdio cancels it in the server: its handler sees the abort', async () => {
+    const log = path.join(dataDir, 'fixture.log');
+    const connection = open('fixture', fixtureServer({ log }));
+    await connected(connection);
+
+    const stop = new AbortController();
+    const running = call(connection, 'sleep', { ms: 30_000 }, { signal: stop.signal });
+    const sleeping = await waitUntil(async () => (await readFixtureLog(log)).find((entry) => entry.event === 'sleeping'));
+    const stoppedAt = performance.now();
+    stop.abort();
+    await expect(running).rejects.toThrow();
+    expect(performance.now() - stoppedAt).toBeLessThan(1_000);
+
+    const entries = await waitUntil(async () => {
+      const all = await readFixtureLog(log);
+      return all.some((entry) => entry.event === 'aborted') && all;
+    });
+    const cancelled = entries.find((entry) => entry.method === 'notifications/cancelled');
+    expect(cancelled?.params?.requestId).toBe(sleeping.requestId);
+    expect(entries.find((entry) => entry.event === 'aborted')?.requestId).toBe(sleeping.requestId);
+    // The connection stays usable.
+    expect(textOf(await call(connection, 'echo', { text: 'still here' }))).toBe('still here');
+  });
+
+  it('a call that passes its timeout is rejected as a timeout and cancelled in the server', async () => {
+    const log = path.join(dataDir, 'fixture.log');
+    const connection = open('fixture', fixtureServer({ log }));
+    await connected(connection);
+    const error = await call(connection, 'sleep', { ms: 30_000 }, { timeoutMs: 300 }).catch((reason: unknown) => reason);
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
+    await waitUntil(async () => (await readFixtureLog(log)).some((entry) => entry.method === 'notifications/cancelled'));
+  });
+});
+
+describe('servers that fail', () => {
+  it('a command that does not exist', async () => {
+    const connection = open('ghost', missingCommand());
+    await failed(connection);
+    expect(connection.message).toBe('command not found: hearth-test-no-such-command');
+    expect(connection.tools).toEqual([]);
+  });
+
+  it('a server that exits at start, with the end of what it printed', async () => {
+    const connection = open('weather', exitsAtStart());
+    await failed(connection);
+    expect(connection.message).toBe('exited at start with code 1: Error: WEATHER_API_KEY is not set');
+  });
+
+  it('a server that never answers initialize fails after the timeout and is ended', async () => {
+    const connection = open('stuck', hangsAtInitialize(), { initializeTimeoutMs: 500 });
+    const pid = await waitUntil(() => connection.pid);
+    await failed(connection);
+    expect(connection.message).toBe('did not answer initialize within 0.5 s');
+    await waitUntil(() => processHasEnded(pid));
+  });
+
+  it('a working folder that does not exist', async () => {
+    const connection = open('elsewhere', { ...everythingStdio(), cwd: 'no-such-folder' });
+    await failed(connection);
+    expect(connection.message).toBe(`its working folder (cwd) does not exist: ${path.join(dataDir, 'no-such-folder')}`);
+  });
+
+  it('an HTTP endpoint nobody listens on', async () => {
+    const server = await startEverythingHttp();
+    const url = server.url;
+    await server.close();
+    const connection = open('gone', { url: `${url}?key=secret` });
+    await failed(connection);
+    expect(connection.message).toBe(`cannot reach ${url}: connection refused (is the server running?)`);
+  });
+
+  it('a call to a server that is not connected says so', async () => {
+    const connection = open('ghost', missingCommand());
+    await failed(connection);
+    await expect(call(connection, 'anything')).rejects.toThrow('The MCP server ghost is not connected: command not found: hearth-test-no-such-command.');
+  });
+});
+
+describe('the server\'s process', () => {
+  it('gets a safe environment: none of Hearth\'s secrets, its own env and the process marker', async () => {
+    const saved = { AUTH_TOKEN: process.env.AUTH_TOKEN, OPENAI_API_KEY: process.env.OPENAI_API_KEY };
+    process.env.AUTH_TOKEN = 'hearth-secret-token';
+    process.env.OPENAI_API_KEY = 'sk-hearth-secret';
+    try {
+      const marker = mcpProcessMarker(dataDir, 'everything');
+      const connection = new McpConnection({ config: serverConfig('everything', { ...everythingStdio(), env: { WEATHER_CITY: 'Berlin' } }, dataDir), processMarker: marker });
+      connections.push(connection);
+      connection.start();
+      await connected(connection);
+      const environment = JSON.parse(textOf(await call(connection, 'get-env'))) as Record<string, string>;
+      expect(environment.AUTH_TOKEN).toBeUndefined();
+      expect(environment.OPENAI_API_KEY).toBeUndefined();
+      expect(environment.WEATHER_CITY).toBe('Berlin');
+      expect(environment[processMarkerVariable]).toBe(marker);
+      expect(environment.PATH).toBe(process.env.PATH);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
+  it('close() ends the server and what it started in a session of its own', async () => {
+    const connection = open('fixture', fixtureServer());
+    await connected(connection);
+    const pid = connection.pid!;
+    const grandchild = Number(textOf(await call(connection, 'spawn_child')));
+    expect(processHasEnded(grandchild)).toBe(false);
+    await connection.close();
+    expect(processHasEnded(pid)).toBe(true);
+    expect(processHasEnded(grandchild)).toBe(true);
+  });
+
+  it('close() while the server is still starting ends it', async () => {
+    const connection = open('stuck', hangsAtInitialize(), { initializeTimeoutMs: 30_000 });
+    const pid = await waitUntil(() => connection.pid);
+    await connection.close();
+    expect(processHasEnded(pid)).toBe(true);
+    expect(connection.state).toBe('connecting');
+  });
+});
+
+describe('the tool list', () => {
+  it('follows notifications/tools/list_changed', async () => {
+    const connection = open('fixture', fixtureServer());
+    await connected(connection);
+    expect(toolNames(connection)).not.toContain('late');
+    await call(connection, 'add_tool', { name: 'late' });
+    await until(connection, (current) => toolNames(current).includes('late'));
+    expect(textOf(await call(connection, 'late'))).toBe('I am late');
+    await call(connection, 'remove_tool', { name: 'late' });
+    await until(connection, (current) => !toolNames(current).includes('late'));
+  });
+
+  it('follows the pages of tools/list', async () => {
+    const connection = open('paged', fixtureServer({ pageSize: 2 }));
+    await connected(connection);
+    expect(toolNames(connection).sort()).toEqual(['add_tool', 'crash', 'echo', 'env', 'pid', 'remove_tool', 'sleep', 'spawn_child']);
+  });
+});
+
+describe('a dropped connection', () => {
+  it('a crash is reported with its exit and reconnected, a new process', async () => {
+    const connection = open('fixture', fixtureServer(), { backoff: { firstMs: 100, longestMs: 10_000 } });
+    await connected(connection);
+    const first = connection.pid!;
+    const dropped = failed(connection);
+    await expect(call(connection, 'crash', { code: 7 })).rejects.toThrow();
+    await dropped;
+    expect(connection.message).toBe('exited with code 7: crashing on purpose with code 7');
+    expect(connection.tools).toEqual([]);
+    await connected(connection);
+    expect(connection.pid).not.toBe(first);
+    expect(processHasEnded(first)).toBe(true);
+    expect(textOf(await call(connection, 'echo', { text: 'back' }))).toBe('back');
+  });
+
+  it('a server that keeps crashing is retried after waits that double', async () => {
+    const connection = open('flaky', fixtureServer({ crashAfterMs: 200 }), { backoff: { firstMs: 150, longestMs: 10_000 } });
+    const moments: { state: string; at: number }[] = [];
+    connection.on('changed', () => {
+      const last = moments.at(-1);
+      if (last?.state !== connection.state) moments.push({ state: connection.state, at: performance.now() });
+    });
+    await until(connection, () => moments.filter((moment) => moment.state === 'connected').length >= 4);
+    await connection.close();
+    // Each wait runs from a failure to the next connection, which also takes the server's start.
+    const waits = moments.flatMap((moment, index) => (moment.state === 'connected' && index > 0 ? [moment.at - moments[index - 1]!.at] : []));
+    expect(waits.length).toBeGreaterThanOrEqual(3);
+    expect(waits[0]).toBeGreaterThanOrEqual(150);
+    expect(waits[1]).toBeGreaterThanOrEqual(300);
+    expect(waits[2]).toBeGreaterThanOrEqual(600);
+  });
+});
