@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 
-export type IntegrationState = 'connected' | 'connecting' | 'failed' | 'not_configured';
+/** `removed` is only ever announced, when an integration is taken out (an MCP server deleted from mcp.json); it is never listed. */
+export type IntegrationState = 'connected' | 'connecting' | 'failed' | 'not_configured' | 'removed';
 
 /** One connection Hearth keeps to something outside it: Home Assistant, an MQTT broker, an MCP server, a channel. */
 export interface IntegrationStatus {
@@ -19,7 +20,7 @@ interface IntegrationRegistryEvents {
 /**
  * The status of every integration, for `GET /integrations` and the `integration_status`
  * event of /ws/events. Each integration reports its own changes; an unchanged report is
- * not announced again.
+ * not announced again. One that is taken out is announced once more, as `removed`.
  */
 export class IntegrationRegistry extends EventEmitter<IntegrationRegistryEvents> {
   private readonly statuses = new Map<string, IntegrationStatus>();
@@ -28,6 +29,12 @@ export class IntegrationRegistry extends EventEmitter<IntegrationRegistryEvents>
     const previous = this.statuses.get(status.name);
     this.statuses.set(status.name, status);
     if (!previous || JSON.stringify(previous) !== JSON.stringify(status)) this.emit('changed', status);
+  }
+
+  /** Takes an integration out of the list and announces it as `removed`; nothing when it was not there. */
+  remove(name: string): void {
+    if (!this.statuses.delete(name)) return;
+    this.emit('changed', { name, status: 'removed', details: {} });
   }
 
   get(name: string): IntegrationStatus | undefined {
