@@ -19,8 +19,6 @@ import {
   startEverythingHttp,
   startRecordingProxy,
   type McpEntry,
-  type RecordingProxy,
-  type RunningHttpServer,
 } from './support/mcp-servers.ts';
 import { processHasEnded } from './support/processes.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -110,13 +108,23 @@ describe('the reference servers', () => {
   });
 });
 
-describe('stopping a call', () => {
-  let server: RunningHttpServer;
-  let proxy: RecordingProxy;
+describe('Streamable HTTP settings', () => {
+  it('sends the configured headers with every request', async () => {
+    const server = await startEverythingHttp();
+    const proxy = await startRecordingProxy(server.url);
+    cleanups.push(() => proxy.close(), () => server.close());
+    const connection = open('remote', { url: proxy.url, headers: { Authorization: 'Bearer t0ken' } });
+    await connected(connection);
+    await call(connection, 'echo', { message: 'with a token' });
+    expect(proxy.headers.length).toBeGreaterThanOrEqual(3);
+    expect(proxy.headers.every((headers) => headers.authorization === 'Bearer t0ken')).toBe(true);
+  });
+});
 
+describe('stopping a call', () => {
   it('aborting server-everything\'s long-running operation returns within 1 s and the server receives notifications/cancelled on the wire', async () => {
-    server = await startEverythingHttp();
-    proxy = await startRecordingProxy(server.url);
+    const server = await startEverythingHttp();
+    const proxy = await startRecordingProxy(server.url);
     cleanups.push(() => proxy.close(), () => server.close());
     const connection = open('everything_http', { url: proxy.url });
     await connected(connection);
@@ -290,6 +298,24 @@ describe('a dropped connection', () => {
     expect(connection.pid).not.toBe(first);
     expect(processHasEnded(first)).toBe(true);
     expect(textOf(await call(connection, 'echo', { text: 'back' }))).toBe('back');
+  });
+
+  it('an HTTP server that goes away is failed, and connected again once it is back', async () => {
+    const first = await startEverythingHttp();
+    const port = Number(new URL(first.url).port);
+    const connection = open('remote', first.entry, { backoff: { firstMs: 100, longestMs: 1_000 } });
+    await connected(connection);
+    await first.close();
+    await failed(connection);
+    expect(connection.message).toBe(`lost the connection to ${first.url}`);
+    expect(connection.tools).toEqual([]);
+    await until(connection, (current) => current.message?.startsWith('cannot reach') === true);
+    expect(connection.message).toBe(`cannot reach ${first.url}: connection refused (is the server running?)`);
+
+    const second = await startEverythingHttp({ port });
+    cleanups.push(() => second.close());
+    await connected(connection);
+    expect(textOf(await call(connection, 'echo', { message: 'again' }))).toBe('Echo: again');
   });
 
   it('a server that keeps crashing is retried after waits that double', async () => {

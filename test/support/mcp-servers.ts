@@ -119,11 +119,11 @@ export interface RunningHttpServer {
 
 /**
  * The reference "everything" server over Streamable HTTP, as a child process: it listens on
- * PORT (it prints the port it was given, so a free one is picked first) and is ready once it
- * says it is listening.
+ * PORT (it prints the port it was given, so a free one is picked first unless `port` is given)
+ * and is ready once it says it is listening.
  */
-export async function startEverythingHttp(): Promise<RunningHttpServer> {
-  const port = await freePort();
+export async function startEverythingHttp(options: { port?: number } = {}): Promise<RunningHttpServer> {
+  const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, [everythingScript, 'streamableHttp'], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -158,6 +158,8 @@ export interface RecordingProxy {
   url: string;
   /** Every JSON-RPC message POSTed through the proxy, in order. */
   received: RecordedMessage[];
+  /** The headers of every request, in order. */
+  headers: http.IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
@@ -165,7 +167,9 @@ export interface RecordingProxy {
 export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
   const targetUrl = new URL(target);
   const received: RecordedMessage[] = [];
+  const headers: http.IncomingHttpHeaders[] = [];
   const server = http.createServer((request, response) => {
+    headers.push(request.headers);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -191,6 +195,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   return {
     url: `http://127.0.0.1:${port}${targetUrl.pathname}`,
     received,
+    headers,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

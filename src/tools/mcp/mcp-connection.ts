@@ -222,7 +222,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
       this.options.logger?.debug({ err: error }, `MCP server ${this.name}: ${error.message}`);
       // The HTTP transport gives up on the server's event stream after its own retries.
       if (config.transport === 'http' && /Maximum reconnection attempts|Failed to reconnect/.test(error.message) && attempt.connected && !attempt.ended) {
-        this.lost(attempt, `lost the connection: ${error.message}`);
+        this.lost(attempt, `lost the connection to ${describeEndpoint(config.url)}`);
       }
     };
     return attempt;

@@ -85,7 +85,11 @@ export class McpServers {
     if (this.started || this.closed) return;
     this.started = true;
     await this.reload();
-    if (this.options.watch && !this.closed) this.watcher = await this.watchFile();
+    if (!this.options.watch || this.closed) return;
+    const watcher = await this.watchFile();
+    // close() may have run while the watcher was getting ready.
+    if (this.closed) await watcher.close();
+    else this.watcher = watcher;
   }
 
   /** Reads the file again and applies what changed; what the watcher runs after an edit. */
@@ -249,8 +253,8 @@ export class McpServers {
     void tracked.finally(() => this.closing.delete(tracked));
   }
 
-  /** Watches the file's folder (the file may not exist yet, and editors replace it); undefined when the folder is missing. */
-  private async watchFile(): Promise<FSWatcher | undefined> {
+  /** Watches the file's folder: the file may not exist yet, and editors replace it. */
+  private async watchFile(): Promise<FSWatcher> {
     const file = path.resolve(this.options.configFile);
     const folder = path.dirname(file);
     const watcher = watch(folder, {
