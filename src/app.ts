@@ -51,6 +51,7 @@ import { openDatabase } from './store/database.ts';
 import { MessageImages } from './store/message-images.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
 import { SelfAddress } from './tools/builtin/http/self-address.ts';
+import { McpServers } from './tools/mcp/mcp-servers.ts';
 import { endLeftoverProcesses } from './tools/process-markers.ts';
 import { ToolSwitches } from './tools/user-tools/tool-switches.ts';
 import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
@@ -113,6 +114,17 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       homeAssistant,
       schedules: () => deps.scheduler,
     });
+  const mcp =
+    overrides.mcp ??
+    new McpServers({
+      configFile: path.resolve(config.MCP_CONFIG_FILE),
+      dataDir: config.DATA_DIR,
+      registry: tools,
+      integrations,
+      logger,
+      toolTimeoutMs: config.MCP_TOOL_TIMEOUT_MS,
+      watch: true,
+    });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
@@ -150,6 +162,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     integrations,
     mqtt,
     homeAssistant,
+    mcp,
     ...(overrides.clock && { clock: overrides.clock }),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
@@ -182,6 +195,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const announceTools = () => agent.announceTools();
   deps.userTools.on('changed', announceTools);
   deps.toolSwitches.on('changed', announceTools);
+  deps.tools.on('changed', (sourceId) => {
+    if (sourceId.startsWith('mcp:')) announceTools();
+  });
   app.decorate('agent', agent);
   const clock = deps.clock ?? systemClock;
   const timezone = config.SCHEDULER_TIMEZONE || serverTimeZone();
@@ -197,6 +213,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
+    // MCP servers start once the server answers: their children never compete with start-up.
+    void deps.mcp.start();
     done();
   });
   const jsonParser = new JsonParser();
@@ -245,6 +263,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await deps.memory.stop();
     await deps.mqtt.close();
     await deps.homeAssistant.close();
+    await deps.mcp.close();
     await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
     await jsonParser.close();

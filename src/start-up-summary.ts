@@ -10,6 +10,8 @@ export async function logStartUpSummary(url: string, deps: AppDependencies): Pro
   const profiles = deps.profiles.list().map((profile) => profile.id);
   const toolCount = deps.tools.list().length;
   const failedFiles = userTools.errors.map((failure) => failure.file);
+  // MCP servers connect in the background: the summary names them, not how far they got.
+  const mcpServers = deps.mcp.servers().map((server) => server.name);
   const parts = [
     `Hearth is listening on ${url}`,
     `${status.backend} ${status.url}`,
@@ -17,11 +19,12 @@ export async function logStartUpSummary(url: string, deps: AppDependencies): Pro
     reachability(status),
     `${profiles.length} profiles (${profiles.join(', ')})`,
     `${toolCount} tools`,
+    ...(mcpServers.length > 0 ? [`MCP servers ${mcpServers.join(', ')} (connecting in the background)`] : []),
     ...(failedFiles.length > 0 ? [`user tools with errors: ${failedFiles.join(', ')}`] : []),
   ];
   deps.logger.info(
     {
-      startup: { url, backend: status.backend, model: status.model, reachable: status.reachable, model_available: status.model_available, profiles, tools: toolCount, user_tool_errors: failedFiles },
+      startup: { url, backend: status.backend, model: status.model, reachable: status.reachable, model_available: status.model_available, profiles, tools: toolCount, user_tool_errors: failedFiles, mcp_servers: mcpServers },
     },
     parts.join(' · '),
   );

@@ -76,6 +76,7 @@ describe('start-up', () => {
       profiles: ['secretary', 'server_admin', 'smart_home'],
       tools: expect.any(Number),
       user_tool_errors: [],
+      mcp_servers: [],
     });
     expect(summary.msg).toContain(`Hearth is listening on ${first.baseUrl}`);
     expect(summary.msg).toContain('reachable, model missing');

@@ -35,7 +35,7 @@ export const PROFILE_ID_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
 
 // Function names as OpenAI-compatible and Ollama APIs accept them.
 // `*` stands for every tool.
-const TOOL_NAME_PATTERN = '^([A-Za-z0-9_-]{1,64}|\\*|mcp:[A-Za-z0-9_.-]{1,64})$';
+const TOOL_NAME_PATTERN = '^([A-Za-z0-9_-]{1,64}|\\*|mcp:[A-Za-z0-9_-]{1,64})$';
 
 const ApprovalRules = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { uniqueItems: true });
 

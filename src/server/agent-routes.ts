@@ -11,8 +11,8 @@ const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 20
 const SwitchBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
 export async function agentRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { profiles, tools, backends, userTools, toolSwitches } = options.agent.deps;
-  const sources = { registry: tools, userTools, switches: toolSwitches };
+  const { profiles, tools, backends, userTools, toolSwitches, mcp } = options.agent.deps;
+  const sources = { registry: tools, userTools, switches: toolSwitches, mcp };
 
   app.get('/agents/profiles', async () => ({
     profiles: profiles.list().map((profile) => ({
@@ -29,9 +29,9 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
     errors: profiles.errors(),
   }));
 
-  app.get('/agents/tools', async () => ({ tools: toolEntries(sources), errors: toolErrors(sources) }));
+  app.get('/agents/tools', async () => ({ tools: toolEntries(sources), errors: toolErrors(sources), servers: mcp.servers() }));
 
-  // Built-ins are chosen by the profiles; user tools are switched on or off for every profile at once.
+  // Built-ins are chosen by the profiles; user and MCP tools are switched on or off for every profile at once.
   app.put<{ Params: Static<typeof ToolParams>; Body: Static<typeof SwitchBody> }>(
     '/agents/tools/:name/enabled',
     { schema: { params: ToolParams, body: SwitchBody } },
@@ -40,8 +40,8 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
       if (tools.isBuiltin(name)) {
         throw new ApiError('invalid_request', `${name} is a built-in tool: a profile's "tools" list decides which profiles have it.`);
       }
-      const known = () => toolEntries(sources).find((entry) => entry.source === 'user' && entry.name === name);
-      if (!known()) throw new ApiError('not_found', `There is no user tool named ${name}.`);
+      const known = () => toolEntries(sources).find((entry) => entry.source !== 'builtin' && entry.name === name);
+      if (!known()) throw new ApiError('not_found', `There is no user or MCP tool named ${name}.`);
       const outcome = await toolSwitches.set(name, request.body.enabled);
       if (!outcome.ok) throw new ApiError('tools_file_malformed', outcome.message);
       return known();

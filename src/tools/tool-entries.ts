@@ -25,7 +25,7 @@ interface Sources {
   registry: ToolRegistry;
   userTools: Pick<UserToolManager, 'errors' | 'fileOf'>;
   switches: Pick<ToolSwitches, 'isEnabled' | 'errors'>;
-  mcp?: { errors(): ToolLoadError[] };
+  mcp: { errors(): ToolLoadError[] };
 }
 
 /**
@@ -66,5 +66,5 @@ function failedToolFiles(errors: LoadFailure[]): LoadFailure[] {
 
 /** The load errors GET /agents/tools reports: the user tools', the switches file's and the MCP servers'. */
 export function toolErrors({ userTools, switches, mcp }: Pick<Sources, 'userTools' | 'switches' | 'mcp'>): ToolLoadError[] {
-  return [...userTools.errors(), ...switches.errors(), ...(mcp?.errors() ?? [])];
+  return [...userTools.errors(), ...switches.errors(), ...mcp.errors()];
 }
