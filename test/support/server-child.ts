@@ -15,6 +15,8 @@ export interface ChildServer {
   connect(sessionId: string): Promise<EventSocket>;
   /** SIGKILL: no shutdown code runs, as in a crash or an OOM kill. */
   kill(): Promise<void>;
+  /** SIGTERM: the server shuts down as it does when the person stops it; resolves once it exited. */
+  terminate(): Promise<void>;
   output(): string;
 }
 
@@ -77,6 +79,10 @@ export async function startChildServer(dataDir: string, environment: Record<stri
     connect: (sessionId) => EventSocket.connect(`${baseUrl.replace('http', 'ws')}/ws/sessions/${sessionId}`),
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    terminate: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
     },
     output: () => output,

@@ -88,8 +88,13 @@ export class McpServers {
     if (!this.options.watch || this.closed) return;
     const watcher = await this.watchFile();
     // close() may have run while the watcher was getting ready.
-    if (this.closed) await watcher.close();
-    else this.watcher = watcher;
+    if (this.closed) {
+      await watcher.close();
+      return;
+    }
+    this.watcher = watcher;
+    // An edit made while the watcher was getting ready was not seen: read once more (unchanged servers stay as they are).
+    await this.reload();
   }
 
   /** Reads the file again and applies what changed; what the watcher runs after an edit. */
