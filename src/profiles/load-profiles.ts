@@ -5,6 +5,7 @@ import matter from 'gray-matter';
 import { buildPolicy } from '../approvals/policy.ts';
 import { parseHeartbeat } from './heartbeat-settings.ts';
 import { ProfileFrontMatterSchema, type Profile, type ProfileFrontMatter } from './profile.ts';
+import { fieldName, valueAt } from '../json-pointer.ts';
 
 export interface ProfileError {
   file: string;
@@ -175,27 +176,6 @@ function describeSchemaError(error: ErrorObject, data: Record<string, unknown>):
     default:
       return `${field} ${error.message ?? 'is invalid'}`;
   }
-}
-
-function pointerSegments(instancePath: string): string[] {
-  return instancePath
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
-
-function fieldName(instancePath: string): string {
-  return pointerSegments(instancePath).reduce(
-    (name, segment) => (/^\d+$/.test(segment) ? `${name}[${segment}]` : name ? `${name}.${segment}` : segment),
-    '',
-  );
-}
-
-function valueAt(data: unknown, instancePath: string): unknown {
-  return pointerSegments(instancePath).reduce<unknown>(
-    (value, segment) => (value as Record<string, unknown> | undefined)?.[segment],
-    data,
-  );
 }
 
 function describeParseError(error: unknown): string {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
+import { fieldName, valueAt } from '../../json-pointer.ts';
 
 /** One MCP server of MCP_CONFIG_FILE: a program Hearth starts (stdio) or an endpoint it reaches (Streamable HTTP). */
 export type McpServerConfig =
@@ -205,25 +206,6 @@ function describeSchemaError(error: ErrorObject, entry: Record<string, unknown>)
     default:
       return `"${field}" ${error.message ?? 'is invalid'}`;
   }
-}
-
-function pointerSegments(instancePath: string): string[] {
-  return instancePath
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
-
-/** `args[1]`, `env.API_KEY`: the field as a person would point at it. */
-function fieldName(instancePath: string): string {
-  return pointerSegments(instancePath).reduce(
-    (name, segment) => (/^\d+$/.test(segment) ? `${name}[${segment}]` : name ? `${name}.${segment}` : segment),
-    '',
-  );
-}
-
-function valueAt(data: unknown, instancePath: string): unknown {
-  return pointerSegments(instancePath).reduce<unknown>((value, segment) => (value as Record<string, unknown> | undefined)?.[segment], data);
 }
 
 function describeType(type: string): string {
