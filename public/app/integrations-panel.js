@@ -6,14 +6,21 @@ const labels = { home_assistant: 'Home Assistant', mqtt: 'MQTT' };
 const stateWords = { connected: 'connected', connecting: 'connecting…', failed: 'failed', not_configured: 'not configured' };
 
 const counted = (count, one, many) => `${count} ${count === 1 ? one : many}`;
+const mcpPrefix = 'mcp:';
+const transportWords = { stdio: 'stdio', http: 'Streamable HTTP' };
 
-/** What an integration holds, in words: Home Assistant's entities and areas, MQTT's broker, otherwise each detail as it comes. */
-function describeDetails(name, details = {}) {
+/** What an integration holds, in words: Home Assistant's entities and areas, MQTT's broker, an MCP server's tools, otherwise each detail as it comes. */
+function describeDetails(name, status, details = {}) {
   if (name === 'home_assistant' && typeof details.entities === 'number') {
     const entities = counted(details.entities, 'entity', 'entities');
     return typeof details.areas === 'number' ? `${entities} in ${counted(details.areas, 'area', 'areas')}` : entities;
   }
   if (name === 'mqtt' && (details.broker || details.url)) return withInlineCode(`Broker \`${details.broker ?? details.url}\``);
+  if (name.startsWith(mcpPrefix)) {
+    const transport = transportWords[details.transport];
+    const tools = status === 'connected' && typeof details.tools === 'number' ? ` with ${counted(details.tools, 'tool', 'tools')}` : '';
+    return `MCP server${transport ? ` over ${transport}` : ''}${tools}`;
+  }
   const parts = Object.entries(details).flatMap(([key, value]) => {
     if (typeof value === 'number') return [`${value} ${key.replaceAll('_', ' ')}`];
     if (typeof value === 'string' && value !== '') return [`${key.replaceAll('_', ' ')}: ${value}`];
@@ -26,6 +33,7 @@ function describeDetails(name, details = {}) {
  * The connections Hearth keeps to things outside it (`GET /integrations`): Home Assistant, the MQTT
  * broker, MCP servers. `update(status)` takes an `integration_status` event, so an open panel
  * follows the connections live; updates that arrive while the list loads are applied over it.
+ * An integration announced as `removed` (an MCP server taken out of mcp.json) leaves the list.
  */
 export class IntegrationsPanel {
   #statuses = new Map();
@@ -43,7 +51,10 @@ export class IntegrationsPanel {
     this.#arrivedWhileLoading = undefined;
     if (!answer) return;
     this.#statuses = new Map(answer.integrations.map((status) => [status.name, status]));
-    for (const [name, status] of arrived) this.#statuses.set(name, status);
+    for (const [name, status] of arrived) {
+      if (status.status === 'removed') this.#statuses.delete(name);
+      else this.#statuses.set(name, status);
+    }
     this.#shown = true;
     this.#render();
   }
@@ -51,7 +62,8 @@ export class IntegrationsPanel {
   update({ name, status, message, details }) {
     const integration = { name, status, message, details: details ?? {} };
     this.#arrivedWhileLoading?.set(name, integration);
-    this.#statuses.set(name, integration);
+    if (status === 'removed') this.#statuses.delete(name);
+    else this.#statuses.set(name, integration);
     if (this.#shown && !this.aside.hidden) this.#render();
   }
 
@@ -73,7 +85,7 @@ export class IntegrationsPanel {
   }
 
   #row({ name, status, message, details }) {
-    const detailText = describeDetails(name, details);
+    const detailText = describeDetails(name, status, details);
     return element(
       'li',
       { dataset: { integration: name, status } },

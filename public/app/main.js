@@ -137,7 +137,11 @@ function listenToHearth() {
     },
     onToolsChanged: () => toolsChanged(),
     onBackendStatus: (status) => header.showBackend(status),
-    onIntegrationStatus: (status) => integrationsPanel.update(status),
+    onIntegrationStatus: (status) => {
+      integrationsPanel.update(status);
+      // An MCP server's state is shown in the Tools panel too (its tools follow with tools_changed).
+      if (status.name.startsWith('mcp:') && panels.openPanel === 'Tools') toolsPanel.refreshSoon();
+    },
     onUnreadNotifications: (count) => notificationBell.setUnread(count),
     onNotification: (notification) => {
       notificationBell.receive(notification);

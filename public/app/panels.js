@@ -1,6 +1,7 @@
 import { api } from './api.js';
 import { element, replaceContent } from './dom.js';
 import { icon } from './icons.js';
+import { mcpServersSection } from './mcp-servers-section.js';
 import { summaryItem } from './transcript-items.js';
 
 /** A panel's heading, with a refresh button when `onRefresh` is given. */
@@ -29,28 +30,44 @@ export async function load(aside, title, request, retry) {
 
 const statusText = { loaded: 'loaded', disabled: 'switched off', failed: 'failed to load' };
 
+const toolsRefreshDelayMs = 100;
+
 /**
- * The tools the agent has (`/agents/tools`): the open session's profile's tools first, then the
- * rest, which that profile cannot use. User tools show their file, status and error, and a
- * switch that turns them on or off for every profile.
+ * The tools the agent has (`/agents/tools`): the open session's profile's tools first, then each
+ * MCP server with its state and tools, then the rest, which that profile cannot use. User tools
+ * show their file, status and error; user and MCP tools have a switch that turns them on or off
+ * for every profile.
  */
 export class ToolsPanel {
+  #reads = 0;
+  #refreshTimer;
+
   /** `profileId()` names the profile of the open session (or of the next new one). */
   constructor(aside, { profileId = () => '' } = {}) {
     this.aside = aside;
     this.profileId = profileId;
   }
 
+  /** Reads the tools again shortly: several changes at once (an MCP server connecting, its tools arriving) cost one read. */
+  refreshSoon() {
+    clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = setTimeout(() => this.refresh(), toolsRefreshDelayMs);
+  }
+
   async refresh() {
+    // Only the latest read is drawn: an older answer that arrives late must not cover a newer one.
+    const read = ++this.#reads;
     const answer = await load(this.aside, 'Tools', () => Promise.all([api.tools(), api.profiles()]), () => this.refresh());
-    if (!answer) return;
-    const [{ tools, errors = [] }, { profiles }] = answer;
+    if (!answer || read !== this.#reads) return;
+    const [{ tools, errors = [], servers = [] }, { profiles }] = answer;
     const profile = profiles.find((candidate) => candidate.id === this.profileId());
     const inProfile = profile ? profile.enabled_tools : [];
-    const chosen = inProfile.flatMap((name) => tools.filter((tool) => tool.name === name && tool.status !== 'failed'));
-    const rest = tools.filter((tool) => !chosen.includes(tool)).sort((first, second) => sourceRank(first) - sourceRank(second));
+    const listed = tools.filter((tool) => tool.source !== 'mcp');
+    const chosen = inProfile.flatMap((name) => listed.filter((tool) => tool.name === name && tool.status !== 'failed'));
+    const rest = listed.filter((tool) => !chosen.includes(tool)).sort((first, second) => sourceRank(first) - sourceRank(second));
     const entryFiles = new Set(tools.map((tool) => tool.file).filter(Boolean));
-    const otherErrors = errors.filter((error) => !entryFiles.has(error.file));
+    // Errors naming an MCP server are shown in that server's section.
+    const otherErrors = errors.filter((error) => error.server === undefined && !entryFiles.has(error.file));
     replaceContent(
       this.aside,
       heading('Tools', () => this.refresh()),
@@ -72,6 +89,14 @@ export class ToolsPanel {
           element('h3', {}, `In ${profile.name} (${chosen.length})`),
           element('ul', { className: 'tool-list' }, chosen.map((tool) => this.#tool(tool, true))),
         ),
+      mcpServersSection({
+        servers,
+        tools: tools.filter((tool) => tool.source === 'mcp'),
+        errors,
+        profile,
+        inProfile: (tool) => inProfile.includes(tool.name),
+        toolSwitch: (tool) => this.#switch(tool, 'On for every profile that names it or its server'),
+      }),
       element(
         'section',
         { dataset: { toolGroup: profile ? 'not-in-profile' : 'all' } },
@@ -93,7 +118,7 @@ export class ToolsPanel {
       {
         dataset: { toolName: tool.name, source: tool.source, ...(inProfile !== undefined && { inProfile: String(inProfile) }), ...(user && { status: tool.status }) },
       },
-      element('div', { className: 'tool-title' }, element('code', {}, tool.name), user && this.#switch(tool)),
+      element('div', { className: 'tool-title' }, element('code', {}, tool.name), user && this.#switch(tool, 'On for every profile that takes user tools')),
       tool.description && element('p', { className: 'muted' }, tool.description),
       user && element('div', { className: 'tool-meta' }, element('code', {}, tool.file), ` · ${statusText[tool.status] ?? tool.status}`),
       user && tool.error && element('p', { className: 'tool-error', role: 'note' }, tool.error),
@@ -101,7 +126,7 @@ export class ToolsPanel {
     );
   }
 
-  #switch(tool) {
+  #switch(tool, title) {
     const input = element('input', { type: 'checkbox', role: 'switch', 'aria-label': `Use ${tool.name}`, checked: tool.enabled });
     input.addEventListener('change', async () => {
       input.disabled = true;
@@ -115,7 +140,7 @@ export class ToolsPanel {
       }
       await this.refresh();
     });
-    return element('label', { className: 'tool-switch', title: 'On for every profile that takes user tools' }, input, element('span', {}, 'On'));
+    return element('label', { className: 'tool-switch', title }, input, element('span', {}, 'On'));
   }
 }
 
