@@ -135,7 +135,7 @@ describe.skipIf(skipBrowserTests)('the Integrations panel', () => {
     await empty.waitFor();
     expect(await empty.textContent()).toContain('No integrations are configured');
     expect(await empty.textContent()).toContain('README');
-    expect(await empty.locator('code').allTextContents()).toEqual(['HA_URL', 'HA_TOKEN', 'MQTT_URL']);
+    expect(await empty.locator('code').allTextContents()).toEqual(['HA_URL', 'HA_TOKEN', 'MQTT_URL', 'mcp.json']);
     expect(await panel.locator('li[data-integration]').count()).toBe(0);
   });
 
