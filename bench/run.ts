@@ -6,7 +6,9 @@
 // server; 8 and 10 start a server process of their own whose TOOLS_DIR is a temp folder they write to;
 // 11 runs context compression in this process against a temp database; 14 runs the approval gate
 // in this process against a temp database; 19 starts server processes of its own on databases with and
-// without 1,000 schedules, and times the scheduler's due check in this process.
+// without 1,000 schedules, and times the scheduler's due check in this process. 20 calls an MCP server's
+// echo through McpServers in this process against a bare SDK client, and starts server processes of its own
+// with 10 stdio MCP servers in mcp.json and with none.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,6 +34,7 @@ import { responsiveness } from './scenarios/responsiveness.ts';
 import { checkpointCost } from './scenarios/checkpoint-cost.ts';
 import { homeAssistantSearchTimes, stateChangedStorm } from './scenarios/smart-home.ts';
 import { schedulesAtStart } from './scenarios/schedules-at-start.ts';
+import { mcpEchoCalls, mcpServersAtStart } from './scenarios/mcp.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -57,7 +60,9 @@ const method =
   'there and wait for `tools_changed` on an open session socket; 10 reads that process\'s VmRSS. Scenario 11 runs ' +
   'context compression in the bench process on a temp SQLite database with a summariser that answers at once. Scenario 14 ' +
   'runs the approval gate in the bench process on a temp SQLite database. Scenario 15 times GET /health from the bench ' +
-  'process while the server takes a 10 MB image and streams a 100 MB answer.';
+  'process while the server takes a 10 MB image and streams a 100 MB answer. Scenario 20a builds McpServers from src/ in the ' +
+  'bench process (as 9 does the user-tool manager) and times its tool against a bare SDK client, each on its own MCP server ' +
+  'child process; 20b starts further server processes whose DATA_DIR holds an mcp.json of 10 stdio MCP servers or of none.';
 
 interface Options {
   cpuProfileDirectory?: string;
@@ -70,7 +75,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20`);
   }
   return options;
 }
@@ -149,6 +154,8 @@ async function main(): Promise<number> {
       [17, '17. Home Assistant search over 2,000 entities', () => homeAssistantSearchTimes()],
       [18, '18. `/health` during a state_changed storm', () => stateChangedStorm(context)],
       [19, '19. 1,000 schedules: start-up and due check', () => schedulesAtStart(context)],
+      [20, '20a. MCP echo call: Hearth vs a bare SDK client', () => mcpEchoCalls()],
+      [20, '20b. 10 stdio MCP servers at start', () => mcpServersAtStart(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;
