@@ -165,6 +165,22 @@ describe('stopping a call', () => {
     expect(textOf(await call(connection, 'echo', { text: 'still here' }))).toBe('still here');
   });
 
+  it('an abort of the caller\'s signal after the call answered cancels nothing (its timeout fires after every call)', async () => {
+    const log = path.join(dataDir, 'fixture.log');
+    const connection = open('fixture', fixtureServer({ log }));
+    await connected(connection);
+    const caller = new AbortController();
+    expect(textOf(await call(connection, 'echo', { text: 'answered' }, { signal: caller.signal }))).toBe('answered');
+    caller.abort();
+    // Stdio keeps order: a cancellation sent on the abort would reach the server before this call.
+    expect(textOf(await call(connection, 'echo', { text: 'next' }))).toBe('next');
+    const entries = await waitUntil(async () => {
+      const all = await readFixtureLog(log);
+      return all.filter((entry) => entry.method === 'tools/call').length === 2 && all;
+    });
+    expect(entries.filter((entry) => entry.method === 'notifications/cancelled')).toEqual([]);
+  });
+
   it('a call that passes its timeout is rejected as a timeout and cancelled in the server', async () => {
     const log = path.join(dataDir, 'fixture.log');
     const connection = open('fixture', fixtureServer({ log }));

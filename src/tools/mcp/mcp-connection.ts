@@ -146,8 +146,15 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     if (this.currentState !== 'connected' || !attempt?.connected) {
       throw new Error(`The MCP server ${this.name} is not connected${this.currentMessage ? `: ${this.currentMessage}` : ''}.`);
     }
+    // The SDK never removes its abort listener from the signal it is given: a signal of its own per
+    // call, linked to the caller's only while the call runs, keeps a later abort of the caller's
+    // signal (its timeout fires after the call) from cancelling a request long answered.
+    const callSignal = new AbortController();
+    const forwardAbort = () => callSignal.abort(options.signal.reason);
+    if (options.signal.aborted) forwardAbort();
+    else options.signal.addEventListener('abort', forwardAbort, { once: true });
     try {
-      const result = await attempt.client.callTool({ name, arguments: args }, undefined, { signal: options.signal, timeout: options.timeoutMs });
+      const result = await attempt.client.callTool({ name, arguments: args }, undefined, { signal: callSignal.signal, timeout: options.timeoutMs });
       return result as CallToolResult;
     } catch (error) {
       // An abort, a timeout (McpError RequestTimeout) or a closed connection (ConnectionClosed) reach the tool as the SDK words them.
@@ -156,6 +163,8 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
         throw new Error(`The MCP server ${this.name} cannot be reached: ${describeHttpFailure(this.options.config.url, error)}.`, { cause: error });
       }
       throw error;
+    } finally {
+      options.signal.removeEventListener('abort', forwardAbort);
     }
   }
 
