@@ -213,7 +213,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
-    // MCP servers start once the server answers: their children never compete with start-up.
+    // MCP servers start once the server listens, in the background, one spawn per turn of the event loop.
     void deps.mcp.start();
     done();
   });

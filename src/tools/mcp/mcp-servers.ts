@@ -75,6 +75,8 @@ export class McpServers {
   private reloadTimer: NodeJS.Timeout | undefined;
   private started = false;
   private closed = false;
+  /** Server starts waiting for their turn of the event loop, one after another. */
+  private starts: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: McpServersOptions) {
     this.file = path.basename(options.configFile);
@@ -175,7 +177,20 @@ export class McpServers {
     this.entries.set(config.name, entry);
     this.follow(entry, entry.connection);
     this.update(entry);
-    entry.connection.start();
+    this.startSoon(entry.connection);
+  }
+
+  /**
+   * Starting a stdio server spawns its process, which holds the event loop for several
+   * milliseconds: one start per turn of the loop lets requests (the first /health, a page
+   * loading) be answered in between instead of waiting behind ten spawns.
+   */
+  private startSoon(connection: McpConnection): void {
+    this.starts = this.starts
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        if (!this.closed) connection.start();
+      });
   }
 
   /** New settings: the old connection ends, then the new one starts (a server may not run twice at once). */
