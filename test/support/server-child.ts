@@ -68,10 +68,16 @@ export async function startChildServer(dataDir: string, environment: Record<stri
     const text = await response.text();
     return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
   };
-  await waitUntil(async () => {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${output}`);
-    return (await request('GET', '/health').catch(() => undefined))?.status === 200;
-  }, 30_000);
+  try {
+    await waitUntil(async () => {
+      if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${output}`);
+      return (await request('GET', '/health').catch(() => undefined))?.status === 200;
+    }, 30_000);
+  } catch (error) {
+    // A server that never answered is not left running behind the failed test.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    throw error;
+  }
   return {
     baseUrl,
     pid: child.pid!,
