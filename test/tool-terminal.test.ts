@@ -291,7 +291,8 @@ describe('processes that leave the process group', () => {
     const stopped = await pidFrom('stopped.pid');
     controller.abort();
     await running;
-    expect(processHasEnded(stopped)).toBe(true);
+    // Killed by its marker; the kernel ends it a moment after the signal, on a busy machine later.
+    await waitUntil(() => processHasEnded(stopped), 5_000);
     expect(processHasEnded(survivor)).toBe(false);
     expect(await markedHere('session-1')).toEqual([survivor]);
   });
