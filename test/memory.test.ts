@@ -182,10 +182,12 @@ describe('long-term memory extraction', () => {
     socket.send({ type: 'message', content: 'Hi' });
     expect((await socket.next('stream_end')).content).toBe('Quick answer.');
     socket.close();
+    await server.app.close();
+    // The LLM server hears the aborted request's socket close a moment after the client let go
+    // (and once it closes itself, it counts no socket as disconnected by the client).
+    await waitUntil(() => extractionRequests(server)[0]!.disconnected, 5_000);
     await server.close();
     hearth = undefined;
-    // The LLM server hears the aborted request's socket close a moment after the client let go.
-    await waitUntil(() => extractionRequests(server)[0]!.disconnected, 5_000);
   });
 });
 
