@@ -54,6 +54,8 @@ interface ServerEntry {
 
 const noDefinitions: readonly McpToolDefinition[] = [];
 
+const startGapMs = 25;
+
 /**
  * The MCP servers of MCP_CONFIG_FILE as tool sources (DESIGN §16). Each server connects on its
  * own, in the background: none delays start-up or another. Each is the registry source
@@ -181,13 +183,14 @@ export class McpServers {
   }
 
   /**
-   * Starting a stdio server spawns its process, which holds the event loop for several
-   * milliseconds: one start per turn of the loop lets requests (the first /health, a page
-   * loading) be answered in between instead of waiting behind ten spawns.
+   * Starting a stdio server spawns its process, which holds the event loop for 10 ms or so (the
+   * fork of a large process): starts spaced `startGapMs` apart let a request that arrives meanwhile
+   * (the first /health, a page loading, which needs a few turns of the loop) wait behind one
+   * spawn at most, instead of behind ten.
    */
   private startSoon(connection: McpConnection): void {
     this.starts = this.starts
-      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => new Promise<void>((resolve) => setTimeout(resolve, startGapMs)))
       .then(() => {
         if (!this.closed) connection.start();
       });
