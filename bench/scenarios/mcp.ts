@@ -198,6 +198,8 @@ export async function mcpEchoCalls(): Promise<ScenarioResult> {
 interface Start {
   /** spawn → first 200 from /health. */
   startMs: number;
+  /** The server's "Server listening" log line → the first 200 from /health: the part of start-up MCP could move. */
+  afterListenMs: number;
   /** spawn → every server `connected` in GET /agents/tools; undefined without servers. */
   connectedMs?: number;
 }
@@ -213,20 +215,22 @@ async function startOnce(directory: string, llmUrl: string, expected: number): P
     dataDir: directory,
     databaseFile: path.join(directory, 'hearth.db'),
     llmUrl,
-    environment: { TOOLS_DIR: path.join(directory, 'tools'), PROFILES_DIR: path.join(projectRoot, 'profiles') },
+    // At info the server logs the moment it listens (pino's epoch `time`), which splits start-up in two.
+    environment: { TOOLS_DIR: path.join(directory, 'tools'), PROFILES_DIR: path.join(projectRoot, 'profiles'), LOG_LEVEL: 'info' },
   });
   const healthyAt = epochNow();
   try {
+    const afterListenMs = healthyAt - listeningTime(server.recentOutput());
     if (expected === 0) {
       const servers = await toolServers(server);
       if (servers.length !== 0) throw new Error(`expected no MCP server, GET /agents/tools lists ${servers.length}`);
-      return { startMs };
+      return { startMs, afterListenMs };
     }
     const deadline = Date.now() + connectDeadlineMs;
     for (;;) {
       const servers = await toolServers(server);
       const connected = servers.filter((entry) => entry.status === 'connected').length;
-      if (servers.length === expected && connected === expected) return { startMs, connectedMs: startMs + (epochNow() - healthyAt) };
+      if (servers.length === expected && connected === expected) return { startMs, afterListenMs, connectedMs: startMs + (epochNow() - healthyAt) };
       const failed = servers.find((entry) => entry.status === 'failed');
       if (failed) throw new Error(`the MCP server ${failed.name} failed at start: ${failed.message ?? 'no message'}`);
       if (Date.now() > deadline) throw new Error(`${connected} of ${expected} MCP servers connected ${connectDeadlineMs / 1000} s after start`);
@@ -235,6 +239,15 @@ async function startOnce(directory: string, llmUrl: string, expected: number): P
   } finally {
     await server.stop();
   }
+}
+
+/** The epoch time of Fastify's "Server listening at" line in the server's JSON log. */
+function listeningTime(output: string): number {
+  for (const line of output.split('\n')) {
+    if (!line.includes('Server listening at')) continue;
+    return (JSON.parse(line) as { time: number }).time;
+  }
+  throw new Error(`the server logged no "Server listening at" line: ${output.slice(-500)}`);
 }
 
 async function prepare(directory: string, servers: number): Promise<void> {
@@ -267,15 +280,21 @@ export async function mcpServersAtStart(context: BenchContext): Promise<Scenario
     const emptyStarts = empty.map((start) => start.startMs);
     const connectedTimes = loaded.map((start) => start.connectedMs!);
     const differenceMs = median(loadedStarts) - median(emptyStarts);
+    const loadedAfterListen = loaded.map((start) => start.afterListenMs);
+    const emptyAfterListen = empty.map((start) => start.afterListenMs);
+    const afterListenDifferenceMs = median(loadedAfterListen) - median(emptyAfterListen);
+    const signed = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(0)} ms`;
     const pairedMs = loadedStarts.map((value, index) => value - emptyStarts[index]!);
     const list = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ');
     return {
       rows: [
         {
-          scenario: `20b. Start with ${serverCount} stdio MCP servers vs none`,
-          measured: `${differenceMs >= 0 ? '+' : '−'}${Math.abs(differenceMs).toFixed(0)} ms (median ${median(loadedStarts).toFixed(0)} ms vs ${median(emptyStarts).toFixed(0)} ms, ${rounds} starts each)`,
+          scenario: `20b. Start with ${serverCount} stdio MCP servers vs none: listening → first 200 from \`/health\``,
+          measured:
+            `${signed(afterListenDifferenceMs)} (median ${median(loadedAfterListen).toFixed(0)} ms vs ${median(emptyAfterListen).toFixed(0)} ms, ${rounds} starts each); ` +
+            `spawn → first 200 ${signed(differenceMs)} (median ${median(loadedStarts).toFixed(0)} ms vs ${median(emptyStarts).toFixed(0)} ms)`,
           target: `< ${startBudgetMs} ms`,
-          passed: differenceMs < startBudgetMs,
+          passed: afterListenDifferenceMs < startBudgetMs,
         },
         {
           scenario: `20c. Spawn → all ${serverCount} MCP servers connected`,
@@ -288,7 +307,11 @@ export async function mcpServersAtStart(context: BenchContext): Promise<Scenario
         `MCP servers at start: two DATA_DIRs, each with its database made beforehand, one whose mcp.json lists ${serverCount} stdio ` +
           `servers (\`node test/support/mcp-fixture-server.mjs\`, each connecting and listing its 8 tools) and one whose mcp.json ` +
           `lists none (\`{"mcpServers": {}}\`); server processes started alternately (the order turned each round), ${rounds} of each, ` +
-          `spawn → first 200 from /health (polled every 10 ms, as 5a), the difference of medians reported. Starts in ms, with ` +
+          `spawn → first 200 from /health (polled every 10 ms, as 5a), and the server's own "Server listening at" log line ` +
+          `(LOG_LEVEL=info) → that first 200. MCP servers start only once the server listens, so the first part (loading ` +
+          `modules, opening the database, profiles and tools; here ±300 ms from one start to the next) is the same code with or ` +
+          `without them, and the target is judged on the second; the difference of medians is reported for both. After listening, ` +
+          `ms with servers: ${list(loadedAfterListen)}; without: ${list(emptyAfterListen)}. Spawn → first 200 in ms, with ` +
           `servers: ${list(loadedStarts)}; without: ${list(emptyStarts)}; with − without within each round: ${pairedMs.map((value) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(0)}`).join(', ')} (median ${median(pairedMs).toFixed(0)}). After /health answers, GET /agents/tools is polled every ` +
           `10 ms until its \`servers\` list all ${serverCount} as \`connected\` (a \`failed\` one ends the scenario), timed from spawn ` +
           `(20c); each server is stopped (SIGTERM, which ends its MCP children) before the next starts.`,
