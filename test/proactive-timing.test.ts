@@ -47,7 +47,7 @@ describe('a finished scheduled run raises a notification', () => {
     const failure = await notified;
     expect(failure).toMatchObject({ title: 'Backups failed', session_id: first.sessionId });
     expect(failure.body).toMatch(/model crashed/);
-    // DESIGN §14's run statuses: ok, error, skipped.
+    // The run statuses docs/protocol.md names: ok, error, skipped.
     const runs = (await hearth.request('GET', `/schedules/${created.body.schedule.id}/runs`)).body;
     expect(runs.map((run: { status: string }) => run.status)).toEqual(['error', 'ok']);
     expect(runs[0].error).toMatch(/model crashed/);

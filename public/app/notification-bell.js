@@ -4,7 +4,7 @@ import { element, formatTime, replaceContent } from './dom.js';
 const listLimit = 50;
 
 /**
- * The header's bell (DESIGN §14): the unread count, from the events socket's `hello` and each
+ * The header's bell (README: Schedules, reminders and notifications): the unread count, from the events socket's `hello` and each
  * `notification` frame, and a list of the newest notifications, each opening its session and
  * marking itself read. Browser notifications are shown only once the person allowed them with the
  * list's "Allow" button; the page never asks on its own.

@@ -46,7 +46,7 @@ function describeTiming(schedule) {
 }
 
 /**
- * The Schedules panel (DESIGN §14, `GET /schedules`): each schedule with when it runs, its next run
+ * The Schedules panel (README: Schedules, reminders and notifications; `GET /schedules`): each schedule with when it runs, its next run
  * and last status; pause or resume, run now, delete; and a form that creates one with a cron, an
  * interval or a single time, previewing its next three runs (`POST /schedules/preview`) while the
  * person types.

@@ -21,7 +21,7 @@ export interface UserInput {
   /** Base64 or data: URIs. */
   images?: string[];
   files?: { name: string; path: string }[];
-  /** The schedule whose run sent this message (DESIGN §14); the stored message is marked `scheduled`. */
+  /** The schedule whose run sent this message (README: Schedules, reminders and notifications); the stored message is marked `scheduled`. */
   scheduleId?: string;
 }
 

@@ -72,7 +72,7 @@ function accepted<T>(result: Checked<T>): T {
   return result.value;
 }
 
-/** DESIGN §14: schedules, their runs, and running one now. */
+/** Schedules, their runs, and running one now (README: Schedules, reminders and notifications). */
 export async function scheduleRoutes(app: FastifyInstance, options: { scheduler: Scheduler; clock: Clock }) {
   const { scheduler, clock } = options;
   const { db } = scheduler.options;

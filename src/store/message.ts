@@ -27,7 +27,7 @@ export interface Message {
   superseded?: boolean;
   /** Display only: the session switched to this profile here (a `system` marker the model never sees). */
   profile_switch?: { profile_id: string; profile_name: string; by: 'user' | 'agent' };
-  /** User messages a schedule sent (DESIGN §14), with that schedule's id. */
+  /** User messages a schedule sent (README: Schedules, reminders and notifications), with that schedule's id. */
   scheduled?: boolean;
   schedule_id?: string;
   created_at: string;

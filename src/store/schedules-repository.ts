@@ -5,7 +5,7 @@ import type { ScheduleRunsTable, SchedulesTable } from './schema.ts';
 /** When a schedule fires: exactly one of a cron pattern, a fixed interval, or a single instant. */
 export type ScheduleTiming = { cron: string } | { everyMs: number } | { at: string };
 
-/** DESIGN §14's `ok | error | skipped`, plus `running` while a run goes and `stopped` for one cut off. */
+/** `ok | error | skipped` (docs/protocol.md), plus `running` while a run goes and `stopped` for one cut off. */
 export type RunStatus = 'running' | 'ok' | 'error' | 'skipped' | 'stopped';
 
 export interface Schedule {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new dated file instead.
 
-// DESIGN §14 names a failed run's status `error`; runs stored before were written `failed`.
+// docs/protocol.md names a failed run's status `error`; runs stored before were written `failed`.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.updateTable('schedule_runs').set({ status: 'error' }).where('status', '=', 'failed').execute();
   await db.updateTable('schedules').set({ last_status: 'error' }).where('last_status', '=', 'failed').execute();

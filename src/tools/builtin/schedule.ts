@@ -58,7 +58,7 @@ function describe(schedule: Schedule, now: Date): string {
   return `- ${schedule.name} (id ${schedule.id}, profile ${schedule.profileId})${state}: ${timingText(schedule)}; ${next}${last}\n  prompt: ${schedule.prompt}`;
 }
 
-/** The agent's own schedules (DESIGN §14): reminders and recurring jobs that run as whole turns. */
+/** The agent's own schedules (README: Schedules, reminders and notifications): reminders and recurring jobs that run as whole turns. */
 export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook | undefined }): Tool<ScheduleArguments> {
   async function sessionProfile(context: ToolContext): Promise<string | undefined> {
     return (await findSession(deps.db, context.parentSessionId ?? context.sessionId))?.profileId;
