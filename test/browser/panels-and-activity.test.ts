@@ -108,7 +108,10 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
     expect(await page.evaluate(() => (window as any).sharesShown)).toEqual(['96%', compressedShare]);
 
     const panel = await openPanel(page, 'Context');
-    expect(await panel.textContent()).toContain(`${compressed.context_tokens.toLocaleString('en-US')} of 4,096 tokens`);
+    // The panel opens at once and fills when GET /sessions/:id/context answers.
+    const tokensLine = `${compressed.context_tokens.toLocaleString('en-US')} of 4,096 tokens`;
+    await panel.getByText(tokensLine).first().waitFor();
+    expect(await panel.textContent()).toContain(tokensLine);
     const summary = panel.locator('[data-role="summary"]');
     await summary.waitFor();
     await summary.locator('summary').click();
