@@ -49,6 +49,15 @@ describe('reading the file', () => {
     ]);
   });
 
+  it('mcp.example.json, as shipped, is read without errors: one stdio and one HTTP server', async () => {
+    const example = await readMcpConfig(path.resolve('mcp.example.json'), folder);
+    expect(example.errors).toEqual([]);
+    expect(example.servers.map(({ name, transport }) => [name, transport])).toEqual([
+      ['files', 'stdio'],
+      ['everything', 'http'],
+    ]);
+  });
+
   it('an empty file or an empty mapping means no servers', () => {
     expect(parse('  \n')).toMatchObject({ servers: [], errors: [], readable: true });
     expect(parse({ mcpServers: {} })).toMatchObject({ servers: [], errors: [], readable: true });
