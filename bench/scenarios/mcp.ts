@@ -27,7 +27,7 @@ import { ServerProcess } from '../server-process.ts';
 import { median, milliseconds, percentile } from '../statistics.ts';
 import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
 import type { BenchContext } from './bench-context.ts';
-import { medianAndP95, spread, toolContext } from './tool-calls.ts';
+import { medianAndP95, spread, toolContext, withDeadline } from './tool-calls.ts';
 
 const warmUpCalls = 300;
 const measuredCalls = 1_000;
@@ -43,14 +43,6 @@ const echoToolName = `${serverName}__echo`;
 
 /** The fixture server as an mcp.json entry: `node <script>`, never npx. */
 const fixtureEntry = () => ({ command: process.execPath, args: [fixtureScript] });
-
-function withDeadline<T>(work: Promise<T>, milliseconds: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${milliseconds / 1000} s`)), milliseconds);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
 
 function textOf(result: CallToolResult): string {
   return result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('');
@@ -121,8 +113,7 @@ export async function mcpEchoCalls(): Promise<ScenarioResult> {
       return elapsed;
     };
     const viaExecute = async () => {
-      // A signal of its own per call, as executeToolCall gives each: the SDK never removes the abort listener it adds to a
-      // request's signal, so one signal shared by every call would gather a listener per call.
+      // A signal of its own per call, as executeToolCall gives each.
       const callContext = toolContext('s', new AbortController().signal);
       const startedAt = performance.now();
       const result = toToolResult(await tool.execute(args, callContext));
@@ -186,8 +177,6 @@ export async function mcpEchoCalls(): Promise<ScenarioResult> {
   } finally {
     await bare?.close().catch(() => undefined);
     await servers?.close().catch(() => undefined);
-    // Only once the connections are closed: each executeToolCall's signal derives from this one and still carries the SDK's
-    // listener, which would otherwise send the server a notifications/cancelled for every finished call.
     abort.abort();
     await removeTemporaryDirectory(directory);
   }

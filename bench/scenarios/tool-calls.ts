@@ -1,7 +1,16 @@
-// Shared by scenarios 6 and 7: time one real tool call in this process, and check it worked.
+// Shared by the tool-call scenarios (6, 7, 9, 20): time one real tool call in this process, and check it worked.
 import type { Tool, ToolContext, ToolResult } from '../../src/tools/tool.ts';
 import { toToolResult } from '../../src/tools/tool.ts';
 import { median, milliseconds, percentile } from '../statistics.ts';
+
+/** `work`, or a failure naming `what` once `milliseconds` pass: a scenario fails rather than holding up the bench. */
+export function withDeadline<T>(work: Promise<T>, milliseconds: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${milliseconds / 1000} s`)), milliseconds);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
 
 export function toolContext(sessionId: string, signal: AbortSignal): ToolContext {
   return { sessionId, signal, emit: () => {}, isSubagent: false };

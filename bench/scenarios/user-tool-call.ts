@@ -16,7 +16,7 @@ import { UserToolManager } from '../../src/tools/user-tools/user-tool-manager.ts
 import type { ScenarioResult } from '../report.ts';
 import { median, milliseconds } from '../statistics.ts';
 import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
-import { medianAndP95, spread, timedCall, toolContext } from './tool-calls.ts';
+import { medianAndP95, spread, timedCall, toolContext, withDeadline } from './tool-calls.ts';
 
 const warmUpCalls = 200;
 const measuredCalls = 1_000;
@@ -34,14 +34,6 @@ export const noopToolSource = [
 ].join('\n');
 
 const answersOk = (result: ToolResult) => (result.output === 'ok' ? undefined : `expected "ok", got ${JSON.stringify(result.output)}`);
-
-function withDeadline<T>(work: Promise<T>, milliseconds: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${milliseconds / 1000} s`)), milliseconds);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
 
 export async function userToolCalls(): Promise<ScenarioResult> {
   const directory = await makeTemporaryDirectory('hearth-bench-user-tool-');
