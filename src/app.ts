@@ -55,8 +55,7 @@ import { McpServers } from './tools/mcp/mcp-servers.ts';
 import { endLeftoverProcesses } from './tools/process-markers.ts';
 import { ToolSwitches } from './tools/user-tools/tool-switches.ts';
 import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
-
-export const version = '0.1.0';
+import { version } from './version.ts';
 
 /** The web page, found from this file so the server serves it whatever the working folder. */
 const publicDir = fileURLToPath(new URL('../public', import.meta.url));

@@ -17,6 +17,7 @@ import type { Logger } from '../../logger.ts';
 import { hearthInstance, processMarkerVariable, signalCallProcesses } from '../process-markers.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import type { McpServerConfig } from './mcp-config.ts';
+import { version } from '../../version.ts';
 
 export type McpConnectionState = 'connecting' | 'connected' | 'failed';
 
@@ -42,7 +43,7 @@ export interface McpCallOptions {
   timeoutMs: number;
 }
 
-const clientInfo = { name: 'hearth', title: 'Hearth', version: '0.1.0' };
+const clientInfo = { name: 'hearth', title: 'Hearth', version };
 const defaultInitializeTimeoutMs = 10_000;
 const defaultBackoff: McpBackoff = { firstMs: 1_000, longestMs: 60_000 };
 /** How long ending a stdio server waits for it to exit after SIGKILL before it moves on. */
