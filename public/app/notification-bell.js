@@ -62,6 +62,8 @@ export class NotificationBell {
   }
 
   async #load() {
+    // The list is drawn at once from what is known, then again when the server answers: `data-state` tells which.
+    this.popover.dataset.state = 'loading';
     try {
       const answer = await api.notifications({ limit: listLimit });
       this.#notifications = answer.notifications;
@@ -70,6 +72,8 @@ export class NotificationBell {
     } catch (error) {
       this.#render(error.message);
       return;
+    } finally {
+      this.popover.dataset.state = 'loaded';
     }
     this.#render();
   }

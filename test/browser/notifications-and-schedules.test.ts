@@ -228,6 +228,8 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     // Not asked on load: the bell offers it.
     expect(await page.evaluate(() => Notification.permission)).toBe('default');
     await page.locator(bellSelector).click();
+    // Drawn at once, then again once the list has loaded: the button to click is the second one.
+    await page.locator(`${popoverSelector}[data-state="loaded"]`).waitFor();
     const popover = page.locator(popoverSelector);
     const allow = popover.locator('button.allow-notifications');
     await allow.waitFor();
