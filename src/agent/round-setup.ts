@@ -42,6 +42,8 @@ export function setupForProfile(
       contextWindow: deps.config.OLLAMA_NUM_CTX,
       maxIterations: profile.max_iterations,
       approvalPolicies: [profile.approvals, ...(options.governingPolicies ?? [])],
+      // A sub-agent's processes are always strictly jailed, whatever its profile gives the parent.
+      jailKinds: options.subagent ? {} : profile.jail,
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../agent/events.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
+import type { JailKind } from '../jail/jail-spec.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -14,6 +15,8 @@ export interface ToolContext {
   parentSessionId?: string;
   /** The approval policies governing the run (README: Approvals), handed on to sub-agents. */
   approvalPolicies?: readonly ApprovalPolicy[];
+  /** The jail the run's profile gives each tool's processes (`strict` for a tool it does not name). */
+  jailKinds?: Readonly<Record<string, JailKind>>;
 }
 
 export interface ToolResult {

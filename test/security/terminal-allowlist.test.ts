@@ -10,6 +10,7 @@ import type { Tool } from '../../src/tools/tool.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
 import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
+import { withJail } from '../support/jail.ts';
 
 // The measured hole (issue 13): with TERMINAL_ALLOWED_COMMANDS=ls,cat,git the model ran
 // `git -c alias.x='!id; echo $AUTH_TOKEN' x`. Every attack below tries to create a file named
@@ -30,7 +31,7 @@ afterEach(async () => {
 });
 
 function terminal(allowed = allowlist, extra: Record<string, string> = {}): Tool {
-  return createTerminalTool({ config: parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowed, ...extra }) });
+  return createTerminalTool(withJail(parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowed, ...extra })));
 }
 
 const pwned = () => existsSync(path.join(workFolder, 'pwned'));

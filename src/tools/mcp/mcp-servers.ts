@@ -1,3 +1,4 @@
+import type { Jail } from '../../jail/jail.ts';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +23,8 @@ export interface McpServersOptions {
   watch: boolean;
   initializeTimeoutMs?: number;
   backoff?: McpBackoff;
+  /** The jail stdio servers run in (what their entries grant); unjailed when absent. */
+  jail?: Jail;
   /** Quiet time after the file's last change before it is read again. */
   debounceMs?: number;
   /** How long the file's size must hold still before it counts as written. */
@@ -228,6 +231,7 @@ export class McpServers {
       logger: this.options.logger.child({ mcp_server: config.name }),
       ...(this.options.initializeTimeoutMs !== undefined && { initializeTimeoutMs: this.options.initializeTimeoutMs }),
       ...(this.options.backoff !== undefined && { backoff: this.options.backoff }),
+      ...(this.options.jail !== undefined && { jail: this.options.jail }),
     });
   }
 
