@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Agent } from '../agent/agent.ts';
-import { ConcurrencyGate } from '../llm/concurrency-gate.ts';
 import type { TurnOutcome } from '../agent/turn.ts';
+import { ConcurrencyGate } from '../llm/concurrency-gate.ts';
 import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
 import {
