@@ -217,7 +217,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('agent', agent);
   const clock = deps.clock ?? systemClock;
   const timezone = config.SCHEDULER_TIMEZONE || serverTimeZone();
-  const scheduler = new Scheduler({ db: deps.db, agent, clock, defaultTimezone: timezone, defaultProfileId: 'secretary', logger: deps.logger });
+  const scheduler = new Scheduler({ db: deps.db, agent, clock, defaultTimezone: timezone, defaultProfileId: 'secretary', logger: deps.logger, maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
   deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);
   const runNotifications = notifyFinishedRuns({ scheduler, notifications: agent.notifications, db: deps.db, logger: deps.logger });

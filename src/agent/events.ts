@@ -14,6 +14,8 @@ export type AgentEvent =
   /** Sent on connect when no run is active, and when a run ends without stream_end/stream_stopped (after an error). */
   | { type: 'session_sync'; running: boolean }
   | { type: 'stream_start' }
+  /** A model call of the run waits for a free place at its backend (LLM_MAX_CONCURRENT): `queued`; it got one: `running`. */
+  | { type: 'run_status'; status: 'queued' | 'running' }
   | { type: 'plan_ready'; plan: string }
   | { type: 'thinking_delta'; delta: string }
   | { type: 'thinking_end' }
