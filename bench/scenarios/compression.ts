@@ -112,6 +112,7 @@ export async function compressionBookkeeping(): Promise<ScenarioResult> {
       contextWindow: config.OLLAMA_NUM_CTX,
       maxIterations: profile.max_iterations,
       approvalPolicies: [profile.approvals],
+      sessionProfileId: profile.id,
     };
     return await measure(db, config, setup, tools, backend);
   } finally {

@@ -31,6 +31,8 @@ export interface RoundSetup {
   maxIterations: number;
   /** Every policy governing this run's calls; the strictest verdict wins (README: Approvals). */
   approvalPolicies: readonly ApprovalPolicy[];
+  /** The session's profile this round (a sub-agent's: its parent session's), handed to tools as ToolContext.sessionProfileId. */
+  sessionProfileId: string;
 }
 
 export interface LoopInput {
@@ -140,7 +142,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
  * loaded, as user messages for the model.
  */
 async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInput): Promise<NewMessage[]> {
-  const context: ToolContext = { ...input.context, approvalPolicies: setup.approvalPolicies };
+  const context: ToolContext = { ...input.context, approvalPolicies: setup.approvalPolicies, sessionProfileId: setup.sessionProfileId };
   const images: NewMessage[] = [];
   for (const call of calls) {
     const announced = { call_id: call.id, tool: call.name, args: call.arguments, is_subagent: context.isSubagent };
