@@ -7,7 +7,7 @@
  * - `word`: one token (a method, an action); any whitespace in it is hidden.
  * - `text`: free text such as a path; spaces are its own, any other whitespace is hidden.
  * - `command`: a command line; spaces and tabs separate its words.
- * - `url`: an absolute URL, parsed and written out canonically; anything else is read as `text`.
+ * - `url`: an absolute URL, parsed and written out canonically (spaces escaped); anything else is read as `text`.
  */
 export type SubjectPartKind = 'word' | 'text' | 'command' | 'url';
 
@@ -60,8 +60,8 @@ function normalisePart(text: string, kind: SubjectPartKind): NormalisedSubject {
       return { subject: text, hiddenCharacters: hiddenInCommand.test(text) };
     case 'url': {
       const url = absoluteUrl.test(text) ? normaliseUrl(text) : undefined;
-      // The parser drops tabs and newlines and trims the ends; the request goes out without them, but they were hiding something.
-      return { subject: url ?? text, hiddenCharacters: hiddenInWord.test(text) };
+      // The parser drops tabs and newlines and trims the ends (spaces it escapes); the request goes out without them, but they were hiding something.
+      return { subject: url ?? text, hiddenCharacters: hiddenInText.test(text) };
     }
   }
 }
