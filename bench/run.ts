@@ -30,7 +30,7 @@ import { toolsChangedLatency } from './scenarios/tool-reload-latency.ts';
 import { reloadMemory } from './scenarios/reload-memory.ts';
 import { memorySearchTimes } from './scenarios/memory-search.ts';
 import { pageInChromium } from './scenarios/page.ts';
-import { approvalCheckTimes } from './scenarios/approval-check.ts';
+import { approvalCheckTimes, normalisedApprovalCheckTimes } from './scenarios/approval-check.ts';
 import { responsiveness } from './scenarios/responsiveness.ts';
 import { checkpointCost } from './scenarios/checkpoint-cost.ts';
 import { homeAssistantSearchTimes, stateChangedStorm } from './scenarios/smart-home.ts';
@@ -151,6 +151,7 @@ async function main(): Promise<number> {
       [12, '12. `memory_search` over 10,000 facts', () => memorySearchTimes()],
       [13, '13. The page in Chromium', () => pageInChromium(context, databaseFile)],
       [14, '14. Approval check of an allowed call', () => approvalCheckTimes()],
+      [14, '14b. Approval check of an allowed call, URL normalised', () => normalisedApprovalCheckTimes()],
       [15, '15. Other clients during a 10 MB message and a 100 MB answer', () => responsiveness(context)],
       [16, '16. Checkpointing cost at scenario 4’s shape', () => checkpointCost()],
       [17, '17. Home Assistant search over 2,000 entities', () => homeAssistantSearchTimes()],

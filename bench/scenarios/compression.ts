@@ -114,6 +114,7 @@ export async function compressionBookkeeping(): Promise<ScenarioResult> {
       maxIterations: profile.max_iterations,
       approvalPolicies: [profile.approvals],
       jailKinds: profile.jail,
+      sessionProfileId: profile.id,
     };
     return await measure(db, config, setup, tools, backend);
   } finally {

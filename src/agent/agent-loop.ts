@@ -34,6 +34,8 @@ export interface RoundSetup {
   approvalPolicies: readonly ApprovalPolicy[];
   /** The jail each tool's processes run in, from the profile (strict unless it says otherwise). */
   jailKinds: Readonly<Record<string, JailKind>>;
+  /** The session's profile this round (a sub-agent's: its parent session's), handed to tools as ToolContext.sessionProfileId. */
+  sessionProfileId: string;
 }
 
 export interface LoopInput {
@@ -143,7 +145,12 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
  * loaded, as user messages for the model.
  */
 async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInput): Promise<NewMessage[]> {
-  const context: ToolContext = { ...input.context, approvalPolicies: setup.approvalPolicies, jailKinds: setup.jailKinds };
+  const context: ToolContext = {
+    ...input.context,
+    approvalPolicies: setup.approvalPolicies,
+    jailKinds: setup.jailKinds,
+    sessionProfileId: setup.sessionProfileId,
+  };
   const images: NewMessage[] = [];
   for (const call of calls) {
     const announced = { call_id: call.id, tool: call.name, args: call.arguments, is_subagent: context.isSubagent };

@@ -26,6 +26,8 @@ export interface ApprovalCall {
   subject: string;
   /** The subject is a command line a shell may run (terminal, ssh_exec, code_exec). */
   commandSubject: boolean;
+  /** The subject held whitespace or control characters besides its separators (src/approvals/normalise-subject.ts). */
+  hiddenCharacters?: boolean;
   /** The tool insists on asking for this call (a user tool wanting permissions). */
   mustAsk?: string | undefined;
   /** The tool says it destroys or overwrites things (an MCP tool's destructiveHint): a default of allow asks instead. */
@@ -100,7 +102,7 @@ export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {
   const denied = policy.deny.find((rule) => matches(rule, call, subject));
   if (denied) return { verdict: 'deny', rule: denied.text };
   if (call.mustAsk !== undefined) return { verdict: 'ask', rule: 'tool', reason: call.mustAsk };
-  const unsafeForGlobs = call.commandSubject && hasShellControl(subject);
+  const unsafeForGlobs = call.hiddenCharacters === true || (call.commandSubject && hasShellControl(subject));
   const allowed = policy.allow.find((rule) => matches(rule, call, subject) && !(rule.pattern && unsafeForGlobs));
   if (allowed) return { verdict: 'allow', rule: allowed.text };
   const asked = policy.ask.find((rule) => matches(rule, call, subject));
