@@ -46,7 +46,8 @@ function commandFiles(config: StdioConfig): { readable: string[]; writable: stri
   for (const word of [config.command, ...config.args]) {
     if (!word.includes('/')) continue;
     const file = path.resolve(folder, word);
-    if (!isFile(file)) continue;
+    // The system is in every jail already, read-only.
+    if (!isFile(file) || /^\/(usr|bin|sbin|lib\w*)\//.test(file)) continue;
     const tree = packageTree(file);
     if (tree !== undefined) readable.push(tree);
     else readable.push(path.dirname(file), ...resolvingFolders(path.dirname(file)));
