@@ -65,7 +65,8 @@ function longOptionProblem(program: string, rule: ProgramRule, word: string): st
   }
   const what = rule.long[first];
   if (given === first) return `\`${word}\` ${what}`;
-  if (candidates.length === 1) return `\`${word}\` is \`--${first}\`, which ${what}`;
+  const alsoSafe = rule.safeLong?.some((name) => name.startsWith(given)) === true;
+  if (candidates.length === 1 && !alsoSafe) return `\`${word}\` is \`--${first}\`, which ${what}`;
   return `\`${word}\` could be \`--${first}\`, which ${what}`;
 }
 
