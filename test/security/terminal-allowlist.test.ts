@@ -243,6 +243,23 @@ describe('executables that run any command are refused even when listed', () => 
     expect(output).toContain('never run from TERMINAL_ALLOWED_COMMANDS');
   });
 
+  // Issue 24: each of these created its file in list mode before the runner table named it.
+  const issue24 = 'ls,logsave,setarch,prlimit,setpriv,ssh-agent,x86_64,linux64,numactl,capsh,faketime,systemd-cat,dbus-run-session';
+  it.each([
+    ['logsave /dev/null touch pwned', 'is a command that runs another command'],
+    [`setarch ${os.machine()} touch pwned`, 'is a command that runs another command'],
+    ['prlimit --nofile=100 touch pwned', 'is a command that runs another command'],
+    ['setpriv touch pwned', 'is a command that runs another command'],
+    ['ssh-agent touch pwned', 'is a command that runs another command'],
+    ['x86_64 touch pwned', 'is a command that runs another command'],
+    ['linux64 touch pwned', 'is a command that runs another command'],
+    ['systemd-cat touch pwned', 'is a command that runs another command'],
+    ['dbus-run-session touch pwned', 'is a command that runs another command'],
+  ])('%s (issue 24)', async (command, reason) => {
+    const output = await expectRefused(command, reason, issue24);
+    expect(output).toContain('never run from TERMINAL_ALLOWED_COMMANDS');
+  });
+
   it('leaves them out of the allowed list the model is shown', () => {
     const tool = terminal(listed);
     expect(tool.description).toContain('allowed: ls, find.');
