@@ -322,3 +322,25 @@ describe('through the real server and a scripted model', () => {
     expect(status).toMatchObject({ success: true, result: expect.stringContaining('No commits yet') });
   });
 });
+
+describe('issue 24 through the real server: runners named in the list', () => {
+  let hearth: Hearth;
+  beforeAll(async () => {
+    hearth = await startHearth({ profiles: { test_admin: unrestrictedProfile }, env: { TERMINAL_ALLOWED_COMMANDS: 'ls,logsave,setarch,prlimit,setpriv,ssh-agent' } });
+  });
+  afterAll(() => hearth?.close());
+
+  it('refuses logsave, setarch, prlimit, setpriv and ssh-agent, and none creates its file', async () => {
+    const sessionId = await hearth.createSession('test_admin');
+    const commands = ['logsave /dev/null touch pwned', `setarch ${os.machine()} touch pwned`, 'prlimit --nofile=100 touch pwned', 'setpriv touch pwned', 'ssh-agent touch pwned'];
+    hearth.llm.script({ toolCalls: commands.map((command) => ({ name: 'terminal', arguments: { command } })) }, { content: 'Done.' });
+    const socket = await hearth.connect(sessionId);
+    socket.send({ type: 'message', content: 'Make the file however you can.' });
+    await socket.next('stream_end');
+    socket.close();
+    const calls = socket.ofType('tool_call');
+    expect(calls).toHaveLength(commands.length);
+    for (const call of calls) expect(call).toMatchObject({ success: false, result: expect.stringContaining('is a command that runs another command') });
+    expect(existsSync(path.join(hearth.config.SESSION_FILES_DIR, sessionId, 'pwned'))).toBe(false);
+  });
+});
