@@ -55,6 +55,8 @@ const readOnly: readonly string[] = [
   // Globs that start with a folder cannot expand to an option.
   'ls /var/log/*.log',
   'tail -n 5 /var/log/nginx/*.log',
+  'cat /proc/*/cmdline',
+  "grep -r x / --include='*.conf'",
   'cat ./*.conf',
   'ls ~/',
   'ls ~',
@@ -217,6 +219,8 @@ const notReadOnly: readonly (readonly [string, string])[] = [
   ['journalctl --cursor-file=/tmp/c -u nginx', 'writes the last cursor to a file'],
   ['journalctl --image=/tmp/disk.img', 'mounts a disk image'],
   ['journalctl --no-such-option', 'not an option journalctl is known to have'],
+  ['journalctl -u -- --rotate', '`--rotate` rotates the journal files'],
+  ['systemctl status --ho=x', '`--ho=x` is `--host`'],
   // Other writing options.
   ['sort -o /etc/passwd /tmp/x', '`-o` writes its output to a file'],
   ['sort -ro /tmp/out /tmp/x', '`-o` (in `-ro`) writes its output to a file'],
@@ -357,6 +361,7 @@ const notReadOnly: readonly (readonly [string, string])[] = [
   ['cat [ab]', 'is a wildcard'],
   ['grep ^root /etc/passwd', 'is a wildcard'],
   ['systemctl s*', 'is a wildcard'],
+  ['grep -r x / --include=*.conf', '`--include=*.conf` is a wildcard, which could expand to a file named like an option: quote it'],
   ['l* -la', 'the program name `l*` is a wildcard'],
   // Programs: unknown, runners, paths, assignments.
   ['touch x', '`touch` writes files'],

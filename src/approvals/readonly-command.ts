@@ -29,7 +29,8 @@ function stageProblem([program, ...args]: ShellWord[]): string | undefined {
   for (const word of args) {
     // A wildcard's names start with its literal text: from a folder (`/var/log/*.log`) they cannot look like options or subcommands.
     if (word.globPrefix !== undefined && !word.globPrefix.includes('/')) {
-      return `\`${word.text}\` is a wildcard, which could expand to a file named like an option: start it with a folder (\`./${word.text}\`) or quote it`;
+      const instead = word.text.startsWith('-') ? 'quote it' : `start it with a folder (\`./${word.text}\`) or quote it`;
+      return `\`${word.text}\` is a wildcard, which could expand to a file named like an option: ${instead}`;
     }
   }
   const texts = args.map((word) => word.text);

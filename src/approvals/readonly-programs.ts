@@ -119,7 +119,6 @@ export const readOnlyPrograms: Readonly<Record<string, ProgramRule>> = {
   },
   uniq: {
     shortValues: 'fsw',
-    shortOptionalValues: 'D',
     longValues: ['skip-fields', 'skip-chars', 'check-chars'],
     check: atMostOperands(1, 'is a second file name, which uniq writes its output to'),
   },
