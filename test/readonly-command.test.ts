@@ -451,6 +451,14 @@ describe('terminal(readonly) and ssh_exec(readonly) rules', () => {
     expect(judge(terminalOnly, { tool: 'terminal', subject: 'ss -D x', commandSubject: true })).toEqual({ verdict: 'ask', rule: 'default', notReadOnly: '`-D` writes a file' });
   });
 
+  it('never matches a subject the normaliser found hidden characters in (a no-break space, a zero-width joiner)', () => {
+    expect(judge(policy, { tool: 'terminal', subject: 'ls\u00a0-la', commandSubject: true, hiddenCharacters: true })).toEqual({
+      verdict: 'ask',
+      rule: 'terminal',
+      notReadOnly: 'the command holds whitespace or control characters other than spaces and tabs',
+    });
+  });
+
   it('lets a deny rule still win over the readonly class', () => {
     const strict = buildPolicy({ default: 'allow', allow: ['terminal(readonly)'], deny: ['terminal(cat /etc/shadow)'] }) as ApprovalPolicy;
     expect(judge(strict, { tool: 'terminal', subject: 'cat /etc/shadow', commandSubject: true })).toEqual({ verdict: 'deny', rule: 'terminal(cat /etc/shadow)' });
