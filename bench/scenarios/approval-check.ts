@@ -1,6 +1,6 @@
 // Scenario 14: what the approval gate adds to a call it allows, in this process: the shipped
-// server_admin policy (its 70 allow rules are the longest list) judged for a read-only
-// command, the audit row written to a real SQLite file; 14b the same for an http_request call
+// server_admin policy judged for a read-only command (its terminal(readonly) rule parses the
+// command line and checks it against the read-only class), the audit row written to a real SQLite file; 14b the same for an http_request call
 // whose URL is normalised first, under smart_home's rules.
 import path from 'node:path';
 import { ApprovalGate } from '../../src/agent/approval-gate.ts';

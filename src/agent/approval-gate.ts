@@ -106,6 +106,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       args,
       subject,
       reason: judgement.reason ?? `rule ${judgement.rule}`,
+      ...(judgement.notReadOnly !== undefined && { not_read_only: judgement.notReadOnly }),
       expires_at: expiresAt,
       is_subagent: context.isSubagent,
     });

@@ -50,6 +50,8 @@ export type AgentEvent =
       subject: string;
       /** Why it asks: the rule, or the tool's own reason. */
       reason: string;
+      /** A `readonly` rule did not match: why the command is not read-only ("`-D` writes a file"). */
+      not_read_only?: string;
       expires_at: string;
       is_subagent: boolean;
     }
