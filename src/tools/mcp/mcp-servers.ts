@@ -39,6 +39,8 @@ export interface McpServerSummary {
   message?: string;
   /** The Hearth names (`<server>__<tool>`) of its tools in the registry. */
   tools: string[];
+  /** A stdio server that runs outside any jail: `"jail": false` in its entry, or no jail on this machine. */
+  unjailed?: true;
 }
 
 /** A problem for GET /agents/tools `errors`: the file, a server's entry, a failed server or a tool left out. */
@@ -127,6 +129,10 @@ export class McpServers {
     return errors;
   }
 
+  private isUnjailed(config: McpServerConfig): boolean {
+    return config.transport === 'stdio' && (config.jail === false || this.options.jail?.active !== true);
+  }
+
   /** Every configured server with its status and tools, for GET /agents/tools `servers`. */
   servers(): McpServerSummary[] {
     return [...this.entries.values()].map(({ config, connection, tools }) => ({
@@ -135,6 +141,7 @@ export class McpServers {
       status: connection.state,
       ...(connection.message !== undefined && { message: connection.message }),
       tools: [...tools],
+      ...(this.isUnjailed(config) && { unjailed: true as const }),
     }));
   }
 
@@ -258,7 +265,7 @@ export class McpServers {
       name: `mcp:${config.name}`,
       status: connection.state,
       ...(connection.message !== undefined && { message: connection.message }),
-      details: { transport: config.transport, tools: entry.tools.length },
+      details: { transport: config.transport, tools: entry.tools.length, ...(this.isUnjailed(config) && { unjailed: true }) },
     });
   }
 
