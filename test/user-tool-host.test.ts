@@ -195,7 +195,6 @@ describe('user-tool host', () => {
     // bench/RESULTS.md's business: a wall-clock bound here failed on a busy CI machine).
     const health = await timeHealth(hearth);
     expect(health.status).toBe(200);
-    expect(existsSync(marker)).toBe(true);
 
     // Another session streams its whole answer while the first is still stuck.
     const streamer = await hearth.connect(await hearth.createSession('tooler'));
