@@ -268,3 +268,12 @@ export async function niceOf(pid: number): Promise<number> {
 export function attackerProfile(tools: string[]): string {
   return `---\nid: attacker\nname: Attacker\ndescription: Runs what it is asked.\nmax_iterations: 12\nplanning_enabled: false\ntools: [${tools.join(', ')}]\n---\nYou run what you are asked to.\n`;
 }
+
+/** User tools load after start: waits until GET /agents/tools lists each name, as a tool or as an error. */
+export async function waitForUserTools(hearth: JailedHearth, names: string[]): Promise<any> {
+  return await waitUntil(async () => {
+    const { body } = await hearth.request('GET', '/agents/tools');
+    const text = JSON.stringify(body);
+    return names.every((name) => text.includes(name)) ? body : undefined;
+  }, 30_000);
+}
