@@ -40,7 +40,7 @@ function probe(executable: string, args: string[], environment: NodeJS.ProcessEn
 
 function unavailableReason(result: ProbeResult): string {
   if (result.missing) return 'bubblewrap (bwrap) is not installed: install the package "bubblewrap" (apt install bubblewrap)';
-  if (/uid map|user namespace|Operation not permitted|No space left on device|Permission denied/i.test(result.output)) {
+  if (/uid map|user namespace|new namespace|Operation not permitted|No space left on device|Permission denied/i.test(result.output)) {
     return `bubblewrap cannot create user namespaces here (${result.output}): enable them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)`;
   }
   return `bubblewrap does not run here: ${result.output || 'it failed without a message'}`;
