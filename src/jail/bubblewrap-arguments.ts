@@ -91,7 +91,8 @@ function strictFileSystem(surroundings: JailSurroundings): string[] {
 }
 
 function hostFileSystem(surroundings: JailSurroundings): string[] {
-  const args = ['--bind', '/', '/', '--ro-bind', '/proc', '/proc', '--tmpfs', '/tmp'];
+  // Device nodes bound from the host cannot be opened inside a user namespace: /dev is bubblewrap's own (null, zero, random, tty…).
+  const args = ['--bind', '/', '/', '--ro-bind', '/proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
   for (const entry of surroundings.hiddenPaths) args.push(...hide(entry));
   // The person's desktop session bus, keyring and agents live here.
   args.push(...hide(`/run/user/${surroundings.uid}`));
