@@ -89,7 +89,7 @@ describe('code_exec in its strict jail', () => {
     it.skipIf(skip)(`${language}: reads nothing of Hearth, reaches no address of it, renices nothing, makes nothing outside`, async () => {
       const fromRequest = hearth.llm.requests.length;
       const niceBefore = [await niceOf(hearth.pid), await niceOf(hearth.parentPid)];
-      const [result] = await callTools(hearth, socket, [{ name: 'code_exec', arguments: { language, code: program(), timeout_s: 120 } }], 150_000);
+      const [result] = await callTools(hearth, socket, [{ name: 'code_exec', arguments: { language, code: program(), timeout_s: 120 } }], { timeoutMs: 150_000 });
       expect(result!.success, result!.result).toBe(true);
       const findings = findingsOf(result!.result);
 

@@ -226,11 +226,26 @@ export async function startJailedHearth(options: JailedHearthOptions = {}): Prom
 }
 
 /** One turn: the scripted model makes the calls, then answers; gives the calls' results in order. */
-export async function callTools(hearth: JailedHearth, socket: EventSocket, calls: ScriptedToolCall[], timeoutMs = 60_000): Promise<EventOf<'tool_call'>[]> {
+export async function callTools(
+  hearth: JailedHearth,
+  socket: EventSocket,
+  calls: ScriptedToolCall[],
+  options: { timeoutMs?: number; allowAsked?: boolean } = {},
+): Promise<EventOf<'tool_call'>[]> {
   const before = socket.ofType('tool_call').length;
   hearth.llm.script({ toolCalls: calls }, { content: 'Done.' });
-  socket.send({ type: 'message', content: 'Do it.' });
-  expect((await socket.next('stream_end', timeoutMs)).content).toBe('Done.');
+  // The person allows whatever the rules ask about: what is tested is what the jail lets a command reach.
+  const onAsked = (data: unknown) => {
+    const event = JSON.parse(String(data)) as { type?: string; call_id?: string };
+    if (event.type === 'approval_required') socket.send({ type: 'approve', call_id: event.call_id, decision: 'allow' });
+  };
+  if (options.allowAsked) socket.socket.on('message', onAsked);
+  try {
+    socket.send({ type: 'message', content: 'Do it.' });
+    expect((await socket.next('stream_end', options.timeoutMs ?? 60_000)).content).toBe('Done.');
+  } finally {
+    socket.socket.off('message', onAsked);
+  }
   return socket.ofType('tool_call').slice(before);
 }
 

@@ -60,7 +60,7 @@ describe('a user tool granted network, in its strict jail', () => {
     const socket = await hearth.connect(await hearth.createSession('attacker'));
     const fromRequest = hearth.llm.requests.length;
     const niceBefore = [await niceOf(hearth.pid), await niceOf(hearth.parentPid)];
-    const [result] = await callTools(hearth, socket, [{ name: 'attack_tool', arguments: { targets: JSON.stringify(targets) } }], 120_000);
+    const [result] = await callTools(hearth, socket, [{ name: 'attack_tool', arguments: { targets: JSON.stringify(targets) } }], { timeoutMs: 120_000 });
     socket.close();
     expect(result!.success, result!.result).toBe(true);
     const findings = findingsOf(result!.result.replace(/\\n/g, '\n').replace(/\\"/g, '"'));
