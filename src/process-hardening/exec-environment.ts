@@ -14,6 +14,8 @@ const keptNames = new Set([
   'NODE_OPTIONS', 'NODE_PATH', 'NODE_EXTRA_CA_CERTS', 'NODE_ICU_DATA', 'NODE_COMPILE_CACHE', 'NODE_V8_COVERAGE',
   'UV_THREADPOOL_SIZE', 'OPENSSL_CONF', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'LD_LIBRARY_PATH', 'LD_PRELOAD',
   'TSX_TSCONFIG_PATH', 'TSX_DISABLE_CACHE',
+  // A Hearth started by another Hearth's tool keeps that tool's marker visible (src/tools/process-markers.ts).
+  'HEARTH_PROCESS',
 ]);
 
 /** Names the restarted process's exec environment holds besides the kept ones: the descriptor carrying the rest. */
