@@ -7,7 +7,7 @@ import { epochNow } from './epoch-time.ts';
 import type { LlmCommand, LlmReply, LlmReport, ReplyPlan } from './llm-protocol.ts';
 import { projectRoot } from './project-root.ts';
 
-type TimingReport = Extract<LlmReport, { type: 'timing' }>;
+export type TimingReport = Extract<LlmReport, { type: 'timing' }>;
 type CommandBody = LlmCommand extends infer Command ? (Command extends LlmCommand ? Omit<Command, 'id'> : never) : never;
 
 export interface ClockOffset {
@@ -22,6 +22,7 @@ export class LlmProcess {
   private readonly replies = new Map<number, (reply: LlmReply) => void>();
   private readonly timings = new Map<string, TimingReport[]>();
   private timingWaiters: (() => void)[] = [];
+  private readonly timingListeners = new Set<(report: TimingReport) => void>();
 
   private constructor(
     private readonly child: ChildProcess,
@@ -99,6 +100,12 @@ export class LlmProcess {
     }
   }
 
+  /** Hears every chat request's timing, tagged or not, until the returned function is called. */
+  onTiming(listener: (report: TimingReport) => void): () => void {
+    this.timingListeners.add(listener);
+    return () => this.timingListeners.delete(listener);
+  }
+
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
@@ -125,6 +132,7 @@ export class LlmProcess {
 
   private receive(report: LlmReport): void {
     if (report.type === 'timing') {
+      for (const listener of this.timingListeners) listener(report);
       if (report.tag === undefined) return;
       const reports = this.timings.get(report.tag) ?? [];
       reports.push(report);

@@ -8,7 +8,8 @@
 // in this process against a temp database; 19 starts server processes of its own on databases with and
 // without 1,000 schedules, and times the scheduler's due check in this process. 20 calls an MCP server's
 // echo through McpServers in this process against a bare SDK client, and starts server processes of its own
-// with 10 stdio MCP servers in mcp.json and with none.
+// with 10 stdio MCP servers in mcp.json and with none. 21 starts a server process of its own on a database
+// with 1,000 schedules due at once and times /health from here while they run.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,12 +30,13 @@ import { toolsChangedLatency } from './scenarios/tool-reload-latency.ts';
 import { reloadMemory } from './scenarios/reload-memory.ts';
 import { memorySearchTimes } from './scenarios/memory-search.ts';
 import { pageInChromium } from './scenarios/page.ts';
-import { approvalCheckTimes } from './scenarios/approval-check.ts';
+import { approvalCheckTimes, normalisedApprovalCheckTimes } from './scenarios/approval-check.ts';
 import { responsiveness } from './scenarios/responsiveness.ts';
 import { checkpointCost } from './scenarios/checkpoint-cost.ts';
 import { homeAssistantSearchTimes, stateChangedStorm } from './scenarios/smart-home.ts';
 import { schedulesAtStart } from './scenarios/schedules-at-start.ts';
 import { mcpEchoCalls, mcpServersAtStart } from './scenarios/mcp.ts';
+import { scheduleStorm } from './scenarios/schedule-storm.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -75,7 +77,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21`);
   }
   return options;
 }
@@ -149,6 +151,7 @@ async function main(): Promise<number> {
       [12, '12. `memory_search` over 10,000 facts', () => memorySearchTimes()],
       [13, '13. The page in Chromium', () => pageInChromium(context, databaseFile)],
       [14, '14. Approval check of an allowed call', () => approvalCheckTimes()],
+      [14, '14b. Approval check of an allowed call, URL normalised', () => normalisedApprovalCheckTimes()],
       [15, '15. Other clients during a 10 MB message and a 100 MB answer', () => responsiveness(context)],
       [16, '16. Checkpointing cost at scenario 4’s shape', () => checkpointCost()],
       [17, '17. Home Assistant search over 2,000 entities', () => homeAssistantSearchTimes()],
@@ -156,6 +159,7 @@ async function main(): Promise<number> {
       [19, '19. 1,000 schedules: start-up and due check', () => schedulesAtStart(context)],
       [20, '20a. MCP echo call: Hearth vs a bare SDK client', () => mcpEchoCalls()],
       [20, '20b. 10 stdio MCP servers at start', () => mcpServersAtStart(context)],
+      [21, '21. `/health` while 1,000 due schedules run', () => scheduleStorm(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

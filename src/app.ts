@@ -18,7 +18,8 @@ import { IntegrationRegistry } from './integrations/integration-registry.ts';
 import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { Jail } from './jail/jail.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
 import { systemClock, type Clock } from './scheduler/clock.ts';
@@ -73,6 +74,8 @@ export type AppDependencies = AgentDependencies & {
   homeAssistant: HomeAssistant;
   /** The MQTT broker connection (started by buildApp, ended at close); not configured without MQTT_URL. */
   mqtt: MqttConnection;
+  /** The jail every process started for the agent runs in (probed at start). */
+  jail: Jail;
   /** What schedules take the time from; tests pass one they move by hand. */
   clock?: Clock;
   /** The scheduler, set by buildApp; the schedule tool reads it when it runs. */
@@ -91,6 +94,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   // need the user-tool manager, which is built after the registry: both are read when they run.
   const runSubagent = createSubagentRunner(() => deps);
   const backends = overrides.backends ?? (await BackendRegistry.fromConfig(config));
+  const jail = overrides.jail ?? (await Jail.create({ config, logger }));
+  reportJail(jail, logger);
   const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
   const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const integrations = overrides.integrations ?? new IntegrationRegistry();
@@ -112,6 +117,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       mqtt,
       homeAssistant,
       schedules: () => deps.scheduler,
+      jail,
     });
   const mcp =
     overrides.mcp ??
@@ -123,6 +129,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       logger,
       toolTimeoutMs: config.MCP_TOOL_TIMEOUT_MS,
       watch: true,
+      jail,
     });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
@@ -141,6 +148,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     dataDir: config.DATA_DIR,
     maxRssMb: config.USER_TOOL_MAX_RSS_MB,
     envPassthrough: config.TOOL_ENV_PASSTHROUGH,
+    jail,
   });
   const deps: AppDependencies = {
     db,
@@ -162,6 +170,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     mqtt,
     homeAssistant,
     mcp,
+    jail,
     ...(overrides.clock && { clock: overrides.clock }),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
@@ -173,6 +182,14 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     (error: unknown) => logger.error({ err: error }, 'loading the user tools failed; only the built-in tools are available'),
   );
   return deps;
+}
+
+/** Said loudly at start: without a jail, the agent's processes could read everything Hearth can. */
+function reportJail(jail: Jail, logger: Logger): void {
+  const status = jail.status;
+  if (status.state === 'unavailable') logger.error(`jail unavailable: ${status.reason}. code_exec and user tools are off until it works or JAIL=off is set.`);
+  else if (status.state === 'off') logger.warn(`jail off: ${status.reason}`);
+  else if (status.networkProblem !== undefined) logger.warn(`jail: ${status.networkProblem}`);
 }
 
 export interface BuildOptions {
@@ -200,7 +217,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('agent', agent);
   const clock = deps.clock ?? systemClock;
   const timezone = config.SCHEDULER_TIMEZONE || serverTimeZone();
-  const scheduler = new Scheduler({ db: deps.db, agent, clock, defaultTimezone: timezone, defaultProfileId: 'secretary', logger: deps.logger });
+  const scheduler = new Scheduler({ db: deps.db, agent, clock, defaultTimezone: timezone, defaultProfileId: 'secretary', logger: deps.logger, maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
   deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);
   const runNotifications = notifyFinishedRuns({ scheduler, notifications: agent.notifications, db: deps.db, logger: deps.logger });
@@ -237,7 +254,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
 
   await app.register(async (api) => {
     if (config.AUTH_TOKEN !== '') api.addHook('onRequest', requireToken(config.AUTH_TOKEN));
-    api.get('/health', async () => ({ status: 'ok', version }));
+    api.get('/health', async () => ({ status: 'ok', version, jail: deps.jail.status }));
     await api.register(agentRoutes, { agent });
     await api.register(sessionRoutes, { agent, onSessionCreated: () => deps.memory.runInBackground() });
     await api.register(fileRoutes, { db: deps.db, config });
@@ -265,6 +282,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await deps.mcp.close();
     await deps.userTools.close();
     await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
+    deps.jail.close();
     await jsonParser.close();
     await deps.db.destroy();
   });

@@ -11,12 +11,15 @@ afterEach(async () => hearth?.close());
 const toolNames = (request: { body: any }) => request.body.tools.map((tool: any) => tool.function.name) as string[];
 
 describe('switch_profile', () => {
-  it('changes the profile, emits profile_switched, and the next request of the same run uses the new prompt and tools', async () => {
+  it('once the person allows it, changes the profile, emits profile_switched, and the next request of the same run uses the new prompt and tools', async () => {
     hearth = await startHearth();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'server_admin' } }] }, { content: 'Now an admin.' });
     const sessionId = await hearth.createSession('secretary');
     const socket = await hearth.connect(sessionId);
     socket.send({ type: 'message', content: 'Check my server' });
+    const asked = await socket.next('approval_required');
+    expect(asked).toMatchObject({ tool: 'switch_profile', subject: 'secretary -> server_admin', reason: expect.stringMatching(/from Personal Secretary to Server Administrator/) });
+    socket.send({ type: 'approve', call_id: asked.call_id, decision: 'allow' });
     expect(await socket.next('profile_switched')).toEqual({ type: 'profile_switched', profile_id: 'server_admin', profile_name: 'Server Administrator' });
     await socket.next('stream_end');
 

@@ -244,7 +244,7 @@ describe('approvals', () => {
     socket.close();
   });
 
-  it('sub-agents pass the same gate, and switching to a laxer profile loosens nothing', async () => {
+  it('sub-agents pass the same gate, and a switch the person allows does not loosen the rest of the run', async () => {
     const server = await start('ollama', '  default: allow\n  ask: [shell]');
     server.llm.script(
       { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'make a file', profile_id: 'lax' } }] },
@@ -260,6 +260,9 @@ describe('approvals', () => {
     const fromSubagent = await socket.next('approval_required');
     expect(fromSubagent).toMatchObject({ subject: 'touch from-subagent.txt', is_subagent: true });
     expect((await server.request('POST', `/sessions/${sessionId}/approvals/${fromSubagent.call_id}`, { decision: 'deny' })).status).toBe(200);
+    const switching = await socket.next('approval_required');
+    expect(switching).toMatchObject({ tool: 'switch_profile', subject: 'guarded -> lax' });
+    socket.send({ type: 'approve', call_id: switching.call_id, decision: 'allow' });
     const afterSwitch = await socket.next('approval_required');
     expect(afterSwitch).toMatchObject({ subject: 'touch after-switch.txt', is_subagent: false });
     socket.send({ type: 'approve', call_id: afterSwitch.call_id, decision: 'deny' });

@@ -54,11 +54,13 @@ describe('parseConfig defaults', () => {
       WEB_SEARCH_URL: '',
       APPROVAL_TIMEOUT_S: 600,
       LLM_STALL_TIMEOUT_S: 180,
+      LLM_MAX_CONCURRENT: 2,
       MAX_ANSWER_CHARS: 200000,
       TOOL_ENV_PASSTHROUGH: '',
       HTTP_BLOCK_PRIVATE: false,
       USER_TOOL_MAX_RSS_MB: 256,
       SCHEDULER_TIMEZONE: '',
+      SCHEDULER_MAX_CONCURRENT: 2,
       HA_URL: '',
       HA_TOKEN: '',
       MQTT_URL: '',
@@ -107,6 +109,10 @@ describe('parseConfig refuses malformed values', () => {
     ['OLLAMA_HOST', 'not-a-url'],
     ['OLLAMA_NUM_CTX', '0'],
     ['LOG_LEVEL', 'loud'],
+    ['LLM_MAX_CONCURRENT', '0'],
+    ['LLM_MAX_CONCURRENT', '1.5'],
+    ['SCHEDULER_MAX_CONCURRENT', '-1'],
+    ['SCHEDULER_MAX_CONCURRENT', 'many'],
   ])('%s=%s with one line naming the variable', (key, value) => {
     const error = configErrorOf(() => parseConfig({ [key]: value }));
     expect(error.message).not.toContain('\n');

@@ -42,8 +42,8 @@ describe('reading the file', () => {
     const config = await readMcpConfig(file, dataDir);
     expect(config.errors).toEqual([]);
     expect(config.servers).toEqual([
-      { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'], env: { LOG: 'debug' }, cwd: path.join(dataDir, 'mcp/files') },
-      { name: 'absolute', transport: 'stdio', command: '/usr/bin/mcp-thing', args: [], env: {}, cwd: '/srv/thing' },
+      { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'], env: { LOG: 'debug' }, cwd: path.join(dataDir, 'mcp/files'), jail: { paths: {}, network: false } },
+      { name: 'absolute', transport: 'stdio', command: '/usr/bin/mcp-thing', args: [], env: {}, cwd: '/srv/thing', jail: { paths: {}, network: false } },
       { name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer abc' } },
       { name: 'plain', transport: 'http', url: 'http://127.0.0.1:3001/mcp', headers: {} },
     ]);
@@ -56,6 +56,8 @@ describe('reading the file', () => {
       ['files', 'stdio'],
       ['everything', 'http'],
     ]);
+    // The filesystem server's jail shows it exactly the folder it serves, read-write.
+    expect(example.servers[0]).toMatchObject({ jail: { paths: { '/home/me/Documents': 'rw' }, network: false } });
   });
 
   it('an empty file or an empty mapping means no servers', () => {

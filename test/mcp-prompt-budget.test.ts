@@ -17,6 +17,7 @@ import { McpServers } from '../src/tools/mcp/mcp-servers.ts';
 import type { ToolRegistry } from '../src/tools/tool-registry.ts';
 import { everythingStdio, writeMcpConfig } from './support/mcp-servers.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { withJail } from './support/jail.ts';
 
 const promptBudget = 12_000;
 
@@ -37,7 +38,7 @@ describe("server-everything's tools in a profile's prompt", () => {
   beforeAll(async () => {
     folder = await mkdtemp(path.join(tmpdir(), 'hearth-mcp-budget-'));
     profiles = await ProfileRegistry.open('profiles');
-    tools = createToolRegistry({ db: await openDatabase(':memory:'), config: parseConfig({}), profiles, runSubagent: async () => 'not run here' });
+    tools = createToolRegistry({ db: await openDatabase(':memory:'), ...withJail(parseConfig({})), profiles, runSubagent: async () => 'not run here' });
     await writeMcpConfig(path.join(folder, 'mcp.json'), { everything: everythingStdio() });
     servers = new McpServers({
       configFile: path.join(folder, 'mcp.json'),

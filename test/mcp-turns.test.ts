@@ -224,7 +224,8 @@ describe('MCP servers in the app', () => {
     const dataDir = await tempFolder();
     await prepareProfiles(dataDir, { mcp_user: profile(['mcp:helper']) });
     await mkdir(path.join(dataDir, 'user-tools'), { recursive: true });
-    await writeMcpConfig(path.join(dataDir, 'mcp.json'), { helper: fixtureServer({ env: { GREETING: 'configured for the server' } }) });
+    // Unjailed on purpose: the pids it reports are then the host's, and the process markers alone must end what it started.
+    await writeMcpConfig(path.join(dataDir, 'mcp.json'), { helper: { ...fixtureServer({ env: { GREETING: 'configured for the server' } }), jail: false } });
     const server = await startChildServer(dataDir, { OLLAMA_HOST: llm.url, OPENAI_API_KEY: 'sk-must-not-leak', HA_TOKEN: 'ha-token-must-not-leak', MQTT_PASSWORD: 'mqtt-password-must-not-leak' });
     cleanups.push(() => server.kill());
     await waitUntil(async () => (await server.request('GET', '/agents/tools')).body.servers?.[0]?.status === 'connected', 20_000);

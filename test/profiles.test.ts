@@ -46,6 +46,7 @@ describe('loadProfiles', () => {
         user_tools: true,
         scratchpad_sections: [],
         approvals: { default: 'allow', deny: [], allow: [], ask: [] },
+        jail: {},
         prompt: 'Be helpful.',
         file,
       },

@@ -7,6 +7,7 @@ import { buildSystemPrompt } from '../src/agent/system-prompt.ts';
 import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { createToolRegistry } from '../src/tools/builtin/index.ts';
+import { withJail } from './support/jail.ts';
 
 // docs/architecture.md, Budgets: a local model pays for every character of this on every turn.
 const promptBudget = 12_000;
@@ -16,7 +17,7 @@ describe('built-in tools: manuals and prompt overhead per turn', async () => {
   const db = await openDatabase(':memory:');
   const tools = createToolRegistry({
     db,
-    config: parseConfig({}),
+    ...withJail(parseConfig({})),
     profiles,
     runSubagent: async () => 'not run here',
   });

@@ -51,7 +51,10 @@ describe('GET /health', () => {
   it('answers ok with the package version', async () => {
     const server = await start();
     const { version } = JSON.parse(await readFile('package.json', 'utf8')) as { version: string };
-    expect(await server.request('GET', '/health')).toEqual({ status: 200, body: { status: 'ok', version } });
+    expect(await server.request('GET', '/health')).toEqual({
+      status: 200,
+      body: { status: 'ok', version, jail: expect.objectContaining({ state: expect.stringMatching(/^(on|off|unavailable)$/) }) },
+    });
   });
 });
 

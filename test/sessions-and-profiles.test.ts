@@ -120,7 +120,11 @@ describe('profile switches', () => {
     hearth = await startHearth();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'smart_home' } }] }, { content: 'Switched.' });
     const sessionId = await hearth.createSession('secretary');
-    await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Turn on the lights' });
+    const socket = await hearth.connect(sessionId);
+    socket.send({ type: 'message', content: 'Turn on the lights' });
+    socket.send({ type: 'approve', call_id: (await socket.next('approval_required')).call_id, decision: 'allow' });
+    await socket.next('stream_end');
+    socket.close();
     const shown = (await hearth.request('GET', `/sessions/${sessionId}`)).body.messages;
     expect(shown.filter((message: any) => message.profile_switch).map((message: any) => message.profile_switch)).toEqual([
       { profile_id: 'smart_home', profile_name: expect.any(String), by: 'agent' },

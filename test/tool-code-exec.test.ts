@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createCodeExecTool } from '../src/tools/builtin/code-exec.ts';
 import type { Tool, ToolContext } from '../src/tools/tool.ts';
+import { withJail } from './support/jail.ts';
 import { processHasEnded, readPid } from './support/processes.ts';
 import { runTool } from './support/tool-context.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -24,8 +25,9 @@ afterEach(async () => {
 });
 
 function codeExec(pythonExecutable?: string): Tool {
-  const config = parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: 'ls,node,python3' });
-  return createCodeExecTool({ config, ...(pythonExecutable && { pythonExecutable }) });
+  // Unjailed, so the process ids a program writes are the ones the test signals (test/security/jail.test.ts runs it jailed).
+  const config = parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: 'ls,node,python3', JAIL: 'off' });
+  return createCodeExecTool({ ...withJail(config), ...(pythonExecutable && { pythonExecutable }) });
 }
 
 function run(args: Record<string, unknown>, overrides?: Partial<ToolContext>) {

@@ -13,6 +13,7 @@ import type { Tool } from '../src/tools/tool.ts';
 import { processHasEnded, readPid } from './support/processes.ts';
 import { runTool } from './support/tool-context.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { withJail } from './support/jail.ts';
 
 let directory: string;
 let workFolder: string;
@@ -36,8 +37,11 @@ afterEach(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
+// These tests read process ids the commands write and signal them from outside: they run unjailed
+// (JAIL=off), where the process group and the markers are all that ends a call's processes.
+// test/security/jail.test.ts shows the same calls jailed, where the PID namespace ends everything.
 function terminal(allowedCommands = '*'): Tool {
-  return createTerminalTool({ config: parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowedCommands }) });
+  return createTerminalTool(withJail(parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowedCommands, JAIL: 'off' })));
 }
 
 describe('terminal with a shell', () => {
@@ -219,7 +223,7 @@ describe('process runner', () => {
 describe('processes that leave the process group', () => {
   /** A terminal whose DATA_DIR is this test's own folder, so ending a session's or all processes touches no other test's. */
   function isolatedTerminal(): Tool {
-    return createTerminalTool({ config: parseConfig({ DATA_DIR: directory, SESSION_FILES_DIR: directory }) });
+    return createTerminalTool(withJail(parseConfig({ DATA_DIR: directory, SESSION_FILES_DIR: directory, JAIL: 'off' })));
   }
 
   /** The pid a command wrote to `name` in a work folder, remembered for clean-up if the test fails. */

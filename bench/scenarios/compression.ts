@@ -31,6 +31,7 @@ import { median } from '../statistics.ts';
 import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
 import { prose, randomSource } from '../seed-session.ts';
 import { medianAndP95, spread } from './tool-calls.ts';
+import { Jail, probeJail } from '../../src/jail/jail.ts';
 
 const contextSize = 5_000;
 const warmUpRuns = 5;
@@ -99,7 +100,7 @@ export async function compressionBookkeeping(): Promise<ScenarioResult> {
     const profiles = await ProfileRegistry.open(path.join(projectRoot, 'profiles'));
     const profile = profiles.get('secretary');
     if (!profile) throw new Error('the secretary profile is missing');
-    const registry = createToolRegistry({ db, config, profiles, runSubagent: async () => 'not run here' });
+    const registry = createToolRegistry({ db, config, jail: new Jail({ config, logger: console }, await probeJail()), profiles, runSubagent: async () => 'not run here' });
     const tools = definitionsOf(profile.tools, registry);
     const backend = instantBackend('## Current goal\n- Keep the notes in order.\n## Key facts\n- Notes live in /home/ada/notes.');
     const setup: RoundSetup = {
@@ -112,6 +113,8 @@ export async function compressionBookkeeping(): Promise<ScenarioResult> {
       contextWindow: config.OLLAMA_NUM_CTX,
       maxIterations: profile.max_iterations,
       approvalPolicies: [profile.approvals],
+      jailKinds: profile.jail,
+      sessionProfileId: profile.id,
     };
     return await measure(db, config, setup, tools, backend);
   } finally {

@@ -1,6 +1,8 @@
 // Scenario 7: the real terminal tool running `echo hello`, through /bin/sh -c (the default
 // TERMINAL_ALLOWED_COMMANDS=*) and without a shell (TERMINAL_ALLOWED_COMMANDS=echo).
 import { parseConfig } from '../../src/config.ts';
+import { Jail } from '../../src/jail/jail.ts';
+import type { JailKind } from '../../src/jail/jail-spec.ts';
 import { createTerminalTool } from '../../src/tools/builtin/terminal.ts';
 import type { ToolResult } from '../../src/tools/tool.ts';
 import type { ReportRow, ScenarioResult } from '../report.ts';
@@ -16,14 +18,21 @@ function printsHello(result: ToolResult): string | undefined {
   return /^stdout:\nhello\n?$/m.test(result.output) ? undefined : 'expected stdout "hello"';
 }
 
-async function measure(sessionFilesDir: string, allowedCommands: string | undefined, sessionId: string, signal: AbortSignal): Promise<number[]> {
-  const config = parseConfig({ SESSION_FILES_DIR: sessionFilesDir, TERMINAL_ALLOWED_COMMANDS: allowedCommands });
-  const tool = createTerminalTool({ config });
-  const context = toolContext(sessionId, signal);
+interface Variant {
+  allowedCommands?: string;
+  jail: 'off' | JailKind;
+}
+
+async function measure(sessionFilesDir: string, variant: Variant, sessionId: string, signal: AbortSignal): Promise<number[]> {
+  const config = parseConfig({ SESSION_FILES_DIR: sessionFilesDir, TERMINAL_ALLOWED_COMMANDS: variant.allowedCommands, JAIL: variant.jail === 'off' ? 'off' : 'on' });
+  const jail = await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined } });
+  const tool = createTerminalTool({ config, jail });
+  const context = { ...toolContext(sessionId, signal), jailKinds: { terminal: variant.jail === 'host' ? ('host' as const) : ('strict' as const) } };
   const args = { command: 'echo hello' };
   for (let call = 0; call < warmUpCalls; call++) await timedCall(tool, args, context, printsHello);
   const samples: number[] = [];
   for (let call = 0; call < calls; call++) samples.push((await timedCall(tool, args, context, printsHello)).milliseconds);
+  jail.close();
   return samples;
 }
 
@@ -36,19 +45,25 @@ export async function terminalEchoRoundTrips(): Promise<ScenarioResult> {
   const directory = await makeTemporaryDirectory('hearth-bench-terminal-');
   const abort = new AbortController();
   try {
-    const shell = await measure(directory, undefined, 'bench-terminal-shell', abort.signal);
-    const direct = await measure(directory, 'echo', 'bench-terminal-direct', abort.signal);
+    const shell = await measure(directory, { jail: 'strict' }, 'bench-terminal-shell', abort.signal);
+    const direct = await measure(directory, { allowedCommands: 'echo', jail: 'strict' }, 'bench-terminal-direct', abort.signal);
+    const host = await measure(directory, { jail: 'host' }, 'bench-terminal-host', abort.signal);
+    const unjailed = await measure(directory, { jail: 'off' }, 'bench-terminal-unjailed', abort.signal);
     return {
       rows: [
-        row('7a. `terminal` `echo hello`, shell (`TERMINAL_ALLOWED_COMMANDS=*`)', shell),
-        row('7b. `terminal` `echo hello`, no shell (`TERMINAL_ALLOWED_COMMANDS=echo`)', direct),
+        row('7a. `terminal` `echo hello`, shell (`TERMINAL_ALLOWED_COMMANDS=*`), strict jail', shell),
+        row('7b. `terminal` `echo hello`, no shell (`TERMINAL_ALLOWED_COMMANDS=echo`), strict jail', direct),
+        row('7c. `terminal` `echo hello`, shell, host jail (server_admin; network namespace shared, made once)', host),
+        row('7d. `terminal` `echo hello`, shell, `JAIL=off` (for comparison)', unjailed),
       ],
       details: [
         `terminal: the real tool (createTerminalTool, config from parseConfig with a temp SESSION_FILES_DIR) called in the ` +
           `bench process with {command: "echo hello"}, timed from execute() to its result and checked for stdout "hello"; ` +
           `${warmUpCalls} warm-up call then ${calls} measured calls per variant. With \`*\` it spawns \`/bin/sh -c 'echo hello'\`: ` +
           `${spread(shell)}; with \`echo\` it splits the line itself and spawns \`echo\` from PATH: ${spread(direct)}. ` +
-          `Both rows use the ${budgetMs} ms budget of the echo round trip.`,
+          `In a strict jail each call runs bubblewrap (own user, PID, IPC, UTS, mount and network namespaces); in the host jail it ` +
+          `first enters the shared pasta network namespace with nsenter: ${spread(host)}; unjailed: ${spread(unjailed)}. ` +
+          `Every row uses the ${budgetMs} ms budget of the echo round trip.`,
       ],
     };
   } finally {

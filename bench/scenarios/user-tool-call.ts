@@ -17,6 +17,7 @@ import type { ScenarioResult } from '../report.ts';
 import { median, milliseconds } from '../statistics.ts';
 import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
 import { medianAndP95, spread, timedCall, toolContext, withDeadline } from './tool-calls.ts';
+import { Jail } from '../../src/jail/jail.ts';
 
 const warmUpCalls = 200;
 const measuredCalls = 1_000;
@@ -40,6 +41,7 @@ export async function userToolCalls(): Promise<ScenarioResult> {
   const abort = new AbortController();
   let db: Db | undefined;
   let manager: UserToolManager | undefined;
+  let jail: Jail | undefined;
   try {
     return await withDeadline(
       (async () => {
@@ -49,7 +51,9 @@ export async function userToolCalls(): Promise<ScenarioResult> {
         db = await openDatabase(path.join(directory, 'hearth.db'));
         const registry = new ToolRegistry();
         const config = parseConfig({});
-        manager = new UserToolManager({ toolsDir, db, source: registry.addSource('user', 'user'), timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger: createLogger('silent') });
+        // Jailed as in the server: the host runs under bubblewrap (a warm call does not start a process).
+        jail = await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined } });
+        manager = new UserToolManager({ toolsDir, db, source: registry.addSource('user', 'user'), timeoutMs: config.USER_TOOL_TIMEOUT_MS, logger: createLogger('silent'), jail });
         const firstLoadStarted = performance.now();
         const report = await manager.reload();
         const firstLoadMs = performance.now() - firstLoadStarted;
@@ -65,6 +69,7 @@ export async function userToolCalls(): Promise<ScenarioResult> {
   } finally {
     abort.abort();
     await manager?.close().catch(() => undefined);
+    jail?.close();
     await db?.destroy().catch(() => undefined);
     await removeTemporaryDirectory(directory);
   }

@@ -74,6 +74,17 @@ function reasonLine(reason) {
   );
 }
 
+/** "`-D` writes a file" with the backticked parts as code. */
+function withCode(text) {
+  return text.split(/`([^`]*)`/).map((part, index) => (index % 2 === 1 ? element('code', {}, part) : part));
+}
+
+/** Why the command missed the profile's `readonly` rule (README: Approvals), when it did. */
+function notReadOnlyLine(notReadOnly) {
+  if (!notReadOnly) return null;
+  return element('p', { className: 'approval-not-read-only', dataset: { role: 'not-read-only' } }, 'Not read-only: ', ...withCode(notReadOnly), '.');
+}
+
 /**
  * The question inside a tool card whose call waits for the person (README: Approvals): the subject in
  * full, why it asks, Allow once / Allow for this session / Deny, and the time left before it is
@@ -83,7 +94,7 @@ function reasonLine(reason) {
 export class ApprovalCard {
   #choice;
 
-  constructor({ callId, subject, reason, expiresAt, onDecide }) {
+  constructor({ callId, subject, reason, notReadOnly, expiresAt, onDecide }) {
     this.callId = callId;
     this.state = 'waiting';
     this.expiresAt = Date.parse(expiresAt);
@@ -97,12 +108,14 @@ export class ApprovalCard {
     this.outcome = element('p', { className: 'approval-outcome', role: 'status' });
     this.question = element('p', { className: 'approval-question' }, 'Waiting for your approval to run:');
     this.reason = reasonLine(reason);
+    this.notReadOnly = notReadOnlyLine(notReadOnly);
     this.node = element(
       'section',
       { className: 'approval', tabindex: '-1', role: 'group', 'aria-label': 'Approval needed', dataset: { role: 'approval', state: 'waiting', callId } },
       this.question,
       element('pre', { className: 'approval-subject' }, subject),
       this.reason,
+      this.notReadOnly,
       this.actions,
       this.timer,
       this.error,
@@ -152,7 +165,7 @@ export class ApprovalCard {
     this.node.dataset.by = by;
     this.node.setAttribute('aria-label', 'Approval');
     this.node.removeAttribute('tabindex');
-    for (const part of [this.question, this.reason, this.actions, this.timer, this.error]) part?.remove();
+    for (const part of [this.question, this.reason, this.notReadOnly, this.actions, this.timer, this.error]) part?.remove();
     this.outcome.textContent = outcomeText({ decision, by, remember: remember ?? own });
     this.node.prepend(this.outcome);
   }

@@ -6,6 +6,7 @@ import { SessionHeader } from './header.js';
 import { HearthEvents } from './hearth-events.js';
 import { fillIconPlaceholders } from './icons.js';
 import { IntegrationsPanel } from './integrations-panel.js';
+import { JailStatusView } from './jail-status.js';
 import { signIn } from './login.js';
 import { NotificationBell } from './notification-bell.js';
 import { ContextPanel, MemoryPanel, ToolsPanel } from './panels.js';
@@ -46,6 +47,7 @@ const header = new SessionHeader({
   share: byId('context-share'),
   onProfileChange: (profileId) => switchProfile(profileId),
 });
+const jailStatus = new JailStatusView(document.querySelector('.session-header'));
 const toolsPanel = new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : profileSelect.value) });
 const memoryPanel = new MemoryPanel(byId('memory-panel'));
 const contextPanel = new ContextPanel(byId('context-panel'));
@@ -379,8 +381,17 @@ function describeChosenProfile() {
 
 /** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */
 async function loadChrome() {
-  await Promise.all([loadProfiles(), sidebar.refresh()]);
+  await Promise.all([loadProfiles(), sidebar.refresh(), showJail()]);
   sidebar.render();
+}
+
+/** The jail is probed once at start, so /health's word on it holds until Hearth restarts. */
+async function showJail() {
+  try {
+    jailStatus.show((await api.health()).jail);
+  } catch {
+    // The page works without it; a dropped connection is shown by the connection banner.
+  }
 }
 
 function wireChrome() {

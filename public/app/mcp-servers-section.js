@@ -62,6 +62,7 @@ function serverSection(server, tools, notes, { profile, inProfile, toolSwitch })
   const available = profile ? tools.filter((tool) => inProfile(tool)).length : 0;
   const meta = [
     transportWords[server.transport] && `Over ${transportWords[server.transport]}`,
+    server.unjailed && 'unjailed: runs as Hearth’s user, outside any jail',
     profile && tools.length > 0 && `${profile.name} uses ${available === 0 ? 'none' : available === tools.length ? 'all' : available} of them`,
   ].filter(Boolean);
   return element(

@@ -9,6 +9,7 @@ const statusWords = {
   error: 'failed',
   skipped: 'skipped (the previous run was still going)',
   running: 'running',
+  queued: 'queued (waiting for a free run slot)',
   stopped: 'stopped before it finished',
 };
 const timingPlaceholders = { cron: '0 9 * * 1-5', every: '30m, 2h or 1d' };

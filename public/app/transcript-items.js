@@ -148,9 +148,9 @@ export class ToolCard {
   }
 
   /** `approval_required`: the call waits for the person; the question goes under the arguments. */
-  requestApproval({ call_id: callId, subject, reason, expires_at: expiresAt }, onDecide) {
+  requestApproval({ call_id: callId, subject, reason, not_read_only: notReadOnly, expires_at: expiresAt }, onDecide) {
     this.approval?.node.remove();
-    this.approval = new ApprovalCard({ callId, subject, reason, expiresAt, onDecide });
+    this.approval = new ApprovalCard({ callId, subject, reason, notReadOnly, expiresAt, onDecide });
     this.node.dataset.approval = 'waiting';
     if (this.node.dataset.status === 'pending') this.status.setAttribute('aria-label', 'waiting for approval');
     this.args.after(this.approval.node);

@@ -126,6 +126,7 @@ export class Transcript {
     this.#generation += 1;
     this.#run = undefined;
     delete this.container.dataset.working;
+    delete this.container.dataset.runStatus;
     this.scheduler.countFrames(false);
     this.container.replaceChildren(...(placeholder ? [element('div', { className: 'transcript-empty' }, placeholder)] : []));
   }
@@ -177,6 +178,11 @@ export class Transcript {
         this.#currentRun();
         this.container.dataset.working = 'true';
         this.scheduler.countFrames(true);
+        return;
+      case 'run_status':
+        // The status line under the run says "Queued" while a model call waits for a free place (LLM_MAX_CONCURRENT).
+        if (event.status === 'queued') this.container.dataset.runStatus = 'queued';
+        else delete this.container.dataset.runStatus;
         return;
       case 'plan_ready':
         this.#closeAnswer();

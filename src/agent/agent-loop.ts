@@ -4,6 +4,7 @@ import { executeToolCall } from '../tools/execute-tool-call.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
+import type { JailKind } from '../jail/jail-spec.ts';
 import type { ApprovalGate } from './approval-gate.ts';
 import { DraftCheckpoint, type DraftCheckpointOptions } from './draft-checkpoint.ts';
 import { fitRequest } from './fit-request.ts';
@@ -31,6 +32,10 @@ export interface RoundSetup {
   maxIterations: number;
   /** Every policy governing this run's calls; the strictest verdict wins (README: Approvals). */
   approvalPolicies: readonly ApprovalPolicy[];
+  /** The jail each tool's processes run in, from the profile (strict unless it says otherwise). */
+  jailKinds: Readonly<Record<string, JailKind>>;
+  /** The session's profile this round (a sub-agent's: its parent session's), handed to tools as ToolContext.sessionProfileId. */
+  sessionProfileId: string;
 }
 
 export interface LoopInput {
@@ -140,7 +145,12 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
  * loaded, as user messages for the model.
  */
 async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInput): Promise<NewMessage[]> {
-  const context: ToolContext = { ...input.context, approvalPolicies: setup.approvalPolicies };
+  const context: ToolContext = {
+    ...input.context,
+    approvalPolicies: setup.approvalPolicies,
+    jailKinds: setup.jailKinds,
+    sessionProfileId: setup.sessionProfileId,
+  };
   const images: NewMessage[] = [];
   for (const call of calls) {
     const announced = { call_id: call.id, tool: call.name, args: call.arguments, is_subagent: context.isSubagent };

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { appendProfileMarker } from '../store/profile-markers.ts';
 import { deleteSession } from '../store/sessions-repository.ts';
 import { runWithContext } from '../context.ts';
+import { inCallLane, type CallLane } from '../llm/call-lane.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { Decision } from './approval-gate.ts';
 import type { AgentEvent } from './events.ts';
@@ -59,7 +60,12 @@ export class Agent {
     if (!started.ok) return { ok: false, code: 'session_busy' };
     const context: ToolContext = { sessionId, signal: started.signal, emit: started.emit, isSubagent: false };
     const background = this.backgroundWork(sessionId);
-    const outcome = runWithContext(context, () => runTurn(sessionId, request, this.deps, context, background, (change) => this.sessionChanged(sessionId, change))).catch((error: unknown) => {
+    const callLane: CallLane = {
+      lane: request.type === 'message' && request.input.unattended ? 'background' : 'interactive',
+      onQueued: (queued) => started.emit({ type: 'run_status', status: queued ? 'queued' : 'running' }),
+    };
+    const turn = () => runWithContext(context, () => runTurn(sessionId, request, this.deps, context, background, (change) => this.sessionChanged(sessionId, change)));
+    const outcome = inCallLane(callLane, turn).catch((error: unknown) => {
       this.deps.logger.error({ err: error, sessionId }, 'turn failed');
       const message = `Internal error: ${error instanceof Error ? error.message : String(error)}`;
       started.emit({ type: 'error', code: 'internal_error', message });

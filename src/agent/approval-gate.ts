@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { normaliseSubject } from '../approvals/normalise-subject.ts';
 import { judge, type ApprovalPolicy, type Judgement, type Verdict } from '../approvals/policy.ts';
 import type { Logger } from '../logger.ts';
 import {
@@ -68,12 +69,13 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
   async authorize(request: AuthorizationRequest): Promise<Authorization> {
     const { tool, args, context } = request;
     const sessionId = context.parentSessionId ?? context.sessionId;
-    const subject = subjectOf(tool, args);
+    const { subject, hiddenCharacters } = normaliseSubject(subjectOf(tool, args, context), tool.subjectParts ?? [tool.commandSubject ? 'command' : 'text']);
     const judgement = strictest(request.policies, {
       tool: tool.name,
       subject,
       commandSubject: tool.commandSubject === true,
-      mustAsk: tool.mustAsk?.(args),
+      hiddenCharacters,
+      mustAsk: tool.mustAsk?.(args, context),
       destructive: tool.destructive === true,
     });
     const record = { sessionId, callId: request.callId, tool: tool.name, subject, rule: judgement.rule, isSubagent: context.isSubagent };
@@ -104,6 +106,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       args,
       subject,
       reason: judgement.reason ?? `rule ${judgement.rule}`,
+      ...(judgement.notReadOnly !== undefined && { not_read_only: judgement.notReadOnly }),
       expires_at: expiresAt,
       is_subagent: context.isSubagent,
     });
@@ -173,10 +176,10 @@ function keyOf(sessionId: string, callId: string): string {
 }
 
 /** The subject a rule matches; a tool that cannot derive one is judged by its name. */
-function subjectOf(tool: Tool, args: Record<string, unknown>): string {
+function subjectOf(tool: Tool, args: Record<string, unknown>, context: ToolContext): string {
   if (!tool.subject) return tool.name;
   try {
-    const subject = tool.subject(args);
+    const subject = tool.subject(args, context);
     return subject.trim() === '' ? tool.name : subject;
   } catch {
     return tool.name;

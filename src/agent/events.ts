@@ -14,6 +14,8 @@ export type AgentEvent =
   /** Sent on connect when no run is active, and when a run ends without stream_end/stream_stopped (after an error). */
   | { type: 'session_sync'; running: boolean }
   | { type: 'stream_start' }
+  /** A model call of the run waits for a free place at its backend (LLM_MAX_CONCURRENT): `queued`; it got one: `running`. */
+  | { type: 'run_status'; status: 'queued' | 'running' }
   | { type: 'plan_ready'; plan: string }
   | { type: 'thinking_delta'; delta: string }
   | { type: 'thinking_end' }
@@ -48,6 +50,8 @@ export type AgentEvent =
       subject: string;
       /** Why it asks: the rule, or the tool's own reason. */
       reason: string;
+      /** A `readonly` rule did not match: why the command is not read-only ("`-D` writes a file"). */
+      not_read_only?: string;
       expires_at: string;
       is_subagent: boolean;
     }

@@ -21,7 +21,7 @@ export async function runHeartbeat(agent: Agent, profileId: string): Promise<Hea
   if (!profile) return { status: 'skipped', reason: 'unknown_profile' };
   const sessionId = await heartbeatSession(agent, profileId, profile.name);
   const before = await lastDisplayMessageId(agent.deps.db, sessionId);
-  const sent = agent.send(sessionId, { content: heartbeatPrompt(profile) });
+  const sent = agent.send(sessionId, { content: heartbeatPrompt(profile), unattended: true });
   if (!sent.ok) return { status: 'skipped', reason: 'session_busy', sessionId };
   const outcome = await sent.outcome;
 

@@ -16,7 +16,7 @@ const parentOnlyTools = new Set(['spawn_agent', 'switch_profile']);
 export function setupForProfile(
   profile: Profile,
   deps: AgentDependencies,
-  options: { subagent?: boolean; memory?: string | undefined; governingPolicies?: readonly ApprovalPolicy[] } = {},
+  options: { subagent?: boolean; memory?: string | undefined; governingPolicies?: readonly ApprovalPolicy[]; sessionProfileId?: string | undefined } = {},
 ): ProfileSetup {
   const choice = deps.backends.choose({
     ...(profile.backend && { backend: profile.backend }),
@@ -42,6 +42,9 @@ export function setupForProfile(
       contextWindow: deps.config.OLLAMA_NUM_CTX,
       maxIterations: profile.max_iterations,
       approvalPolicies: [profile.approvals, ...(options.governingPolicies ?? [])],
+      // A sub-agent's processes are always strictly jailed, whatever its profile gives the parent.
+      jailKinds: options.subagent ? {} : profile.jail,
+      sessionProfileId: options.sessionProfileId ?? profile.id,
     },
   };
 }

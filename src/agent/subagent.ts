@@ -43,6 +43,7 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
               subagent: true,
               memory: await deps.memorySummary(),
               governingPolicies: parent.approvalPolicies ?? [],
+              sessionProfileId: parent.sessionProfileId ?? session?.profileId,
             }),
           registry: deps.tools,
           approvals: deps.approvals,

@@ -23,6 +23,8 @@ export interface UserInput {
   files?: { name: string; path: string }[];
   /** The schedule whose run sent this message (README: Schedules, reminders and notifications); the stored message is marked `scheduled`. */
   scheduleId?: string;
+  /** Nobody waits on this run (a schedule, a heartbeat): its model calls let a person's go first. */
+  unattended?: boolean;
 }
 
 /** Work that outlives a turn (post-turn compression), shared with the session's next turn. */

@@ -1,6 +1,8 @@
 // The approval rules of a profile (`approvals:` in its front matter) and how a call is
 // judged against them. Pure functions: the gate that waits for the person is in agent/.
 
+import { judgeReadOnly, type ReadOnlyVerdict } from './readonly-command.ts';
+
 export type Verdict = 'allow' | 'ask' | 'deny';
 
 export interface ApprovalRule {
@@ -9,6 +11,8 @@ export interface ApprovalRule {
   tool: string;
   /** Absent for a bare tool name, which matches every call of the tool. */
   pattern?: RegExp;
+  /** `terminal(readonly)` / `ssh_exec(readonly)`: matches a command the read-only class accepts (readonly-command.ts). */
+  readOnly?: true;
 }
 
 export interface ApprovalPolicy {
@@ -26,6 +30,8 @@ export interface ApprovalCall {
   subject: string;
   /** The subject is a command line a shell may run (terminal, ssh_exec, code_exec). */
   commandSubject: boolean;
+  /** The subject held whitespace or control characters besides its separators (src/approvals/normalise-subject.ts). */
+  hiddenCharacters?: boolean;
   /** The tool insists on asking for this call (a user tool wanting permissions). */
   mustAsk?: string | undefined;
   /** The tool says it destroys or overwrites things (an MCP tool's destructiveHint): a default of allow asks instead. */
@@ -37,6 +43,8 @@ export interface Judgement {
   /** The rule that decided, or `default`. */
   rule: string;
   reason?: string;
+  /** A `readonly` allow rule did not match this call: why its command is not read-only. */
+  notReadOnly?: string;
 }
 
 const ruleShape = /^([A-Za-z0-9_-]{1,64})(?:\((.*)\))?$/s;
@@ -48,6 +56,10 @@ export function parseRule(text: string): ApprovalRule | string {
   const [, tool, glob] = match as unknown as [string, string, string | undefined];
   if (glob === undefined) return { text, tool };
   if (glob.trim() === '') return `"${text}" has an empty pattern: drop the parentheses to match every call of ${tool}`;
+  if (glob.trim() === readOnlyClass) {
+    if (!readOnlyTools.has(tool)) return `"${text}": the readonly class is for terminal and ssh_exec, whose subject is a command`;
+    return { text, tool, readOnly: true };
+  }
   return { text, tool, pattern: globToRegExp(glob) };
 }
 
@@ -84,8 +96,26 @@ function normaliseSpaces(text: string): string {
   return text.replace(/[ \t]+/g, ' ').trim();
 }
 
-function matches(rule: ApprovalRule, call: ApprovalCall, subject: string): boolean {
-  return rule.tool === call.tool && (rule.pattern === undefined || rule.pattern.test(subject));
+const readOnlyClass = 'readonly';
+const readOnlyTools = new Set(['terminal', 'ssh_exec']);
+
+/** The command of a call judged by a `readonly` rule: ssh_exec's subject is `<host> <command>`. */
+function commandOf(call: ApprovalCall): string {
+  const subject = call.subject.trim();
+  return call.tool === 'ssh_exec' ? subject.replace(/^\S+[ \t]*/, '') : subject;
+}
+
+/** The read-only verdict of a call, worked out once however many rules ask for it. */
+function readOnlyOf(call: ApprovalCall): () => ReadOnlyVerdict {
+  let verdict: ReadOnlyVerdict | undefined;
+  const hidden: ReadOnlyVerdict = { readOnly: false, reason: 'the command holds whitespace or control characters other than spaces and tabs' };
+  return () => (verdict ??= call.hiddenCharacters === true ? hidden : judgeReadOnly(commandOf(call)));
+}
+
+function matchesCall(rule: ApprovalRule, call: ApprovalCall, subject: string, readOnly: () => ReadOnlyVerdict): boolean {
+  if (rule.tool !== call.tool) return false;
+  if (rule.readOnly) return readOnly().readOnly;
+  return rule.pattern === undefined || rule.pattern.test(subject);
 }
 
 /** The rule text of a call asked about because its tool is destructive and no rule matched. */
@@ -97,16 +127,20 @@ export const destructiveDefault = 'default (the tool is marked destructive)';
  */
 export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {
   const subject = normaliseSpaces(call.subject);
-  const denied = policy.deny.find((rule) => matches(rule, call, subject));
+  const readOnly = readOnlyOf(call);
+  const matches = (rule: ApprovalRule) => matchesCall(rule, call, subject, readOnly);
+  const denied = policy.deny.find(matches);
   if (denied) return { verdict: 'deny', rule: denied.text };
   if (call.mustAsk !== undefined) return { verdict: 'ask', rule: 'tool', reason: call.mustAsk };
-  const unsafeForGlobs = call.commandSubject && hasShellControl(subject);
-  const allowed = policy.allow.find((rule) => matches(rule, call, subject) && !(rule.pattern && unsafeForGlobs));
+  const unsafeForGlobs = call.hiddenCharacters === true || (call.commandSubject && hasShellControl(subject));
+  const allowed = policy.allow.find((rule) => matches(rule) && !(rule.pattern && unsafeForGlobs));
   if (allowed) return { verdict: 'allow', rule: allowed.text };
-  const asked = policy.ask.find((rule) => matches(rule, call, subject));
-  if (asked) return { verdict: 'ask', rule: asked.text };
-  if (call.destructive === true && policy.default === 'allow') return { verdict: 'ask', rule: destructiveDefault };
-  return { verdict: policy.default, rule: 'default' };
+  const unmatchedReadOnly = policy.allow.some((rule) => rule.readOnly && rule.tool === call.tool) ? readOnly() : undefined;
+  const why = unmatchedReadOnly && !unmatchedReadOnly.readOnly ? { notReadOnly: unmatchedReadOnly.reason } : {};
+  const asked = policy.ask.find(matches);
+  if (asked) return { verdict: 'ask', rule: asked.text, ...why };
+  if (call.destructive === true && policy.default === 'allow') return { verdict: 'ask', rule: destructiveDefault, ...why };
+  return { verdict: policy.default, rule: 'default', ...why };
 }
 
 export interface PolicyDefinition {

@@ -1,15 +1,28 @@
 import type { Config } from '../config.ts';
+import { ConcurrencyGate } from './concurrency-gate.ts';
 import { createOllamaBackend } from './ollama.ts';
+import { queuedBackend } from './queued-backend.ts';
 import type { BackendId, LlmBackend, LlmError } from './types.ts';
 
 export type BackendChoice = { ok: true; backend: LlmBackend; model: string } | { ok: false; error: LlmError };
 
-/** The configured backends, and which backend and model a profile's call goes to. */
+/**
+ * The configured backends, and which backend and model a profile's call goes to. Every backend
+ * is handed out behind its own gate of `maxConcurrent` places (LLM_MAX_CONCURRENT), so no call,
+ * whoever makes it, has more than that many requests in flight at one backend.
+ */
 export class BackendRegistry {
+  private readonly backends: Partial<Record<BackendId, LlmBackend>> = {};
+
   constructor(
-    private readonly backends: Partial<Record<BackendId, LlmBackend>>,
+    backends: Partial<Record<BackendId, LlmBackend>>,
     private readonly defaultBackend: BackendId,
-  ) {}
+    maxConcurrent: number,
+  ) {
+    for (const [id, backend] of Object.entries(backends) as [BackendId, LlmBackend][]) {
+      this.backends[id] = queuedBackend(backend, new ConcurrencyGate(maxConcurrent));
+    }
+  }
 
   /** The OpenAI client (~150 modules) is loaded only when an OpenAI-compatible endpoint is configured. */
   static async fromConfig(config: Config): Promise<BackendRegistry> {
@@ -29,7 +42,7 @@ export class BackendRegistry {
         stallTimeoutMs: config.LLM_STALL_TIMEOUT_S * 1000,
       });
     }
-    return new BackendRegistry(backends, config.LLM_BACKEND);
+    return new BackendRegistry(backends, config.LLM_BACKEND, config.LLM_MAX_CONCURRENT);
   }
 
   choose(preference: { backend?: BackendId; model?: string } = {}): BackendChoice {

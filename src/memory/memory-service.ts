@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { BackendRegistry } from '../llm/backend-registry.ts';
+import { inCallLane } from '../llm/call-lane.ts';
 import type { LlmBackend } from '../llm/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
@@ -105,7 +106,8 @@ export class MemoryService {
   }
 
   private begin(ignoreIdle: boolean): Promise<ExtractionReport> {
-    const run = this.extractDue(ignoreIdle)
+    // A tool that changes a fact mid-run starts this from inside a person's run: its calls still wait as background work.
+    const run = inCallLane({ lane: 'background' }, () => this.extractDue(ignoreIdle))
       .catch((error: unknown): ExtractionReport => {
         this.options.logger.error({ err: error }, 'memory extraction run failed');
         return { processed: [], failed: [], summaryUpdated: false };

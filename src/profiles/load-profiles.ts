@@ -140,6 +140,7 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       user_tools: frontMatter.user_tools ?? true,
       scratchpad_sections: frontMatter.scratchpad_sections ?? [],
       approvals,
+      jail: { ...frontMatter.jail },
       ...(heartbeat && { heartbeat }),
       prompt,
       file,

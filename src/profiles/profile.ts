@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
+import type { JailKind } from '../jail/jail-spec.ts';
 import type { HeartbeatSettings } from './heartbeat-settings.ts';
 
 export type ProfileBackend = 'ollama' | 'openai';
@@ -21,6 +22,8 @@ export interface Profile {
   scratchpad_sections: string[];
   /** Which calls run, wait for the person, or are refused (README: Approvals). */
   approvals: ApprovalPolicy;
+  /** Which jail each tool's processes run in (docs/security.md: The jail); `strict` for any tool not named. */
+  jail: Readonly<Record<string, JailKind>>;
   /** How often the profile looks things over unasked (README: Heartbeat). */
   heartbeat?: HeartbeatSettings;
   /** What a heartbeat checks: the body of `<id>.heartbeat.md` beside the profile, when there is one. */
@@ -66,6 +69,13 @@ export const ProfileFrontMatterSchema = Type.Object(
           allow: Type.Optional(ApprovalRules),
           ask: Type.Optional(ApprovalRules),
         },
+        { additionalProperties: false },
+      ),
+    ),
+    // Only the terminal may see the host: code, user tools and MCP servers are always strict.
+    jail: Type.Optional(
+      Type.Object(
+        { terminal: Type.Optional(Type.Unsafe<JailKind>({ type: 'string', enum: ['strict', 'host'] })) },
         { additionalProperties: false },
       ),
     ),

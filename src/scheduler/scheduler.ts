@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Agent } from '../agent/agent.ts';
 import type { TurnOutcome } from '../agent/turn.ts';
+import { ConcurrencyGate } from '../llm/concurrency-gate.ts';
 import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
 import {
@@ -30,7 +31,12 @@ export interface SchedulerOptions {
   defaultTimezone: string;
   defaultProfileId: string;
   logger: Logger;
+  /** SCHEDULER_MAX_CONCURRENT: runs at once; further due runs wait in order, `queued`. */
+  maxConcurrentRuns: number;
 }
+
+/** Due schedules handled per turn of the event loop, so a thousand due at once do not hold it. */
+const dueBatch = 50;
 
 export interface RunFinished {
   scheduleId: string;
@@ -52,9 +58,15 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   private armedFor: number | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
+  private readonly runSlots: ConcurrencyGate;
+  /** Aborted on stop: runs still waiting for a slot then never start. */
+  private readonly stopping = new AbortController();
 
   constructor(readonly options: SchedulerOptions) {
     super();
+    this.runSlots = new ConcurrencyGate(options.maxConcurrentRuns);
+    // Every run waiting for a slot listens for it.
+    setMaxListeners(0, this.stopping.signal);
   }
 
   /** Loads the schedules and runs each one that fell due while the server was down, once. */
@@ -68,6 +80,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   /** Cancels the timer; runs under way are left to the agent's own stop. */
   stop(): void {
     this.stopped = true;
+    this.stopping.abort();
     this.cancelTimer?.();
   }
 
@@ -193,8 +206,13 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   private async runDue(): Promise<void> {
     if (this.stopped) return;
     const now = this.options.clock.now();
+    let handled = 0;
     for (const schedule of this.schedules.values()) {
       if (!schedule.enabled || schedule.nextRunAt === null || new Date(schedule.nextRunAt).getTime() > now.getTime()) continue;
+      if (++handled % dueBatch === 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.stopped) return;
+      }
       const oneOff = 'at' in schedule.timing;
       const changes: ScheduleChanges = {
         nextRunAt: oneOff ? null : (nextRunAfter(schedule.timing, schedule.timezone, new Date(schedule.createdAt), now)?.toISOString() ?? null),
@@ -239,8 +257,19 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       void this.skip(schedule);
       return;
     }
-    const run = this.execute(schedule).finally(() => this.running.delete(schedule.id));
+    const run = this.executeInTurn(schedule).finally(() => this.running.delete(schedule.id));
     this.running.set(schedule.id, run);
+  }
+
+  /** Waits for one of the run slots (as `queued` while it must), then runs; a run still waiting when the scheduler stops or its schedule is removed never starts. */
+  private async executeInTurn(schedule: Schedule): Promise<void> {
+    const admission = await this.runSlots.enter({ signal: this.stopping.signal, onWait: () => this.remember(schedule.id, { lastStatus: 'queued' }) });
+    if (!admission.admitted) return;
+    try {
+      if (this.schedules.has(schedule.id)) await this.execute(schedule);
+    } finally {
+      admission.release();
+    }
   }
 
   private async skip(schedule: Schedule): Promise<void> {
@@ -276,7 +305,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   private async sendWhenIdle(sessionId: string, schedule: Schedule): Promise<TurnOutcome> {
     const { agent } = this.options;
     for (;;) {
-      const sent = agent.send(sessionId, { content: schedule.prompt, scheduleId: schedule.id });
+      const sent = agent.send(sessionId, { content: schedule.prompt, scheduleId: schedule.id, unattended: true });
       if (sent.ok) return sent.outcome;
       await agent.whenIdle(sessionId);
       // The turn's promise may settle a moment before its run is released.

@@ -8,6 +8,9 @@ export type ScheduleTiming = { cron: string } | { everyMs: number } | { at: stri
 /** `ok | error | skipped` (docs/protocol.md), plus `running` while a run goes and `stopped` for one cut off. */
 export type RunStatus = 'running' | 'ok' | 'error' | 'skipped' | 'stopped';
 
+/** A schedule's last status: a run's, or `queued` while its due run waits for a free place (SCHEDULER_MAX_CONCURRENT; never stored). */
+export type ScheduleStatus = RunStatus | 'queued';
+
 export interface Schedule {
   id: string;
   name: string;
@@ -20,7 +23,7 @@ export interface Schedule {
   createdAt: string;
   nextRunAt: string | null;
   lastRunAt: string | null;
-  lastStatus: RunStatus | null;
+  lastStatus: ScheduleStatus | null;
 }
 
 export interface ScheduleRun {

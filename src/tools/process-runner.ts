@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import type { Jail } from '../jail/jail.ts';
+import type { JailedCommand, JailSpec } from '../jail/jail-spec.ts';
 import type { ToolOutput } from './tool.ts';
 import { OutputCapture, renderBoth } from './output-capture.ts';
 import { processMarkerVariable, signalCallProcesses } from './process-markers.ts';
@@ -29,6 +31,8 @@ export interface RunProcessOptions {
    * what a crashed run left (see process-markers.ts).
    */
   marker?: string;
+  /** The jail the process runs in (DESIGN §13a); without it, it runs as the server's user, unjailed. */
+  jail?: { jail: Jail; spec: JailSpec };
 }
 
 export interface ProcessResult {
@@ -62,7 +66,22 @@ function signalGroup(processId: number | undefined, signal: NodeJS.Signals): voi
  * whole group (SIGTERM, then SIGKILL after a grace period), so children it started die too.
  * Never rejects: a failure to start is reported in `spawnError`.
  */
-export function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
+export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
+  if (options.jail === undefined) return runPlainProcess(options);
+  let jailed: JailedCommand;
+  try {
+    jailed = await options.jail.jail.wrap(options.executable, options.args, options.jail.spec, options.env ?? toolEnvironment(''));
+  } catch (error) {
+    return { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, aborted: false, durationMs: 0, spawnError: { code: 'EJAIL', message: (error as Error).message } };
+  }
+  try {
+    return await runPlainProcess({ ...options, executable: jailed.executable, args: jailed.args, env: jailed.environment });
+  } finally {
+    jailed.release();
+  }
+}
+
+function runPlainProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const budget = options.maxOutputCharacters ?? defaultMaxOutputCharacters;
   const graceMs = options.killGraceMs ?? defaultKillGraceMs;
   const stdout = new OutputCapture(budget);

@@ -1,5 +1,7 @@
 import type { AgentEvent } from '../agent/events.ts';
+import type { SubjectPartKind } from '../approvals/normalise-subject.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
+import type { JailKind } from '../jail/jail-spec.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -14,6 +16,13 @@ export interface ToolContext {
   parentSessionId?: string;
   /** The approval policies governing the run (README: Approvals), handed on to sub-agents. */
   approvalPolicies?: readonly ApprovalPolicy[];
+  /** The jail the run's profile gives each tool's processes (`strict` for a tool it does not name). */
+  jailKinds?: Readonly<Record<string, JailKind>>;
+  /**
+   * The session's profile this step (a sub-agent's: its parent session's), the one the
+   * model acts for: `schedule` creates schedules for it and `switch_profile` switches from it.
+   */
+  sessionProfileId?: string;
 }
 
 export interface ToolResult {
@@ -36,9 +45,14 @@ export interface Tool<Arguments = any> {
   destructive?: boolean;
   /**
    * The one line approval rules match for a call (the command, `<host> <command>`,
-   * `<action> <path>`…); the tool's name when absent.
+   * `<action> <path>`…); the tool's name when absent. `context` is absent outside a run.
    */
-  subject?(args: Arguments): string;
+  subject?(args: Arguments, context?: ToolContext): string;
+  /**
+   * How the subject's parts are read before rules see it (src/approvals/normalise-subject.ts),
+   * e.g. `['word', 'url']` for `<METHOD> <url>`; `['command']` for a command subject, else `['text']`.
+   */
+  subjectParts?: readonly SubjectPartKind[];
   /**
    * The subject is a command line a shell may run (terminal, ssh_exec, code_exec): an
    * allow glob never matches it when it holds shell control characters.
@@ -46,9 +60,10 @@ export interface Tool<Arguments = any> {
   commandSubject?: boolean;
   /**
    * A reason this call must be put to the person whatever the allow rules and default say
-   * (a deny rule still denies), e.g. a user tool asking for permissions; undefined otherwise.
+   * (a deny rule still denies), e.g. a user tool asking for permissions, or the model moving
+   * work into another profile's rules; undefined otherwise.
    */
-  mustAsk?(args: Arguments): string | undefined;
+  mustAsk?(args: Arguments, context?: ToolContext): string | undefined;
   /** Wall-clock limit of one call; the registry's default applies when absent. */
   timeoutMs?: number;
   execute(args: Arguments, context: ToolContext): Promise<ToolOutput>;

@@ -53,6 +53,10 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     await approval.waitFor();
     expect(await approval.locator('.approval-subject').textContent()).toBe('touch made.txt');
     expect(await approval.locator('.approval-reason').textContent()).toContain('terminal');
+    // server_admin allows terminal(readonly); the card says why this command missed it.
+    const notReadOnly = approval.locator('[data-role="not-read-only"]');
+    expect(await notReadOnly.textContent()).toBe('Not read-only: touch writes files.');
+    expect(await notReadOnly.locator('code').textContent()).toBe('touch');
     expect(await approval.locator('.approval-timer').textContent()).toMatch(/^Denied automatically in (10:00|9:[0-5]\d)$/);
     for (const label of ['Allow once', 'Allow for this session', 'Deny']) expect(await approval.locator(`button[aria-label="${label}"]`).isEnabled()).toBe(true);
     expect(await page.locator(`${sel.tool}[data-tool="terminal"]`).getAttribute('data-status')).toBe('pending');

@@ -2,13 +2,14 @@
 // The notification bell and the Schedules panel (issue 17; README: Schedules, reminders and notifications): a notification raised in the
 // running app reaches the open page live, and the browser's own notification once the person allowed
 // them; the panel lists, pauses, resumes and deletes schedules, and previews the next runs while the
-// person types; a user message a schedule sent is marked so in the transcript, also live.
+// person types; a user message a schedule sent is marked so in the transcript, also live; a schedule
+// and a person's run waiting for a free place say `queued` (issue 24).
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appendMessages } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { browserTest, screenshot, skipBrowserTests, useBrowser, waitForAnswer, waitForApp } from '../support/browser.ts';
+import { browserTest, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp } from '../support/browser.ts';
 
 const bellSelector = 'header button.notification-bell';
 const popoverSelector = '#notification-popover';
@@ -311,5 +312,41 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     expect(await users.nth(0).locator('.scheduled-mark').count()).toBe(0);
     expect(await users.nth(1).locator('.scheduled-mark').textContent()).toBe('scheduled');
     expect(await users.nth(1).locator('.user-text').textContent()).toBe('Check the backups');
+  });
+
+  it('shows a schedule waiting for a run slot as queued, and a person’s run waiting for the model as queued until it gets a place', browserTest, async () => {
+    const hearth = await browser.hearth({ env: { LLM_MAX_CONCURRENT: '1', SCHEDULER_MAX_CONCURRENT: '1' } });
+    const holderSession = await hearth.createSession();
+    const personSession = await hearth.createSession();
+    // The holder's scheduled call keeps the only place at the model until its run is stopped.
+    hearth.llm.respondWith((request) => {
+      const messages = (request.body?.messages ?? []) as { role: string; content: string }[];
+      const last = messages.findLast((message) => message.role === 'user')?.content;
+      return last === 'Hold the model' ? { hang: true } : { content: `Answered: ${last}` };
+    });
+    const schedule = async (name: string, prompt: string, sessionId?: string) => {
+      const created = await hearth.request('POST', '/schedules', { name, prompt, cron: '0 3 * * *', timezone: 'Europe/Berlin', ...(sessionId && { session_id: sessionId }) });
+      expect(created.status).toBe(201);
+      return created.body.schedule.id as string;
+    };
+    const holder = await schedule('Holder', 'Hold the model', holderSession);
+    const waiter = await schedule('Waiter', 'Wait your turn');
+    const page = await browser.openPage(hearth, { hash: personSession });
+    await waitForApp(page);
+    const panel = await openSchedulesPanel(page);
+    await panel.locator(`li[data-schedule-id="${holder}"] button.schedule-run`).click();
+    await hearth.llm.waitForRequest(1);
+    await panel.locator(`li[data-schedule-id="${waiter}"] button.schedule-run`).click();
+    await panel.locator(`li[data-schedule-id="${waiter}"] .schedule-last[data-status="queued"]`, { hasText: 'Last: queued' }).waitFor();
+
+    await sendMessage(page, 'Am I next?');
+    await page.locator('#transcript[data-run-status="queued"]').waitFor();
+    expect(await page.evaluate(() => getComputedStyle(document.querySelector('#transcript')!, '::after').content)).toContain('Queued');
+    await screenshot(page, 'run-queued');
+    expect((await hearth.request('POST', `/sessions/${holderSession}/stop`)).body).toEqual({ stopped: true });
+    await waitForAnswer(page, 'Answered: Am I next?');
+    expect(await page.locator('#transcript[data-run-status]').count()).toBe(0);
+    // Its finished run's notification refreshes the panel.
+    await panel.locator(`li[data-schedule-id="${waiter}"] .schedule-last[data-status="ok"]`).waitFor();
   });
 });

@@ -197,12 +197,16 @@ describe.skipIf(skipBrowserTests)('tool cards, reasoning and plans in the browse
     await waitForAnswer(page, 'Tea poured as planned.');
   });
 
-  it('updates the header profile when the model calls switch_profile', browserTest, async () => {
+  it('updates the header profile when the model calls switch_profile and the person allows it', browserTest, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'server_admin' } }] }, { content: 'Switched to the admin.' });
     const { page, sessionId } = await browser.openSession(hearth, 'secretary');
     await waitForHeaderProfile(page, 'Personal Secretary');
     await sendMessage(page, 'Please look at my server');
+    const approval = page.locator(`${sel.tool}[data-tool="switch_profile"]`).locator(sel.approval);
+    await approval.waitFor();
+    expect(await approval.locator('.approval-subject').textContent()).toBe('secretary -> server_admin');
+    await approval.locator(sel.allowOnce).click();
     await waitForHeaderProfile(page, 'Server Administrator');
     await waitForAnswer(page, 'Switched to the admin.');
     await page.locator(`${sel.tool}[data-tool="switch_profile"][data-status="done"]`).waitFor();

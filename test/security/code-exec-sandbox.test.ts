@@ -10,6 +10,7 @@ import type { Tool } from '../../src/tools/tool.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
 import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
+import { withJail } from '../support/jail.ts';
 
 // The measured hole (issue 13): with FS_ALLOWED_PATHS and TERMINAL_ALLOWED_COMMANDS set, code_exec
 // still read /etc/shadow and started processes: it ignored both lists. These tests make their own
@@ -41,12 +42,12 @@ afterEach(async () => {
 
 function codeExec(overrides: Record<string, string> = {}): Tool {
   return createCodeExecTool({
-    config: parseConfig({
+    ...withJail(parseConfig({
       SESSION_FILES_DIR: path.join(directory, 'sessions'),
       FS_ALLOWED_PATHS: allowedFolder,
       TERMINAL_ALLOWED_COMMANDS: 'ls,cat,node,python3',
       ...overrides,
-    }),
+    })),
   });
 }
 

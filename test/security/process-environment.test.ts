@@ -14,6 +14,7 @@ import { runProcess } from '../../src/tools/process-runner.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
 import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
+import { withJail } from '../support/jail.ts';
 
 // The measured hole (issue 13): every child process a tool started inherited the server's whole
 // environment, AUTH_TOKEN and OPENAI_API_KEY included. The secrets are set both in the config and
@@ -60,7 +61,7 @@ describe('the environment of child processes', () => {
   });
 
   it('terminal with a shell (*) does not pass AUTH_TOKEN or OPENAI_API_KEY', async () => {
-    const tool = createTerminalTool({ config: config() });
+    const tool = createTerminalTool(withJail(config()));
     const result = await runTool(tool, { command: 'echo "token=[$AUTH_TOKEN] key=[$OPENAI_API_KEY]"; env' });
     expect(result.success).toBe(true);
     expect(result.output).toContain('token=[] key=[]');
@@ -68,7 +69,7 @@ describe('the environment of child processes', () => {
   });
 
   it('terminal with an allowlist does not pass them either, and passes what TOOL_ENV_PASSTHROUGH names', async () => {
-    const tool = createTerminalTool({ config: config({ TERMINAL_ALLOWED_COMMANDS: 'printenv', TOOL_ENV_PASSTHROUGH: 'HEARTH_TEST_PASSED' }) });
+    const tool = createTerminalTool(withJail(config({ TERMINAL_ALLOWED_COMMANDS: 'printenv', TOOL_ENV_PASSTHROUGH: 'HEARTH_TEST_PASSED' })));
     const result = await runTool(tool, { command: 'printenv' });
     expect(result.success).toBe(true);
     expectNoSecrets(result.output);
@@ -77,7 +78,7 @@ describe('the environment of child processes', () => {
   });
 
   it('code_exec JavaScript sees neither secret in process.env', async () => {
-    const tool = createCodeExecTool({ config: config() });
+    const tool = createCodeExecTool(withJail(config()));
     const result = await runTool(tool, { language: 'javascript', code: 'console.log(JSON.stringify(process.env)); console.log(process.env.AUTH_TOKEN, process.env.OPENAI_API_KEY);' });
     expect(result.success).toBe(true);
     expect(result.output).toContain('undefined undefined');
@@ -85,7 +86,7 @@ describe('the environment of child processes', () => {
   });
 
   it.runIf(pythonInstalled)('code_exec Python sees neither secret in os.environ', async () => {
-    const tool = createCodeExecTool({ config: config() });
+    const tool = createCodeExecTool(withJail(config()));
     const result = await runTool(tool, { language: 'python', code: 'import os\nprint(dict(os.environ))\nprint(os.environ.get("AUTH_TOKEN"), os.environ.get("OPENAI_API_KEY"))' });
     expect(result.success).toBe(true);
     expect(result.output).toContain('None None');

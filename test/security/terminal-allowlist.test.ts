@@ -10,6 +10,7 @@ import type { Tool } from '../../src/tools/tool.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { runTool } from '../support/tool-context.ts';
 import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
+import { withJail } from '../support/jail.ts';
 
 // The measured hole (issue 13): with TERMINAL_ALLOWED_COMMANDS=ls,cat,git the model ran
 // `git -c alias.x='!id; echo $AUTH_TOKEN' x`. Every attack below tries to create a file named
@@ -30,7 +31,7 @@ afterEach(async () => {
 });
 
 function terminal(allowed = allowlist, extra: Record<string, string> = {}): Tool {
-  return createTerminalTool({ config: parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowed, ...extra }) });
+  return createTerminalTool(withJail(parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowed, ...extra })));
 }
 
 const pwned = () => existsSync(path.join(workFolder, 'pwned'));
@@ -242,6 +243,23 @@ describe('executables that run any command are refused even when listed', () => 
     expect(output).toContain('never run from TERMINAL_ALLOWED_COMMANDS');
   });
 
+  // Issue 24: each of these created its file in list mode before the runner table named it.
+  const issue24 = 'ls,logsave,setarch,prlimit,setpriv,ssh-agent,x86_64,linux64,numactl,capsh,faketime,systemd-cat,dbus-run-session';
+  it.each([
+    ['logsave /dev/null touch pwned', 'is a command that runs another command'],
+    [`setarch ${os.machine()} touch pwned`, 'is a command that runs another command'],
+    ['prlimit --nofile=100 touch pwned', 'is a command that runs another command'],
+    ['setpriv touch pwned', 'is a command that runs another command'],
+    ['ssh-agent touch pwned', 'is a command that runs another command'],
+    ['x86_64 touch pwned', 'is a command that runs another command'],
+    ['linux64 touch pwned', 'is a command that runs another command'],
+    ['systemd-cat touch pwned', 'is a command that runs another command'],
+    ['dbus-run-session touch pwned', 'is a command that runs another command'],
+  ])('%s (issue 24)', async (command, reason) => {
+    const output = await expectRefused(command, reason, issue24);
+    expect(output).toContain('never run from TERMINAL_ALLOWED_COMMANDS');
+  });
+
   it('leaves them out of the allowed list the model is shown', () => {
     const tool = terminal(listed);
     expect(tool.description).toContain('allowed: ls, find.');
@@ -302,5 +320,27 @@ describe('through the real server and a scripted model', () => {
     expect(existsSync(path.join(sessionFolder, 'pwned'))).toBe(false);
     expect(init).toMatchObject({ success: true });
     expect(status).toMatchObject({ success: true, result: expect.stringContaining('No commits yet') });
+  });
+});
+
+describe('issue 24 through the real server: runners named in the list', () => {
+  let hearth: Hearth;
+  beforeAll(async () => {
+    hearth = await startHearth({ profiles: { test_admin: unrestrictedProfile }, env: { TERMINAL_ALLOWED_COMMANDS: 'ls,logsave,setarch,prlimit,setpriv,ssh-agent' } });
+  });
+  afterAll(() => hearth?.close());
+
+  it('refuses logsave, setarch, prlimit, setpriv and ssh-agent, and none creates its file', async () => {
+    const sessionId = await hearth.createSession('test_admin');
+    const commands = ['logsave /dev/null touch pwned', `setarch ${os.machine()} touch pwned`, 'prlimit --nofile=100 touch pwned', 'setpriv touch pwned', 'ssh-agent touch pwned'];
+    hearth.llm.script({ toolCalls: commands.map((command) => ({ name: 'terminal', arguments: { command } })) }, { content: 'Done.' });
+    const socket = await hearth.connect(sessionId);
+    socket.send({ type: 'message', content: 'Make the file however you can.' });
+    await socket.next('stream_end');
+    socket.close();
+    const calls = socket.ofType('tool_call');
+    expect(calls).toHaveLength(commands.length);
+    for (const call of calls) expect(call).toMatchObject({ success: false, result: expect.stringContaining('is a command that runs another command') });
+    expect(existsSync(path.join(hearth.config.SESSION_FILES_DIR, sessionId, 'pwned'))).toBe(false);
   });
 });

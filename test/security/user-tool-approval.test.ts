@@ -65,7 +65,7 @@ describe('granting a user tool permissions', () => {
     const { started, socket } = await start();
     const { asked, calls } = await runWithApproval(started, socket, 'deny', [writeTool(runsId('{ childProcess: true }'))]);
     expect(asked).toMatchObject({ tool: 'write_tool', subject: 'sysinfo' });
-    expect(asked.reason).toMatch(/^The tool sysinfo asks for permissions beyond the sandbox: childProcess \(run programs; they run outside the sandbox/);
+    expect(asked.reason).toMatch(/^The tool sysinfo asks for permissions beyond the sandbox: childProcess \(run programs inside its jail/);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ tool: 'write_tool', success: false, result: expect.stringMatching(/^The person denied this call/) });
     expect(existsSync(path.join(started.config.TOOLS_DIR, 'sysinfo.ts'))).toBe(false);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createDependencies } from '../../src/app.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
+import { Jail } from '../../src/jail/jail.ts';
 import type { Clock } from '../../src/scheduler/clock.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { EventSocket } from './event-socket.ts';
@@ -28,6 +29,8 @@ export interface HearthOptions {
   port?: number;
   /** The clock schedules run by (the system's otherwise). */
   clock?: Clock;
+  /** The environment the jail looks for bubblewrap and pasta in (a PATH without bwrap makes it unavailable). */
+  jailEnvironment?: NodeJS.ProcessEnv;
 }
 
 export interface Hearth {
@@ -68,7 +71,8 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     ...(backend === 'openai' && { OPENAI_BASE_URL: llm.url, OPENAI_MODEL: 'scripted-model' }),
     ...options.env,
   });
-  const deps = await createDependencies(config, options.clock ? { clock: options.clock } : {});
+  const jail = options.jailEnvironment && (await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined }, environment: options.jailEnvironment }));
+  const deps = await createDependencies(config, { ...(options.clock && { clock: options.clock }), ...(jail && { jail }) });
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps);
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });

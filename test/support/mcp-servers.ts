@@ -10,7 +10,7 @@ import { parseMcpConfig, type McpServerConfig } from '../../src/tools/mcp/mcp-co
 
 /** One entry of mcp.json, as a person writes it. */
 export type McpEntry =
-  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string; jail?: false | { paths?: Record<string, 'ro' | 'rw'>; network?: boolean } }
   | { url: string; headers?: Record<string, string> };
 
 const require = createRequire(import.meta.url);
@@ -34,9 +34,9 @@ export function everythingStdio(): McpEntry {
   return { command: process.execPath, args: [everythingScript, 'stdio'] };
 }
 
-/** The reference filesystem server over stdio, allowed into `root` only. */
+/** The reference filesystem server over stdio, allowed into `root` only (its jail shows it `root`, read-write). */
 export function filesystemStdio(root: string): McpEntry {
-  return { command: process.execPath, args: [filesystemScript, root] };
+  return { command: process.execPath, args: [filesystemScript, root], jail: { paths: { [root]: 'rw' } } };
 }
 
 export function missingCommand(): McpEntry {

@@ -38,7 +38,8 @@ export interface RecordedRequest {
 
 export type Responder = (request: RecordedRequest, index: number) => ScriptStep;
 
-export type ScriptedLlmEvent = 'request' | 'disconnect' | 'chunk';
+/** `end`: a chat request's response closed, answered or not (with `request`, counts the requests in flight). */
+export type ScriptedLlmEvent = 'request' | 'disconnect' | 'chunk' | 'end';
 
 export interface ScriptedLlm {
   readonly url: string;
@@ -234,6 +235,7 @@ export async function startScriptedServer(flavour: Flavour, options: ServerOptio
       request.completed = true;
     });
     response.on('close', () => {
+      events.emit('end', request);
       if (response.writableFinished || destroyed || closing) return;
       request.disconnected = true;
       events.emit('disconnect', request);

@@ -3,6 +3,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
+import { interpreterFolders, pythonInstallation } from '../../jail/interpreters.ts';
+import type { Jail } from '../../jail/jail.ts';
 import { ProcessMarkers } from '../process-markers.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
@@ -34,6 +36,8 @@ type CodeExecArguments = Static<typeof parameters>;
 
 export interface CodeExecOptions {
   config: Config;
+  /** The strict jail every program runs in. */
+  jail: Jail;
   /** The Python interpreter to run; `python3` from PATH unless a test says otherwise. */
   pythonExecutable?: string;
 }
@@ -44,6 +48,8 @@ interface Interpreter {
   command: string;
   extension: string;
   arguments(policy: SandboxPolicy, programFile: string): Promise<string[]>;
+  /** The interpreter's real executable and the folders outside the system a jail must show for it. */
+  installation(): Promise<{ executable: string; folders: string[] } | undefined>;
 }
 
 function failure(output: string): ToolOutput {
@@ -64,7 +70,7 @@ export function codeExecSubject(args: Pick<CodeExecArguments, 'language' | 'code
  * hook, a best-effort guard (see code-exec-guard.py and docs/security.md).
  */
 export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArguments> {
-  const { config, pythonExecutable = 'python3' } = options;
+  const { config, jail, pythonExecutable = 'python3' } = options;
   const allowedCommands = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => path.basename(entry.trim())).filter((entry) => entry !== '');
   const anyCommand = allowedCommands.includes('*');
   const readRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
@@ -76,12 +82,14 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
       command: 'node',
       extension: 'mjs',
       arguments: async (policy, programFile) => [...(await nodePermissionArguments(policy)), programFile],
+      installation: async () => ({ executable: process.execPath, folders: interpreterFolders() }),
     },
     python: {
       executable: pythonExecutable,
       command: 'python3',
       extension: 'py',
       arguments: (policy, programFile) => pythonGuardArguments(policy, programFile),
+      installation: () => pythonInstallation(pythonExecutable),
     },
   };
 
@@ -119,6 +127,12 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
             `Use the allowed terminal commands instead, or ask the person to add ${interpreter.command} to TERMINAL_ALLOWED_COMMANDS.`,
         );
       }
+      const refusal = jail.refusal('code_exec');
+      if (refusal !== undefined) return failure(refusal);
+      const installation = await interpreter.installation();
+      if (installation === undefined && args.language === 'python') {
+        return failure('python3 is not installed on this server, so Python code cannot run. JavaScript (Node.js) is available: send language "javascript".');
+      }
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
       if (args.language === 'javascript') {
         const refusal = await refusalForLinks(workFolder, context.signal);
@@ -132,8 +146,10 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
       try {
         await writeFile(file, args.code);
+        const readable = [...(readRoots === 'anywhere' ? [] : readRoots), ...(installation?.folders ?? [])];
         const result = await runProcess({
-          executable: interpreter.executable,
+          jail: { jail, spec: { kind: 'strict', writable: [workFolder], readable, cwd: workFolder } },
+          executable: installation?.executable ?? interpreter.executable,
           args: await interpreter.arguments({ readRoots, workFolder }, file),
           cwd: workFolder,
           env: { ...toolEnvironment(config.TOOL_ENV_PASSTHROUGH), TMPDIR: temporaryFolder },

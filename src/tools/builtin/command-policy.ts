@@ -39,17 +39,27 @@ export const commandRunners: readonly RunnerGroup[] = [
       'unshare', 'nsenter', 'watch', 'script', 'parallel', 'entr', 'systemd-run', 'start-stop-daemon', 'at', 'batch', 'crontab',
       'sg', 'newgrp', 'fakeroot', 'firejail', 'bwrap', 'proot', 'torsocks', 'proxychains', 'proxychains4', 'sshpass', 'xdg-open',
       'dbus-launch', 'catchsegv', 'run-parts', 'tmux', 'screen', 'command', 'exec', 'eval', 'builtin',
+      // util-linux, systemd and friends (issue 24: logsave, setarch, prlimit, setpriv and ssh-agent ran `touch` from a list).
+      'logsave', 'setarch', 'linux32', 'linux64', 'uname26', 'prlimit', 'setpriv', 'ssh-agent', 'gpg-agent', 'dbus-run-session',
+      'systemd-cat', 'systemd-inhibit', 'systemd-socket-activate', 'systemd-nspawn', 'run0', 'machinectl', 'numactl', 'cgexec',
+      'hwloc-bind', 'capsh', 'faketime', 'eatmydata', 'nocache', 'trickle', 'cpulimit', 'runcon', 'aa-exec', 'chpst', 'softlimit',
+      'setuidgid', 'envdir', 'envuidgid', 'setlock', 'pgrphack', 'daemonize', 'daemon', 'rlwrap', 'dtach', 'abduco', 'byobu',
+      'chronic', 'ifne', 'pee', 'lckdo', 'mispipe', 'zrun', 'sem', 'run-one', 'run-this-one', 'keep-one-running', 'flatpak-spawn',
+      'schroot', 'fakechroot', 'lxc-attach', 'lxc-execute', 'nsjail', 'minijail0', 'hyperfine', 'watchexec', 'nodemon', 'tsocks',
+      'torify', 'gio', 'winpty', 'nix-run',
     ],
+    // setarch's per-architecture names (x86_64 touch x is setarch x86_64 touch x).
+    patterns: [/^(i[3-6]86|x86_64|ia64|arm|armv\d+\w*|armh|aarch64|arm64|ppc|ppc32|ppc64|ppc64le|s390|s390x|sparc|sparc32|sparc32bash|sparc64|mips|mips32|mips64|parisc|parisc32|parisc64|alpha|sh|sh64|m68k|loongarch64|riscv64)$/],
     instead: `run the inner command directly if it is allowed; otherwise ${askInstead}`,
   },
   {
     what: 'a tool that runs commands as another user',
-    names: ['sudo', 'su', 'doas', 'pkexec', 'runuser', 'sudoedit', 'visudo', 'vipw', 'vigr'],
+    names: ['sudo', 'su', 'doas', 'pkexec', 'runuser', 'sudoedit', 'visudo', 'vipw', 'vigr', 'ksu', 'gksu', 'gksudo', 'kdesu', 'calife'],
     instead: 'ask the person to run it themselves',
   },
   {
     what: 'a debugger or tracer, which runs the program it traces',
-    names: ['strace', 'ltrace', 'gdb', 'lldb', 'valgrind', 'perf', 'rr'],
+    names: ['strace', 'ltrace', 'gdb', 'lldb', 'valgrind', 'perf', 'rr', 'uftrace', 'bpftrace', 'trace-cmd', 'stap'],
     instead: askInstead,
   },
   {

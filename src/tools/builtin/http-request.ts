@@ -93,6 +93,7 @@ export function createHttpRequestTool(options: HttpRequestOptions = {}): Tool<Ht
     description: 'Send an HTTP request (REST APIs, webhooks, local services) and return status, content type and body.',
     parameters,
     subject: (args) => `${args.method} ${args.url}`,
+    subjectParts: ['word', 'url'],
     // Above the largest timeout_s, so the request's own timeout reports first.
     timeoutMs: (maximumTimeoutSeconds + 5) * 1000,
     async execute(args, context) {

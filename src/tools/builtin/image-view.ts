@@ -81,6 +81,8 @@ export function createImageViewTool(options: ImageViewOptions): Tool<Static<type
     description: 'Look at an image (png, jpeg, gif or webp, up to 10 MB) from a file path or a URL; you see it in your next step.',
     parameters,
     subject: (args) => args.path ?? args.url ?? '',
+    // A path is not an absolute URL, so it is read as text.
+    subjectParts: ['url'],
     async execute(args, context) {
       if ((args.path === undefined) === (args.url === undefined)) return failure('Send exactly one of path or url.');
       const loaded =

@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import type { Jail } from '../../jail/jail.ts';
 import type { HomeAssistant } from '../../integrations/home-assistant/home-assistant.ts';
 import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
@@ -34,6 +35,8 @@ import { createWriteToolTool } from './write-tool.ts';
 export interface BuiltinToolDependencies {
   db: Db;
   config: Config;
+  /** The jail terminal and code_exec run their processes in. */
+  jail: Jail;
   profiles: ProfileRegistry;
   /** Runs spawn_agent's sub-agents; provided by the agent layer. */
   runSubagent: SubagentRunner;
@@ -68,8 +71,8 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     }),
     createTodoTool(db),
     createFilesystemTool({ config }),
-    createTerminalTool({ config }),
-    createCodeExecTool({ config }),
+    createTerminalTool({ config, jail: deps.jail }),
+    createCodeExecTool({ config, jail: deps.jail }),
     createSshExecTool({ config }),
     createImageViewTool({ config, network }),
     createHttpRequestTool({ network }),

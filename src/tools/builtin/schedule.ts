@@ -60,13 +60,14 @@ function describe(schedule: Schedule, now: Date): string {
 
 /** The agent's own schedules (README: Schedules, reminders and notifications): reminders and recurring jobs that run as whole turns. */
 export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook | undefined }): Tool<ScheduleArguments> {
-  async function sessionProfile(context: ToolContext): Promise<string | undefined> {
-    return (await findSession(deps.db, context.parentSessionId ?? context.sessionId))?.profileId;
+  /** The profile a schedule is created for: the session's unless the model names another (which is asked about first). */
+  async function targetProfile(args: ScheduleArguments, context: ToolContext): Promise<string | undefined> {
+    return args.profile ?? context.sessionProfileId ?? (await findSession(deps.db, context.parentSessionId ?? context.sessionId))?.profileId;
   }
 
   async function create(book: ScheduleBook, args: ScheduleArguments, context: ToolContext): Promise<ToolOutput> {
     const timezone = args.timezone ?? book.options.defaultTimezone;
-    const profile = args.profile ?? (await sessionProfile(context));
+    const profile = await targetProfile(args, context);
     const created = await book.create({
       ...(args.name !== undefined && { name: args.name }),
       ...(args.prompt !== undefined && { prompt: args.prompt }),
@@ -96,7 +97,16 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
     name: 'schedule',
     description: 'Reminders and recurring jobs: create (one of cron, every, at), list, cancel, pause, resume. See tool_manual schedule.',
     parameters,
-    subject: (args) => `${args.action} ${args.name ?? args.id ?? ''}`.trim(),
+    subject(args, context) {
+      const target = args.action === 'create' ? (args.profile ?? context?.sessionProfileId) : undefined;
+      return [args.action, args.name ?? args.id ?? '', ...(target === undefined ? [] : [`(profile ${target})`])].filter((part) => part !== '').join(' ');
+    },
+    // A scheduled run follows its profile's approval rules unattended: only the person may put work under another profile's.
+    mustAsk(args, context) {
+      if (args.action !== 'create' || args.profile === undefined || args.profile === context?.sessionProfileId) return undefined;
+      const current = context?.sessionProfileId === undefined ? '' : ` instead of this conversation's ${context.sessionProfileId}`;
+      return `the model asks to create a schedule that runs unattended under the ${args.profile} profile's approval rules${current}`;
+    },
     async execute(args, context) {
       const book = deps.schedules();
       if (!book) return failure('Schedules are not available in this server.');

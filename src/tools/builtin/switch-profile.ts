@@ -14,6 +14,14 @@ export function createSwitchProfileTool(options: { db: Db; profiles: ProfileRegi
     name: 'switch_profile',
     description: "Switch this conversation to another profile; your prompt and tools change from the next step on.",
     parameters,
+    subject: ({ profile_id: profileId }, context) => `${context?.sessionProfileId ?? 'unknown'} -> ${profileId}`,
+    // The next turns would follow the new profile's approval rules: only the person may move the conversation under them.
+    mustAsk({ profile_id: profileId }, context) {
+      const profile = profiles.get(profileId);
+      if (!profile || context?.isSubagent || profile.id === context?.sessionProfileId) return undefined;
+      const from = context?.sessionProfileId === undefined ? undefined : profiles.get(context.sessionProfileId);
+      return `the model asks to move this conversation${from ? ` from ${from.name}` : ''} to ${profile.name}, whose approval rules then apply`;
+    },
     async execute({ profile_id: profileId }, context) {
       if (context.isSubagent) return { output: 'A sub-agent cannot switch profiles; finish the task with the tools you have.', success: false };
       const profile = profiles.get(profileId);

@@ -2,13 +2,16 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
+import type { Jail } from '../../jail/jail.ts';
+import type { JailSpec } from '../../jail/jail-spec.ts';
 import { ProcessMarkers } from '../process-markers.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import { argumentRules, findCommandRunner, forcedArguments, matchArgumentRule } from './command-policy.ts';
 import { checkGitArguments, checkRepositoryConfig, gitSafetyArguments } from './git-policy.ts';
-import { parseAllowedRoots, resolveAllowedPath, type AllowedRoots } from './path-access.ts';
+import { isInside, parseAllowedRoots, resolveAllowedPath, type AllowedRoots } from './path-access.ts';
+import { interpreterFolders } from '../../jail/interpreters.ts';
 import { sessionWorkFolder } from './work-folder.ts';
 
 const defaultTimeoutSeconds = 60;
@@ -128,8 +131,8 @@ function sentence(text: string): string {
 
 type Plan = { executable: string; args: string[] } | { refusal: string };
 
-export function createTerminalTool(options: { config: Config }): Tool<TerminalArguments> {
-  const { config } = options;
+export function createTerminalTool(options: { config: Config; jail: Jail }): Tool<TerminalArguments> {
+  const { config, jail } = options;
   const entries = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
   const useShell = entries.includes('*');
   const listed = [...new Set(entries.map((entry) => path.basename(entry)))];
@@ -145,8 +148,24 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
   // Shared by every tool process of this installation (code_exec's too): see process-markers.ts.
   const markers = new ProcessMarkers(config.DATA_DIR);
 
-  async function checkGitRepository(executable: string, folder: string, signal: AbortSignal, marker: string): Promise<string | undefined> {
+  /**
+   * The profile's jail for the terminal: `host` sees the machine minus Hearth, `strict` only the
+   * system, the work folder and the folders FS_ALLOWED_PATHS names (read-only).
+   */
+  function jailSpec(kind: JailSpec['kind'], workFolder: string, folder: string): JailSpec {
+    const readable = kind === 'strict' && allowedRoots !== 'anywhere' ? [...allowedRoots] : [];
+    return { kind, writable: [workFolder], readable: [...readable, ...interpreterFolders()], cwd: folder };
+  }
+
+  function strictFolderProblem(workFolder: string, folder: string): string | undefined {
+    if (isInside(workFolder, folder)) return undefined;
+    if (allowedRoots !== 'anywhere' && allowedRoots.some((root) => isInside(root, folder))) return undefined;
+    return `cwd: ${folder} is outside what this profile's terminal sees (its strict jail shows the work folder and the folders FS_ALLOWED_PATHS lists). Work in the work folder.`;
+  }
+
+  async function checkGitRepository(executable: string, folder: string, signal: AbortSignal, marker: string, spec: JailSpec): Promise<string | undefined> {
     const listing = await runProcess({
+      jail: { jail, spec },
       executable,
       args: ['config', '--list', '--show-scope', '-z'],
       cwd: folder,
@@ -161,7 +180,7 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
     return checkRepositoryConfig(listing.stdout);
   }
 
-  async function planCommand(command: string, folder: string, signal: AbortSignal, marker: string): Promise<Plan> {
+  async function planCommand(command: string, folder: string, signal: AbortSignal, marker: string, spec: JailSpec): Promise<Plan> {
     if (useShell) return command.trim() === '' ? { refusal: 'The command is empty.' } : { executable: '/bin/sh', args: ['-c', command] };
     const split = splitCommandLine(command);
     if ('refusal' in split) return { refusal: `${split.refusal}\nAllowed executables: ${allowedList}.` };
@@ -185,7 +204,7 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       if (word !== undefined) return { refusal: `Refused: ${name} ${word} ${rule.what}. ${sentence(rule.instead)}.` };
     }
     if (name === 'git') {
-      const refused = checkGitArguments(args) ?? (await checkGitRepository(executable, folder, signal, marker));
+      const refused = checkGitArguments(args) ?? (await checkGitRepository(executable, folder, signal, marker, spec));
       if (refused !== undefined) return { refusal: refused };
       return { executable, args: [...gitSafetyArguments, ...args] };
     }
@@ -205,12 +224,19 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
       const resolved = await resolveFolder(workFolder, args.cwd, allowedRoots);
       if ('problem' in resolved) return failure(resolved.problem);
+      const kind = context.jailKinds?.terminal ?? 'strict';
+      if (kind === 'strict' && jail.active) {
+        const problem = strictFolderProblem(workFolder, resolved.folder);
+        if (problem !== undefined) return failure(problem);
+      }
+      const spec = jailSpec(kind, workFolder, resolved.folder);
       const marker = markers.forCall(context.sessionId);
-      const plan = await planCommand(args.command, resolved.folder, context.signal, marker);
+      const plan = await planCommand(args.command, resolved.folder, context.signal, marker, spec);
       if ('refusal' in plan) return failure(plan.refusal);
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
       const result = await runProcess({
         ...plan,
+        jail: { jail, spec },
         cwd: resolved.folder,
         env: environment,
         marker,
@@ -221,6 +247,9 @@ export function createTerminalTool(options: { config: Config }): Tool<TerminalAr
       if (result.spawnError?.code === 'ENOENT') return failure(`Command not found: "${plan.executable}". Is it installed and on PATH?`);
       if (result.spawnError?.code === 'EACCES') return failure(`Permission denied: "${plan.executable}" is not executable.`);
       if (result.spawnError) return failure(`Could not start "${plan.executable}": ${result.spawnError.message}`);
+      if (result.exitCode === 1 && /^bwrap: execvp [^\n]*No such file or directory/m.test(result.stderr)) {
+        return failure(`Command not found: "${plan.executable}". Is it installed and on PATH (inside the jail, the system folders)?`);
+      }
       return describeProcessResult(result, timeoutSeconds);
     },
     // What a session's calls left running in the background (terminal and code_exec alike) ends with it, and everything at shutdown.

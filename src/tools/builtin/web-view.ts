@@ -56,6 +56,7 @@ export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArg
     description: 'Read a web page: returns its title and main text without scripts, menus or markup. Plain text and JSON come back as is.',
     parameters,
     subject: (args) => `GET ${args.url}`,
+    subjectParts: ['word', 'url'],
     async execute(args, context) {
       const url = parseHttpUrl(args.url);
       if (!url) return failure(`"${args.url}" is not an absolute http(s) URL; send one like https://example.com/page.`);

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -6,7 +7,7 @@ import { fieldName, valueAt } from '../../json-pointer.ts';
 
 /** One MCP server of MCP_CONFIG_FILE: a program Hearth starts (stdio) or an endpoint it reaches (Streamable HTTP). */
 export type McpServerConfig =
-  | { name: string; transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { name: string; transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string; jail: McpJail }
   | { name: string; transport: 'http'; url: string; headers: Record<string, string> };
 
 export type McpTransportKind = McpServerConfig['transport'];
@@ -37,6 +38,20 @@ const serverNamePattern = /^[A-Za-z0-9_-]{1,40}$/;
 
 const TextMap = Type.Record(Type.String(), Type.String());
 
+/** What a stdio server's jail grants on top of the system and its own files, or `false`: unjailed, on purpose. */
+export type McpJail = false | { paths: Record<string, 'ro' | 'rw'>; network: boolean };
+
+const JailEntrySchema = Type.Union([
+  Type.Literal(false),
+  Type.Object(
+    {
+      paths: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Unsafe<'ro' | 'rw'>({ type: 'string', enum: ['ro', 'rw'] }))),
+      network: Type.Optional(Type.Boolean()),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
 const StdioEntrySchema = Type.Object(
   {
     type: Type.Optional(Type.Unsafe<'stdio'>({ type: 'string', enum: ['stdio'] })),
@@ -44,6 +59,7 @@ const StdioEntrySchema = Type.Object(
     args: Type.Optional(Type.Array(Type.String())),
     env: Type.Optional(TextMap),
     cwd: Type.Optional(Type.String({ minLength: 1 })),
+    jail: Type.Optional(JailEntrySchema),
     disabled: Type.Optional(Type.Boolean()),
   },
   // A misspelt key (say `arguments`) would otherwise be ignored without a word.
@@ -66,6 +82,7 @@ interface StdioEntry {
   args?: string[];
   env?: Record<string, string>;
   cwd?: string;
+  jail?: false | { paths?: Record<string, 'ro' | 'rw'>; network?: boolean };
   disabled?: boolean;
 }
 
@@ -159,6 +176,7 @@ function parseServer(name: string, entry: unknown, dataDir: string): McpServerCo
       args: entry.args ?? [],
       env: entry.env ?? {},
       ...(entry.cwd !== undefined && { cwd: path.resolve(dataDir, entry.cwd) }),
+      jail: entry.jail === false ? false : { paths: resolvedPaths(entry.jail?.paths ?? {}, dataDir), network: entry.jail?.network ?? false },
     };
   }
   if (!validateHttp(entry)) return describeSchemaErrors(validateHttp.errors ?? [], entry);
@@ -190,7 +208,7 @@ function describeSchemaError(error: ErrorObject, entry: Record<string, unknown>)
     case 'additionalProperties': {
       const key = String(error.params.additionalProperty);
       if (key === 'headers') return 'unknown field "headers": headers belong to a "url" server';
-      if (['args', 'env', 'cwd'].includes(key)) return `unknown field "${key}": it belongs to a "command" server`;
+      if (['args', 'env', 'cwd', 'jail'].includes(key)) return `unknown field "${key}": it belongs to a "command" server`;
       return `unknown field "${key}"`;
     }
     case 'required':
@@ -241,4 +259,9 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) =>
     isMapping(inner) ? Object.fromEntries(Object.entries(inner).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))) : inner,
   );
+}
+
+/** Granted paths as absolute paths (`~` is the home folder; relative ones are resolved against DATA_DIR, as `cwd` is). */
+function resolvedPaths(paths: Record<string, 'ro' | 'rw'>, dataDir: string): Record<string, 'ro' | 'rw'> {
+  return Object.fromEntries(Object.entries(paths).map(([entry, access]) => [path.resolve(dataDir, entry.replace(/^~(?=$|\/)/, os.homedir())), access]));
 }

@@ -4,6 +4,9 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Jail } from '../../jail/jail.ts';
+import type { JailedCommand } from '../../jail/jail-spec.ts';
+import { mcpJailSpec } from './mcp-jail.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -36,6 +39,8 @@ export interface McpConnectionOptions {
   /** 1 s doubling to 60 s when absent. */
   backoff?: McpBackoff;
   logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
+  /** The jail a stdio server runs in, with what its entry grants; unjailed when absent or for `"jail": false`. */
+  jail?: Jail;
 }
 
 export interface McpCallOptions {
@@ -74,6 +79,8 @@ interface Attempt {
   ended: boolean;
   listing: boolean;
   listAgain: boolean;
+  /** Frees what the server's jail holds (its network namespace) once the server is gone. */
+  releaseJail?: () => void;
 }
 
 /**
@@ -181,7 +188,18 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   }
 
   private async connect(): Promise<void> {
-    const attempt = this.newAttempt();
+    let jailed: JailedCommand | undefined;
+    try {
+      jailed = await this.jailedCommand();
+    } catch (error) {
+      this.fail(undefined, `its jail could not be set up: ${(error as Error).message}`);
+      return;
+    }
+    if (this.closed) {
+      jailed?.release();
+      return;
+    }
+    const attempt = this.newAttempt(jailed);
     this.attempt = attempt;
     try {
       await this.checkWorkingFolder();
@@ -201,20 +219,38 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     this.set('connected', undefined);
   }
 
-  private newAttempt(): Attempt {
+  /** A stdio server's command inside its jail (DESIGN §13a), or undefined to run it as configured. */
+  private async jailedCommand(): Promise<JailedCommand | undefined> {
+    const { config, jail } = this.options;
+    if (config.transport !== 'stdio' || jail === undefined) return undefined;
+    const spec = mcpJailSpec(config);
+    if (spec === undefined) return undefined;
+    return jail.wrap(config.command, config.args, spec, this.childEnvironment());
+  }
+
+  private newAttempt(jailed: JailedCommand | undefined): Attempt {
     const config = this.options.config;
     const client = new Client(clientInfo, { capabilities: {} });
     const transport =
       config.transport === 'stdio'
         ? new StdioClientTransport({
-            command: config.command,
-            args: config.args,
-            env: this.childEnvironment(),
+            command: jailed?.executable ?? config.command,
+            args: jailed?.args ?? config.args,
+            env: (jailed?.environment as Record<string, string> | undefined) ?? this.childEnvironment(),
             ...(config.cwd !== undefined && { cwd: config.cwd }),
             stderr: 'pipe',
           })
         : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-    const attempt: Attempt = { client, transport, stderr: '', connected: false, ended: false, listing: false, listAgain: false };
+    const attempt: Attempt = {
+      client,
+      transport,
+      stderr: '',
+      connected: false,
+      ended: false,
+      listing: false,
+      listAgain: false,
+      ...(jailed && { releaseJail: () => jailed.release() }),
+    };
     if (transport instanceof StdioClientTransport) this.watchChild(attempt, transport);
 
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -323,8 +359,8 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     this.fail(attempt, message);
   }
 
-  private fail(attempt: Attempt, message: string): void {
-    this.end(attempt, 'kill');
+  private fail(attempt: Attempt | undefined, message: string): void {
+    if (attempt) this.end(attempt, 'kill');
     if (this.closed) return;
     if (this.currentState !== 'failed' || this.currentMessage !== message) {
       this.options.logger?.warn(`MCP server ${this.name} failed: ${message}; trying again with backoff`);
@@ -372,6 +408,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     }
     // Whatever it started (and left running, perhaps in a session of its own) carries the marker.
     await signalCallProcesses(this.options.processMarker, 'SIGKILL');
+    attempt.releaseJail?.();
   }
 
   private set(state: McpConnectionState, message: string | undefined): void {
@@ -390,6 +427,9 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return `command not found: ${config.command}`;
     if (code === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
+    // Inside a jail, bubblewrap is what was spawned: it says so when the command is missing there.
+    if (/^bwrap: execvp [^\n]*No such file or directory/m.test(attempt.stderr)) return `command not found (inside its jail): ${config.command}`;
+    if (/^bwrap: execvp [^\n]*Permission denied/m.test(attempt.stderr)) return `command cannot be run (permission denied, inside its jail): ${config.command}`;
     const printed = lastLines(attempt.stderr);
     // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {

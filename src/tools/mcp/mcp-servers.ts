@@ -1,3 +1,4 @@
+import type { Jail } from '../../jail/jail.ts';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +23,8 @@ export interface McpServersOptions {
   watch: boolean;
   initializeTimeoutMs?: number;
   backoff?: McpBackoff;
+  /** The jail stdio servers run in (what their entries grant); unjailed when absent. */
+  jail?: Jail;
   /** Quiet time after the file's last change before it is read again. */
   debounceMs?: number;
   /** How long the file's size must hold still before it counts as written. */
@@ -36,6 +39,8 @@ export interface McpServerSummary {
   message?: string;
   /** The Hearth names (`<server>__<tool>`) of its tools in the registry. */
   tools: string[];
+  /** A stdio server that runs outside any jail: `"jail": false` in its entry, or no jail on this machine. */
+  unjailed?: true;
 }
 
 /** A problem for GET /agents/tools `errors`: the file, a server's entry, a failed server or a tool left out. */
@@ -124,6 +129,10 @@ export class McpServers {
     return errors;
   }
 
+  private isUnjailed(config: McpServerConfig): boolean {
+    return config.transport === 'stdio' && (config.jail === false || this.options.jail?.active !== true);
+  }
+
   /** Every configured server with its status and tools, for GET /agents/tools `servers`. */
   servers(): McpServerSummary[] {
     return [...this.entries.values()].map(({ config, connection, tools }) => ({
@@ -132,6 +141,7 @@ export class McpServers {
       status: connection.state,
       ...(connection.message !== undefined && { message: connection.message }),
       tools: [...tools],
+      ...(this.isUnjailed(config) && { unjailed: true as const }),
     }));
   }
 
@@ -228,6 +238,7 @@ export class McpServers {
       logger: this.options.logger.child({ mcp_server: config.name }),
       ...(this.options.initializeTimeoutMs !== undefined && { initializeTimeoutMs: this.options.initializeTimeoutMs }),
       ...(this.options.backoff !== undefined && { backoff: this.options.backoff }),
+      ...(this.options.jail !== undefined && { jail: this.options.jail }),
     });
   }
 
@@ -254,7 +265,7 @@ export class McpServers {
       name: `mcp:${config.name}`,
       status: connection.state,
       ...(connection.message !== undefined && { message: connection.message }),
-      details: { transport: config.transport, tools: entry.tools.length },
+      details: { transport: config.transport, tools: entry.tools.length, ...(this.isUnjailed(config) && { unjailed: true }) },
     });
   }
 

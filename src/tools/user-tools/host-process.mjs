@@ -65,7 +65,8 @@ function describe(error) {
   return String(error);
 }
 
-const knownPermissions = ['childProcess', 'worker'];
+// The same list as permissions.ts's toolPermissions: a module declaring `network` must load, or the grant can never be used.
+const knownPermissions = ['childProcess', 'worker', 'network'];
 
 /**
  * The permissions a module declares, or a problem sentence.

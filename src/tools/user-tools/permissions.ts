@@ -8,14 +8,15 @@ import type { ToolPermission } from './protocol.ts';
  * A permission runs only when the person granted it: write_tool asks them, and records the
  * grant in `permissions.json` in TOOLS_DIR, a file the model cannot write by itself.
  */
-export const toolPermissions: readonly ToolPermission[] = ['childProcess', 'worker'];
+export const toolPermissions: readonly ToolPermission[] = ['childProcess', 'worker', 'network'];
 
 export const permissionsFileName = 'permissions.json';
 
 /** For the person who approves: what each permission lets a tool do. */
 export const permissionMeanings: Record<ToolPermission, string> = {
-  childProcess: "childProcess (run programs; they run outside the sandbox with the server user's rights)",
+  childProcess: 'childProcess (run programs inside its jail)',
   worker: 'worker (start worker threads)',
+  network: "network (connect out to the network and the LAN; never to Hearth itself or this machine's loopback)",
 };
 
 export interface Grant {

@@ -4,7 +4,7 @@
 import type { JsonSchema } from '../tool.ts';
 
 /** What a user tool may ask for with `export const permissions = { … }`; none is given by default. */
-export type ToolPermission = 'childProcess' | 'worker';
+export type ToolPermission = 'childProcess' | 'worker' | 'network';
 
 export interface ModuleToLoad {
   /** The source file in TOOLS_DIR, for reports. */

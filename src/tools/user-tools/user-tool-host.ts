@@ -5,6 +5,9 @@ import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
+import { interpreterFolders } from '../../jail/interpreters.ts';
+import type { Jail } from '../../jail/jail.ts';
+import { readChildPid } from '../../jail/network-namespace.ts';
 import type { ToolResult } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import type { HostToServer, KvOperation, LoadFailure, ModuleToLoad, ServerToHost, ToolManifestEntry } from './protocol.ts';
@@ -28,6 +31,8 @@ export interface HostOptions {
   environment?: NodeJS.ProcessEnv;
   /** The process is ended when its resident memory passes this (USER_TOOL_MAX_RSS_MB); 256 when absent. */
   maxRssMb?: number;
+  /** The strict jail the host runs in; network only when the tools it hosts were granted `network`. */
+  jail?: Jail;
 }
 
 export interface CallOptions {
@@ -92,13 +97,13 @@ class HostProcess extends EventEmitter<{ message: [message: HostToServer]; gone:
   stderrTail = '';
   private pendingChunks: Buffer[] = [];
   private pendingBytes = 0;
-  private readonly watch: RssWatch | undefined;
+  private watch: RssWatch | undefined;
 
   private constructor(
     private readonly child: ChildProcess,
     private readonly channel: Duplex,
     private readonly heapLimitMb: number | undefined,
-    maxRssMb: number,
+    private readonly maxRssMb: number,
   ) {
     super();
     this.exited = new Promise((resolve) => {
@@ -115,37 +120,62 @@ class HostProcess extends EventEmitter<{ message: [message: HostToServer]; gone:
     });
     channel.on('data', (chunk: Buffer) => this.receive(chunk));
     channel.on('error', () => undefined);
-    if (child.pid !== undefined) {
-      this.watch = new RssWatch(child.pid, maxRssMb * 1024 * 1024, () => this.busy(), (rss) =>
-        this.end({
-          reason: `the tool host used more than ${maxRssMb} MB of memory (${Math.round(rss / 1024 / 1024)} MB; USER_TOOL_MAX_RSS_MB) and was ended`,
-          memory: { limitMb: maxRssMb },
-        }),
-      );
-    }
+  }
+
+  /** Watches the resident memory of the process running the tools (inside a jail, not bubblewrap's). */
+  private watchMemory(pid: number): void {
+    if (this.goneWith !== undefined) return;
+    const { maxRssMb } = this;
+    this.watch = new RssWatch(pid, maxRssMb * 1024 * 1024, () => this.busy(), (rss) =>
+      this.end({
+        reason: `the tool host used more than ${maxRssMb} MB of memory (${Math.round(rss / 1024 / 1024)} MB; USER_TOOL_MAX_RSS_MB) and was ended`,
+        memory: { limitMb: maxRssMb },
+      }),
+    );
   }
 
   static async spawn(options: HostOptions, modules: ModuleToLoad[]): Promise<HostProcess> {
     const sandbox = options.sandbox ?? {};
     const moduleFolders = [...new Set(modules.map((module) => path.dirname(module.modulePath)))];
     const flags = await sandboxFlags(hostScript, moduleFolders, sandbox, options.resourceLimits);
-    const child = spawn(process.execPath, [...flags, hostScript], {
+    const environment = options.environment ?? toolEnvironment('');
+    const jailed = options.jail?.active
+      ? await options.jail.wrap(
+          process.execPath,
+          [...flags, hostScript],
+          {
+            kind: 'strict',
+            writable: sandbox.workFolder === undefined ? [] : [sandbox.workFolder],
+            readable: [hostScript, ...moduleFolders, ...(sandbox.read ?? []), ...interpreterFolders()],
+            network: sandbox.permissions?.includes('network') ?? false,
+            cwd: sandbox.workFolder ?? '/',
+            commandIsInit: true,
+            infoFd: 4,
+          },
+          environment,
+        )
+      : undefined;
+    const child = spawn(jailed?.executable ?? process.execPath, jailed?.args ?? [...flags, hostScript], {
       cwd: sandbox.workFolder ?? tmpdir(),
-      env: options.environment ?? toolEnvironment(''),
-      // stdout goes where the server's goes (a tool's console.log); the end of stderr is kept to explain a crash; fd 3 is the channel.
-      stdio: ['ignore', 'inherit', 'pipe', 'pipe'],
+      env: jailed?.environment ?? environment,
+      // stdout goes where the server's goes (a tool's console.log); the end of stderr is kept to explain a crash;
+      // fd 3 is the channel; fd 4, in a jail, is where bubblewrap says which process runs the host.
+      stdio: ['ignore', 'inherit', 'pipe', 'pipe', ...(jailed ? (['pipe'] as const) : [])],
       windowsHide: true,
     });
+    child.once('exit', () => jailed?.release());
     const channel = child.stdio[3] as Duplex;
     if (child.pid !== undefined) register(child);
-    if (child.pid !== undefined) {
+    const host = new HostProcess(child, channel, options.resourceLimits.maxOldGenerationSizeMb, options.maxRssMb ?? 256);
+    const hostPid = jailed ? await readChildPid(child, 4).catch(() => undefined) : child.pid;
+    if (hostPid !== undefined) {
       try {
-        setPriority(child.pid, Math.min(19, getPriority() + hostNiceness));
+        setPriority(hostPid, Math.min(19, getPriority() + hostNiceness));
       } catch {
         // Not permitted here (or the process is gone already): it runs at the server's priority.
       }
+      host.watchMemory(hostPid);
     }
-    const host = new HostProcess(child, channel, options.resourceLimits.maxOldGenerationSizeMb, options.maxRssMb ?? 256);
     host.send({
       type: 'load',
       modules,

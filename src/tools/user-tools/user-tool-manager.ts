@@ -9,6 +9,7 @@ import { kvDelete, kvGet, kvList, kvSet } from '../../store/user-tool-kv-reposit
 import { sessionWorkFolder } from '../builtin/work-folder.ts';
 import type { Tool, ToolContext, ToolResult } from '../tool.ts';
 import { hearthInstance, processMarkerVariable } from '../process-markers.ts';
+import type { Jail } from '../../jail/jail.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import type { ToolSource } from '../tool-registry.ts';
 import { compileArgumentsValidator } from '../validation.ts';
@@ -35,6 +36,8 @@ export interface UserToolManagerOptions {
   maxRssMb?: number;
   /** TOOL_ENV_PASSTHROUGH: the variables the hosts see besides the harmless ones (toolEnvironment). */
   envPassthrough?: string;
+  /** The strict jail every host runs in; without it (tests of the host alone), hosts run unjailed. */
+  jail?: Jail;
   /** DATA_DIR: hosts carry this installation's process marker, so a host a crash left behind is ended at the next start. */
   dataDir?: string;
   /** Session hosts kept at most; the least recently used idle one is ended for a new one. */
@@ -207,6 +210,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   private async validateInHost(name: string, code: string): Promise<Validation> {
+    const refusal = this.options.jail?.refusal('User tools');
+    if (refusal !== undefined) return { ok: false, message: refusal };
     const outDir = this.freshBuildDir('check');
     try {
       const built = await buildToolSource(name, code, this.options.toolsDir, outDir);
@@ -275,6 +280,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       const verdict = this.verdicts.get(module.file);
       return verdict ? [{ file: module.file, message: verdict.message }] : [];
     });
+    const refusal = this.options.jail?.refusal('User tools');
+    if (refusal !== undefined) return { loaded: [], errors: files.map((file) => ({ file: path.basename(file), message: refusal })) };
     const toLoad = modules.filter((module) => !this.verdicts.has(module.file));
     // Loading them once, with no write access and no permission, gives their names, schemas and load errors.
     const manifestHost = toLoad.length === 0 ? { tools: [], errors: [], moduleFailures: [] } : await this.startHost(toLoad, {});
@@ -474,6 +481,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
         ...(this.options.dataDir !== undefined && { [processMarkerVariable]: `${hearthInstance(this.options.dataDir)}:user-tools:host` }),
       },
       maxRssMb: this.options.maxRssMb ?? 256,
+      ...(this.options.jail && { jail: this.options.jail }),
     });
   }
 
@@ -490,6 +498,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   private async call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
+    const refusal = this.options.jail?.refusal('User tools');
+    if (refusal !== undefined) return { output: refusal, success: false };
     const owner = context.parentSessionId ?? context.sessionId;
     if (!sessionIdPattern.test(owner)) return { output: `The user tool ${name} cannot run for session "${owner}".`, success: false };
     for (let attempt = 0; ; attempt++) {

@@ -1,0 +1,95 @@
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.ts';
+
+/** The folder Hearth is installed in (the one holding `src/`, `node_modules/`, `.env`). */
+export const projectFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Both spellings of a path: as configured and as links resolve it (a data folder under a linked /tmp has two). */
+function spellings(entry: string): string[] {
+  const resolved = path.resolve(entry);
+  try {
+    const real = realpathSync(resolved);
+    return real === resolved ? [resolved] : [resolved, real];
+  } catch {
+    return [resolved];
+  }
+}
+
+/** Private key files named in the SSH hosts file, which the jail hides with the file itself. */
+function sshKeyFiles(hostsFile: string): string[] {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(hostsFile, 'utf8'));
+    const entries = Array.isArray(parsed) ? parsed : typeof parsed === 'object' && parsed !== null ? Object.values(parsed) : [];
+    return entries.flatMap((entry) => {
+      const key = (entry as { private_key_path?: unknown; privateKeyPath?: unknown } | null)?.private_key_path ?? (entry as { privateKeyPath?: unknown } | null)?.privateKeyPath;
+      return typeof key === 'string' && key !== '' ? [key.replace(/^~(?=$|\/)/, os.homedir())] : [];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Every file and folder of Hearth's that no jail may see: the installation (sources, tool
+ * sources, `.env`), DATA_DIR (database and WAL), every session's folder, profiles, manuals,
+ * the persona, `mcp.json`, the SSH hosts file and the keys it names, and the user's ~/.ssh.
+ * Paths that do not exist yet are listed too, so a file created later is hidden as well.
+ */
+export function hearthPaths(config: Config, workingFolder = process.cwd()): string[] {
+  const dataDir = path.resolve(config.DATA_DIR);
+  const listed = [
+    projectFolder,
+    workingFolder,
+    path.join(workingFolder, '.env'),
+    dataDir,
+    config.DB_PATH === '' ? path.join(dataDir, 'hearth.db') : config.DB_PATH,
+    config.SESSION_FILES_DIR,
+    config.PROFILES_DIR,
+    config.TOOLS_DIR,
+    config.MANUALS_DIR,
+    config.SSH_HOSTS_FILE,
+    ...sshKeyFiles(path.resolve(config.SSH_HOSTS_FILE)),
+    config.MCP_CONFIG_FILE,
+    ...(config.PERSONA_FILE === '' ? [] : [config.PERSONA_FILE]),
+    path.join(os.homedir(), '.ssh'),
+  ];
+  return [...new Set(listed.flatMap((entry) => spellings(path.resolve(workingFolder, entry))))];
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields after it start past the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const parent = Number(fields[1]);
+    return Number.isInteger(parent) && parent > 0 ? parent : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function threadsOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number).filter((tid) => Number.isInteger(tid) && tid > 0);
+  } catch {
+    return [pid];
+  }
+}
+
+/**
+ * `/proc` entries a host jail must not open: Hearth's own and those of every process above it
+ * (npm, a shell, a terminal emulator carry the person's exported variables in their
+ * environment), each with all its threads, since `/proc/<thread id>` opens a thread even
+ * though the listing does not show it.
+ */
+export function hearthProcessIds(pid = process.pid): number[] {
+  const found: number[] = [];
+  for (let current: number | undefined = pid; current !== undefined && current > 0 && !found.includes(current); current = parentOf(current)) {
+    found.push(...threadsOf(current));
+    if (current === 1) break;
+  }
+  return [...new Set(found)].filter((id) => existsSync(`/proc/${id}`));
+}

@@ -1,0 +1,294 @@
+// Shared by the jail tests (issue 23): the real server started the way a person starts it — a
+// shell above it carrying the person's exported secrets, its own environment holding secrets,
+// and a `.env` with different secret values in the folder it runs from — talking to a scripted
+// model, so each attack of the issue can be replayed as the model would make it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+import type { EventOf } from '../../src/agent/events.ts';
+import { EventSocket } from '../support/event-socket.ts';
+import { unusedPort } from '../support/llm-helpers.ts';
+import type { ScriptedLlm, ScriptedToolCall } from '../support/scripted-llm.ts';
+import { startScriptedOllama } from '../support/scripted-ollama.ts';
+import { prepareProfiles } from '../support/server-child.ts';
+import { waitUntil } from '../support/wait-until.ts';
+import { toolModule, type ToolFile } from './user-tools-harness.ts';
+
+const project = path.resolve('.');
+const tsxLoader = path.join(project, 'node_modules', 'tsx', 'dist', 'loader.mjs');
+
+function secret(label: string): string {
+  return `${label}-${randomBytes(6).toString('hex')}`;
+}
+
+/** Every secret value the server or the shell above it holds; none may reach a tool result or the model. */
+export interface Secrets {
+  environment: Record<string, string>;
+  dotEnv: Record<string, string>;
+  /** Exported in the shell above Hearth only (as `npm start` leaves npm and a shell above it). */
+  parent: Record<string, string>;
+}
+
+export function makeSecrets(): Secrets {
+  return {
+    environment: {
+      AUTH_TOKEN: secret('env-auth-token'),
+      OPENAI_API_KEY: secret('sk-env-openai'),
+      HA_TOKEN: secret('env-ha-token'),
+      MQTT_PASSWORD: secret('env-mqtt-password'),
+    },
+    dotEnv: {
+      AUTH_TOKEN: secret('dotenv-auth-token'),
+      OPENAI_API_KEY: secret('sk-dotenv-openai'),
+      HA_TOKEN: secret('dotenv-ha-token'),
+      MQTT_PASSWORD: secret('dotenv-mqtt-password'),
+    },
+    parent: { PERSON_EXPORTED_SECRET: secret('parent-exported') },
+  };
+}
+
+export function secretValues(secrets: Secrets): string[] {
+  return [...Object.values(secrets.environment), ...Object.values(secrets.dotEnv), ...Object.values(secrets.parent)];
+}
+
+export interface JailedHearthOptions {
+  /** Extra profile files: id → text. */
+  profiles?: Record<string, string>;
+  /** User-tool modules (name → module) and other TOOLS_DIR files (permissions.json), there before start. */
+  userTools?: Record<string, ToolFile>;
+  toolFiles?: Record<string, string>;
+  /** mcp.json's text. */
+  mcpConfig?: unknown;
+  environment?: Record<string, string>;
+  /** The PATH Hearth runs with (a folder without bwrap simulates a machine without bubblewrap). */
+  path?: string;
+  /** Run Hearth as this user (its folders are given to it). */
+  user?: { uid: number; gid: number; home: string };
+  /** The address Hearth listens on; `::` (every address, both families) by default, so any spelling of the machine reaches it from outside a jail. */
+  host?: string;
+}
+
+export interface JailedHearth {
+  baseUrl: string;
+  port: number;
+  /** Hearth's own process and the shell above it. */
+  pid: number;
+  parentPid: number;
+  /** The folder Hearth runs from, holding `.env`; and its data folder. */
+  projectDir: string;
+  dataDir: string;
+  sessionFilesDir: string;
+  toolsDir: string;
+  secrets: Secrets;
+  llm: ScriptedLlm;
+  token: string;
+  request(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
+  createSession(profileId: string): Promise<string>;
+  connect(sessionId: string): Promise<EventSocket>;
+  output(): string;
+  close(): Promise<void>;
+}
+
+async function childrenOf(pid: number): Promise<number[]> {
+  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  return text.trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+async function giveTo(folder: string, user: { uid: number; gid: number }): Promise<void> {
+  await chown(folder, user.uid, user.gid);
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const child = path.join(folder, entry.name);
+    if (entry.isDirectory()) await giveTo(child, user);
+    else await chown(child, user.uid, user.gid);
+  }
+}
+
+/**
+ * Hearth from src/main.ts, run by `sh -c` (the shell stays above it, as npm does) in a project
+ * folder of its own that holds `.env`. The shell carries the person's secrets; Hearth's
+ * environment its own. AUTH_TOKEN is set, so the API needs it.
+ */
+export async function startJailedHearth(options: JailedHearthOptions = {}): Promise<JailedHearth> {
+  const secrets = makeSecrets();
+  const llm = await startScriptedOllama();
+  const root = await mkdtemp(path.join(tmpdir(), 'hearth-jail-'));
+  const projectDir = path.join(root, 'project');
+  const dataDir = path.join(root, 'data');
+  const toolsDir = path.join(dataDir, 'user-tools');
+  const sessionFilesDir = path.join(dataDir, 'session-files');
+  await mkdir(projectDir, { recursive: true });
+  await mkdir(toolsDir, { recursive: true });
+  await writeFile(path.join(projectDir, '.env'), Object.entries(secrets.dotEnv).map(([name, value]) => `${name}=${value}\n`).join(''));
+  await prepareProfiles(dataDir, options.profiles);
+  for (const [name, tool] of Object.entries(options.userTools ?? {})) await writeFile(path.join(toolsDir, `${name}.ts`), toolModule(name, tool));
+  for (const [file, text] of Object.entries(options.toolFiles ?? {})) await writeFile(path.join(toolsDir, file), text);
+  if (options.mcpConfig !== undefined) await writeFile(path.join(dataDir, 'mcp.json'), JSON.stringify(options.mcpConfig));
+  if (options.user) {
+    await giveTo(root, options.user);
+  }
+
+  const port = await unusedPort();
+  const token = secrets.environment.AUTH_TOKEN!;
+  const hearthEnvironment: Record<string, string> = {
+    PATH: options.path ?? process.env.PATH ?? '/usr/bin:/bin',
+    HOME: options.user?.home ?? process.env.HOME ?? '/root',
+    HOST: options.host ?? '::',
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    PROFILES_DIR: path.join(dataDir, 'profiles'),
+    TOOLS_DIR: toolsDir,
+    MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
+    SESSION_FILES_DIR: sessionFilesDir,
+    LOG_LEVEL: 'warn',
+    LLM_BACKEND: 'ollama',
+    OLLAMA_HOST: llm.url,
+    ...secrets.environment,
+    ...options.environment,
+  };
+  const exports = Object.keys(hearthEnvironment).map((name) => `${name}="$HEARTH_${name}"`).join(' ');
+  // The shell stays above Hearth (no exec), carrying PERSON_EXPORTED_SECRET as npm start's shell would.
+  const script = `env -i ${exports} "${process.execPath}" --import "${tsxLoader}" "${path.join(project, 'src', 'main.ts')}"; exit $?`;
+  const shellEnvironment: Record<string, string> = { PATH: hearthEnvironment.PATH!, ...secrets.parent };
+  for (const [name, value] of Object.entries(hearthEnvironment)) shellEnvironment[`HEARTH_${name}`] = value;
+  const shell: ChildProcess = spawn('/bin/sh', ['-c', script], {
+    cwd: projectDir,
+    env: shellEnvironment,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.user && { uid: options.user.uid, gid: options.user.gid }),
+  });
+  let output = '';
+  shell.stdout?.on('data', (data: Buffer) => (output += data.toString()));
+  shell.stderr?.on('data', (data: Buffer) => (output += data.toString()));
+  const exited = once(shell, 'exit');
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const request: JailedHearth['request'] = async (method, url, body) => {
+    const response = await fetch(baseUrl + url, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  };
+  const stop = async () => {
+    if (shell.exitCode === null && shell.signalCode === null) {
+      for (const child of await childrenOf(shell.pid!)) process.kill(child, 'SIGTERM');
+      await exited;
+    }
+  };
+  try {
+    await waitUntil(async () => {
+      if (shell.exitCode !== null) throw new Error(`the server exited (${shell.exitCode}): ${output}`);
+      return (await request('GET', '/health').catch(() => undefined))?.status === 200;
+    }, 60_000);
+  } catch (error) {
+    for (const child of await childrenOf(shell.pid!)) process.kill(child, 'SIGKILL');
+    await rm(root, { recursive: true, force: true });
+    await llm.close();
+    throw error;
+  }
+  // Hearth may restart itself (without secrets in its environment): the node process now under the shell.
+  const [pid] = await waitUntil(async () => {
+    const children = await childrenOf(shell.pid!);
+    return children.length === 1 ? children : undefined;
+  });
+
+  return {
+    baseUrl,
+    port,
+    pid: pid!,
+    parentPid: shell.pid!,
+    projectDir,
+    dataDir,
+    sessionFilesDir,
+    toolsDir,
+    secrets,
+    llm,
+    token,
+    request,
+    async createSession(profileId) {
+      const { status, body } = await request('POST', '/sessions', { profile_id: profileId });
+      if (status !== 201) throw new Error(`create session: ${status} ${JSON.stringify(body)}`);
+      return body.session_id as string;
+    },
+    connect: (sessionId) => EventSocket.connect(`${baseUrl.replace('http', 'ws')}/ws/sessions/${sessionId}`, { authorization: `Bearer ${token}` }),
+    output: () => output,
+    async close() {
+      await stop();
+      await llm.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One turn: the scripted model makes the calls, then answers; gives the calls' results in order. */
+export async function callTools(
+  hearth: JailedHearth,
+  socket: EventSocket,
+  calls: ScriptedToolCall[],
+  options: { timeoutMs?: number; allowAsked?: boolean } = {},
+): Promise<EventOf<'tool_call'>[]> {
+  const before = socket.ofType('tool_call').length;
+  hearth.llm.script({ toolCalls: calls }, { content: 'Done.' });
+  // The person allows whatever the rules ask about: what is tested is what the jail lets a command reach.
+  const onAsked = (data: unknown) => {
+    const event = JSON.parse(String(data)) as { type?: string; call_id?: string };
+    if (event.type === 'approval_required') socket.send({ type: 'approve', call_id: event.call_id, decision: 'allow' });
+  };
+  if (options.allowAsked) socket.socket.on('message', onAsked);
+  try {
+    socket.send({ type: 'message', content: 'Do it.' });
+    expect((await socket.next('stream_end', options.timeoutMs ?? 60_000)).content).toBe('Done.');
+  } finally {
+    socket.socket.off('message', onAsked);
+  }
+  return socket.ofType('tool_call').slice(before);
+}
+
+/** Stores a private message in a session of its own (the model answers plainly), so it sits in the database and its WAL. */
+export async function storePrivateMessage(hearth: JailedHearth, text: string): Promise<void> {
+  const sessionId = await hearth.createSession('secretary');
+  const socket = await hearth.connect(sessionId);
+  hearth.llm.script({ content: 'Noted.' });
+  socket.send({ type: 'message', content: text });
+  await socket.next('stream_end', 30_000);
+  socket.close();
+}
+
+/**
+ * No secret value and no text of another session in any tool result, nor in any request the
+ * model received from `fromRequest` on (earlier requests belong to the session that holds the text).
+ */
+export function expectNothingLeaked(hearth: JailedHearth, results: readonly EventOf<'tool_call'>[], fromRequest: number, privateText: string[] = []): void {
+  const forbidden = [...secretValues(hearth.secrets), ...privateText];
+  const toolText = JSON.stringify(results);
+  const modelText = JSON.stringify(hearth.llm.requests.slice(fromRequest).map((request) => request.body));
+  for (const value of forbidden) {
+    expect(toolText, `a tool result holds ${value}`).not.toContain(value);
+    expect(modelText, `a request to the model holds ${value}`).not.toContain(value);
+  }
+}
+
+/** The nice value of a process (field 19 of /proc/<pid>/stat). */
+export async function niceOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+/** A profile with the given tools and no approvals block: the gate allows every call, only the jail stands in the way. */
+export function attackerProfile(tools: string[]): string {
+  return `---\nid: attacker\nname: Attacker\ndescription: Runs what it is asked.\nmax_iterations: 12\nplanning_enabled: false\ntools: [${tools.join(', ')}]\n---\nYou run what you are asked to.\n`;
+}
+
+/** User tools load after start: waits until GET /agents/tools lists each name, as a tool or as an error. */
+export async function waitForUserTools(hearth: JailedHearth, names: string[]): Promise<any> {
+  return await waitUntil(async () => {
+    const { body } = await hearth.request('GET', '/agents/tools');
+    const text = JSON.stringify(body);
+    return names.every((name) => text.includes(name)) ? body : undefined;
+  }, 30_000);
+}
