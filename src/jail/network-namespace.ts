@@ -58,7 +58,41 @@ export class NetworkNamespace {
       const reason = code instanceof Error ? code.message : errorLines(errors) || `pasta exited with ${String(code)}`;
       throw new Error(`pasta could not give the jail a network: ${reason}`);
     }
-    return new NetworkNamespace(holder, holderPid, pastaPid);
+    const namespace = new NetworkNamespace(holder, holderPid, pastaPid);
+    try {
+      await namespace.closeWayToHostAddresses(environment);
+    } catch (error) {
+      namespace.close();
+      throw error;
+    }
+    return namespace;
+  }
+
+  /**
+   * pasta relays a connection to any address through a socket on the host, so an address of
+   * the host that pasta did not copy in (a second interface, a bridge, a VPN) would lead back
+   * to the host, and to Hearth where it listens on every address. A `prohibit` route for each
+   * address the host has now closes those (the jail cannot remove it: it holds no capability
+   * in this namespace). The address pasta copied in stays the namespace's own (local routes
+   * come first).
+   */
+  private async closeWayToHostAddresses(environment: NodeJS.ProcessEnv): Promise<void> {
+    const addresses = Object.values(os.networkInterfaces())
+      .flat()
+      .filter((entry) => entry !== undefined && !entry.internal && !entry.address.startsWith('fe80'));
+    for (const entry of addresses) {
+      const [family, length] = entry!.family === 'IPv6' ? ['-6', 128] : ['-4', 32];
+      const route = spawn(this.enter()[0]!, [...this.enter().slice(1), 'ip', family, 'route', 'add', 'prohibit', `${entry!.address}/${length}`], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: environment,
+      });
+      let errors = '';
+      route.stderr?.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+      const [code] = (await Promise.race([once(route, 'exit'), once(route, 'error').then(([error]) => [error])])) as [number | Error | null];
+      if (code !== 0 && !/File exists/.test(errors)) {
+        throw new Error(`could not close the jail's way to ${entry!.address}, an address of this machine: ${code instanceof Error ? code.message : errors.trim() || `ip exited with ${String(code)}`}`);
+      }
+    }
   }
 
   /** The command prefix that runs a program inside this namespace. */
