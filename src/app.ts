@@ -230,7 +230,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   const { services } = deps;
   const agent = new Agent(deps);
-  services.add({ name: 'agent', stop: () => agent.stopAll() });
   const sessions = new SessionService({ agent, onSessionCreated: () => deps.memory.runInBackground() });
   app.decorate('sessions', sessions);
   const announceTools = () => agent.announceTools();
@@ -274,6 +273,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('heartbeats', heartbeats);
   const channels = new Channels({ channels: options.channels ?? [], sessions, events: agent.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
   services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
+  // After what starts runs: timers and channels stop taking work before every run is stopped.
+  services.add({ name: 'agent', stop: () => agent.stopAll() });
   app.decorate('channels', channels);
   app.decorate('backendStatus', deps.backendStatus);
   deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
