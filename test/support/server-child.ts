@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { EventSocket } from './event-socket.ts';
 import { unusedPort } from './llm-helpers.ts';
 import { waitUntil } from './wait-until.ts';
@@ -11,6 +12,7 @@ import { waitUntil } from './wait-until.ts';
 export interface ChildServer {
   baseUrl: string;
   pid: number;
+  /** Sends the AUTH_TOKEN the server was started with, if any. */
   request(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
   connect(sessionId: string): Promise<EventSocket>;
   /** SIGKILL: no shutdown code runs, as in a crash or an OOM kill. */
@@ -35,13 +37,25 @@ export async function prepareProfiles(dataDir: string, extraProfiles: Record<str
   return profilesDir;
 }
 
-export async function startChildServer(dataDir: string, environment: Record<string, string>): Promise<ChildServer> {
+export interface ChildServerOptions {
+  /** The working folder (where `.env` is read); the project checkout by default. */
+  cwd?: string;
+  /** Run the server as this user (test/support/unprivileged-user.ts) rather than the test's. */
+  user?: { uid: number; gid: number; home: string };
+  /** Open an IPC channel to the server, as a parent that forks it (or `tsx watch`) does. */
+  ipc?: boolean;
+}
+
+export async function startChildServer(dataDir: string, environment: Record<string, string>, options: ChildServerOptions = {}): Promise<ChildServer> {
   const port = await unusedPort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: path.resolve('.'),
+  // Absolute, so that a working folder outside the checkout still finds tsx and the server.
+  const tsxLoader = pathToFileURL(path.resolve('node_modules/tsx/dist/loader.mjs')).href;
+  const child: ChildProcess = spawn(process.execPath, ['--import', tsxLoader, path.resolve('src/main.ts')], {
+    cwd: options.cwd ?? path.resolve('.'),
+    ...(options.user && { uid: options.user.uid, gid: options.user.gid }),
     env: {
       PATH: process.env.PATH,
-      HOME: process.env.HOME,
+      HOME: options.user?.home ?? process.env.HOME,
       HOST: '127.0.0.1',
       PORT: String(port),
       DATA_DIR: dataDir,
@@ -52,7 +66,7 @@ export async function startChildServer(dataDir: string, environment: Record<stri
       LOG_LEVEL: 'warn',
       ...environment,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? ['ipc' as const] : [])],
   });
   let output = '';
   child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
@@ -62,7 +76,10 @@ export async function startChildServer(dataDir: string, environment: Record<stri
   const request: ChildServer['request'] = async (method, url, body) => {
     const response = await fetch(baseUrl + url, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: {
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+        ...(environment.AUTH_TOKEN && { authorization: `Bearer ${environment.AUTH_TOKEN}` }),
+      },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     const text = await response.text();
