@@ -2,6 +2,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../src/agent/events.ts';
+import type { IntegrationStatus } from '../src/integrations/integration-registry.ts';
+import type { SessionService } from '../src/sessions/session-service.ts';
 import { TelegramChannel, type ReceivedFile, type TelegramChannelOptions, type TelegramSessions } from '../src/channels/telegram/telegram-channel.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -14,7 +16,7 @@ const stranger = 6_666_001;
 class PlayedSessions implements TelegramSessions {
   readonly sent: Array<{ sessionId: string; text: string; files: ReceivedFile[] }> = [];
   readonly stopped: string[] = [];
-  readonly decisions: Array<{ callId: string; decision: string; remember: string; by: string }> = [];
+  readonly decisions: Array<{ sessionId: string; callId: string; decision: string; remember: string }> = [];
   readonly listeners = new Map<string, Set<(event: AgentEvent) => void>>();
   readonly waiting = new Set<string>();
   chatSessions = new Map<number, string>();
@@ -41,9 +43,9 @@ class PlayedSessions implements TelegramSessions {
     this.listeners.set(sessionId, set);
     return () => set.delete(listener);
   }
-  async decide(callId: string, decision: 'allow' | 'deny', remember: 'once' | 'session', by: string) {
+  async decide(sessionId: string, callId: string, decision: 'allow' | 'deny', remember: 'once' | 'session') {
     if (!this.waiting.delete(callId)) return 'not_found' as const;
-    this.decisions.push({ callId, decision, remember, by });
+    this.decisions.push({ sessionId, callId, decision, remember });
     return 'decided' as const;
   }
   async profiles() {
@@ -66,16 +68,18 @@ class PlayedSessions implements TelegramSessions {
 let api: TelegramBotApi;
 let sessions: PlayedSessions;
 let logLines: string[];
+let reported: Array<Omit<IntegrationStatus, 'name'>>;
 const channels: TelegramChannel[] = [];
 
 beforeEach(async () => {
   api = await startTelegramBotApi();
   sessions = new PlayedSessions();
   logLines = [];
+  reported = [];
 });
 
 afterEach(async () => {
-  await Promise.all(channels.splice(0).map((channel) => channel.close()));
+  await Promise.all(channels.splice(0).map((channel) => channel.stop()));
   await api.close();
 });
 
@@ -90,8 +94,8 @@ function startChannel(overrides: Partial<TelegramChannelOptions> = {}): Telegram
     token: api.token,
     allowedUsers: String(ada),
     apiRoot: api.apiRoot,
-    sessions,
-    logger: pino({ level: 'info' }, logStream),
+    filesDirectory: '/nonexistent',
+    sessionsFor: () => sessions,
     editIntervalMs: 30,
     pollTimeoutSeconds: 5,
     firstRetryMs: 50,
@@ -99,7 +103,11 @@ function startChannel(overrides: Partial<TelegramChannelOptions> = {}): Telegram
     ...overrides,
   });
   channels.push(channel);
-  channel.start();
+  channel.start({
+    sessions: {} as SessionService,
+    reportStatus: (status) => void reported.push(status),
+    logger: pino({ level: 'info' }, logStream),
+  });
   return channel;
 }
 
@@ -108,6 +116,7 @@ describe('TelegramChannel (draft)', () => {
     const channel = startChannel();
     await waitUntil(() => channel.status.state === 'connected');
     expect(channel.status.bot).toBe('@hearth_test_bot');
+    expect(reported.at(-1)).toEqual({ status: 'connected', details: { bot: '@hearth_test_bot' } });
     expect(api.callsOf('deleteWebhook')).toHaveLength(1);
     expect(api.commands.map((command) => command.command)).toEqual(['new', 'stop', 'profile', 'sessions', 'help']);
   });
@@ -120,6 +129,8 @@ describe('TelegramChannel (draft)', () => {
     expect(channel.status.retryAt).toBeDefined();
     await waitUntil(() => api.callsOf('getMe').length >= 3);
     expect(JSON.stringify(channel.status)).not.toContain(wrong);
+    expect(reported.at(-1)).toMatchObject({ status: expect.stringMatching(/failed|connecting/), message: expect.stringMatching(/401/) });
+    expect(JSON.stringify(reported)).not.toContain(wrong);
     expect(logLines.join('')).not.toContain(wrong);
   });
 
@@ -217,5 +228,23 @@ describe('TelegramChannel (draft)', () => {
     const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('/tmp/x')));
     sessions.emit(sessionId, { type: 'approval_resolved', call_id: 'c1', decision: 'allow', by: 'user', remember: 'session' });
     await waitUntil(() => api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed for this chat from the page'));
+  });
+
+  it('presents an approval the gate reports for its chat\'s session once, however many tell of it, and shows a page decision', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    api.sendText(ada, 'go');
+    await waitUntil(() => sessions.sent.length === 1);
+    const summary = { session_id: `session-${ada}`, call_id: 'c9', tool: 'terminal', subject: 'make deploy', expires_at: '' };
+    await Promise.all([
+      channel.presentApproval(summary),
+      channel.presentApproval({ ...summary, session_id: 'some-page-session', call_id: 'c10' }),
+    ]);
+    sessions.emit(summary.session_id, { type: 'approval_required', ...summary, args: {}, reason: 'asks', is_subagent: false });
+    await channel.presentApproval(summary);
+    expect(api.botMessages(ada).filter((message) => message.text.includes('make deploy'))).toHaveLength(1);
+    const approval = api.botMessages(ada).find((message) => message.text.includes('make deploy'))!;
+    await channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'once', via: 'page' });
+    expect(api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed once from the page')).toBe(true);
   });
 });

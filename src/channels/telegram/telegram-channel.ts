@@ -1,7 +1,10 @@
 import { Bot, GrammyError, type Context } from 'grammy';
 import type { Message } from 'grammy/types';
+import type { ApprovalResolution } from '../../agent/approval-gate.ts';
 import type { AgentEvent } from '../../agent/events.ts';
 import type { Logger } from '../../logger.ts';
+import type { SessionService } from '../../sessions/session-service.ts';
+import type { Channel, ChannelApproval, ChannelContext, ChannelNotification } from '../channel.ts';
 import { parseAllowedUsers, StrangerLog } from './allowed-users.ts';
 import {
   approvalCallbackKey,
@@ -17,6 +20,7 @@ import {
 import { describeTelegramFailure, redactToken } from './redact-token.ts';
 import { escapeHtml } from './render-html.ts';
 import { StreamedAnswer } from './streamed-answer.ts';
+import { sessionServiceSessions } from './telegram-sessions.ts';
 
 /** A file a person sent, downloaded from Telegram. */
 export interface ReceivedFile {
@@ -40,7 +44,8 @@ export interface TelegramSessions {
   stop(sessionId: string): Promise<void>;
   /** Every event of the session from now on; the returned function stops following. */
   follow(sessionId: string, listener: (event: AgentEvent) => void): () => void;
-  decide(callId: string, decision: 'allow' | 'deny', remember: 'once' | 'session', by: string): Promise<'decided' | 'not_found'>;
+  /** The person's decision, made in this chat (`via: 'telegram'`). */
+  decide(sessionId: string, callId: string, decision: 'allow' | 'deny', remember: 'once' | 'session'): Promise<'decided' | 'not_found'>;
   profiles(): Promise<Array<{ id: string; name: string }>>;
   /** The chat session's profile, switched; `id` omitted: only says which it is. */
   profile(sessionId: string, id?: string): Promise<{ ok: true; id: string; name: string } | { ok: false; reason: string }>;
@@ -65,9 +70,10 @@ export interface TelegramChannelOptions {
   token: string;
   allowedUsers: string;
   apiRoot: string;
-  sessions: TelegramSessions;
-  logger: Logger;
-  onStatus?: (status: TelegramChannelStatus) => void;
+  /** SESSION_FILES_DIR: documents and voice notes are saved in the session's folder there. */
+  filesDirectory: string;
+  /** How the channel reaches sessions; by default the session service of its context, adapted. */
+  sessionsFor?: (service: SessionService) => TelegramSessions;
   /** Edit interval of streamed answers; about a second. */
   editIntervalMs?: number;
   /** Long-poll timeout of getUpdates, in seconds. */
@@ -97,6 +103,7 @@ const helpText = [
 const maxDownloadBytes = 20 * 1024 * 1024;
 
 interface PresentedApproval {
+  sessionId: string;
   chatId: number;
   messageId: number;
   view: ApprovalView;
@@ -105,6 +112,7 @@ interface PresentedApproval {
 }
 
 interface FollowedSession {
+  sessionId: string;
   chatId: number;
   unfollow: () => void;
   answer?: StreamedAnswer;
@@ -116,12 +124,23 @@ interface FollowedSession {
  * approvals as buttons, commands. A bad token or an outage is a `failed` status with the reason
  * and a retry with backoff, never a crash; the token is in no log or status.
  */
-export class TelegramChannel {
+export class TelegramChannel implements Channel {
+  readonly id = 'telegram';
   private bot: Bot | undefined;
+  private sessions!: TelegramSessions;
+  private logger!: Logger;
+  private reportStatus: ChannelContext['reportStatus'] = () => undefined;
   private allowed: ReadonlySet<number> = new Set();
-  private readonly strangers: StrangerLog;
+  private readonly strangers = new StrangerLog((stranger) =>
+    this.logger.warn(
+      { telegramUserId: stranger.id, username: stranger.username },
+      `Telegram: ignoring messages from user ${stranger.id}, who is not in TELEGRAM_ALLOWED_USERS (add the id there to let them in)`,
+    ),
+  );
   private readonly followed = new Map<string, FollowedSession>();
   private readonly approvals = new Map<string, PresentedApproval>();
+  /** Approvals being sent, so that the gate's and the session's word on one make one message. */
+  private readonly showing = new Set<string>();
   private currentStatus: TelegramChannelStatus = { state: 'not_configured' };
   private polling: AbortController | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -130,20 +149,16 @@ export class TelegramChannel {
   private closed = false;
   private loop: Promise<void> | undefined;
 
-  constructor(private readonly options: TelegramChannelOptions) {
-    this.strangers = new StrangerLog((stranger) =>
-      options.logger.warn(
-        { telegramUserId: stranger.id, username: stranger.username },
-        `Telegram: ignoring messages from user ${stranger.id}, who is not in TELEGRAM_ALLOWED_USERS (add the id there to let them in)`,
-      ),
-    );
-  }
+  constructor(private readonly options: TelegramChannelOptions) {}
 
   get status(): TelegramChannelStatus {
     return this.currentStatus;
   }
 
-  start(): void {
+  start(context: ChannelContext): void {
+    this.logger = context.logger;
+    this.reportStatus = context.reportStatus;
+    this.sessions = this.options.sessionsFor?.(context.sessions) ?? sessionServiceSessions(context.sessions, this.options.filesDirectory);
     if (this.options.token === '') return this.report({ state: 'not_configured', reason: 'TELEGRAM_BOT_TOKEN is not set.' });
     const allowed = parseAllowedUsers(this.options.allowedUsers);
     if (!allowed.ok) return this.report({ state: 'failed', reason: allowed.reason });
@@ -154,7 +169,7 @@ export class TelegramChannel {
     this.loop ??= this.run(bot);
   }
 
-  async close(): Promise<void> {
+  async stop(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.wakeRetry?.();
@@ -168,35 +183,55 @@ export class TelegramChannel {
   }
 
   /** A notification (§14) to every allowed user's private chat. */
-  async notify(title: string, body: string): Promise<void> {
+  async deliverNotification(notification: ChannelNotification): Promise<void> {
     const bot = this.bot;
     if (!bot || this.currentStatus.state !== 'connected') return;
-    const html = `🔔 <b>${escapeHtml(title)}</b>\n${escapeHtml(body)}`.slice(0, 4000);
+    const body = notification.body.length > 3_500 ? `${notification.body.slice(0, 3_500)}…` : notification.body;
+    const html = `🔔 <b>${escapeHtml(notification.title.slice(0, 200))}</b>\n${escapeHtml(body)}`;
     for (const userId of this.allowed) {
       await bot.api.sendMessage(userId, html, { parse_mode: 'HTML' }).catch((error: unknown) => this.logFailure('notification not delivered', error));
     }
   }
 
-  /** Shows a waiting approval in a chat, with its buttons. */
-  async presentApproval(chatId: number, view: ApprovalView): Promise<void> {
+  /** A call waits in some session: shown, with its buttons, when the session is one of this channel's chats. */
+  async presentApproval(approval: ChannelApproval): Promise<void> {
+    const followed = this.followed.get(approval.session_id);
+    if (followed) await this.showApproval(approval.session_id, followed.chatId, { ...approval, reason: '' });
+  }
+
+  async approvalResolved(approval: ChannelApproval, resolution: ApprovalResolution): Promise<void> {
+    await this.resolveApproval(approval.call_id, resolution);
+  }
+
+  /** Shows a waiting approval in a chat, once, whichever of the gate and the session's events tells first. */
+  private async showApproval(sessionId: string, chatId: number, view: ApprovalView): Promise<void> {
     const bot = this.bot;
-    if (!bot) return;
+    const key = approvalCallbackKey(view.call_id);
+    if (!bot || this.approvals.has(key) || this.showing.has(key)) return;
+    this.showing.add(key);
     try {
       const message = await bot.api.sendMessage(chatId, approvalHtml(view), { parse_mode: 'HTML', reply_markup: approvalKeyboard(view.call_id) });
-      this.approvals.set(approvalCallbackKey(view.call_id), { chatId, messageId: message.message_id, view });
+      this.approvals.set(key, { sessionId, chatId, messageId: message.message_id, view });
     } catch (error) {
       this.logFailure('approval not shown', error);
+    } finally {
+      this.showing.delete(key);
     }
   }
 
   /** Edits a presented approval to say what was decided and by whom (a press here, the page, a timeout). */
-  async resolveApproval(callId: string, decision: 'allow' | 'deny', remember: 'once' | 'session', by: 'user' | 'rule' | 'timeout' | 'stop'): Promise<void> {
+  private async resolveApproval(
+    callId: string,
+    resolution: { decision: 'allow' | 'deny'; remember: 'once' | 'session'; by: ApprovalResolution['by'] | 'rule'; via?: string },
+  ): Promise<void> {
     const key = approvalCallbackKey(callId);
     const presented = this.approvals.get(key);
     if (!presented || !this.bot) return;
     this.approvals.delete(key);
+    const { decision, remember, by, via } = resolution;
+    const decidedHere = via === 'telegram' || (via === undefined && presented.pressedBy !== undefined);
     const decider: ApprovalDecider =
-      by === 'user' ? (presented.pressedBy ? { kind: 'person', name: presented.pressedBy } : { kind: 'page' }) : { kind: by };
+      by === 'user' ? (decidedHere ? { kind: 'person', name: presented.pressedBy ?? 'Telegram' } : { kind: 'page' }) : { kind: by };
     const html = decidedApprovalHtml(presented.view, { decision, remember, decider });
     await this.bot.api
       .editMessageText(presented.chatId, presented.messageId, html, { parse_mode: 'HTML' })
@@ -205,11 +240,15 @@ export class TelegramChannel {
 
   private report(status: TelegramChannelStatus): void {
     this.currentStatus = status;
-    this.options.onStatus?.(status);
+    this.reportStatus({
+      status: status.state,
+      ...(status.reason !== undefined && { message: status.reason }),
+      details: { ...(status.bot !== undefined && { bot: status.bot }), ...(status.retryAt !== undefined && { retry_at: status.retryAt }) },
+    });
   }
 
   private logFailure(what: string, error: unknown): void {
-    this.options.logger.warn(`Telegram: ${what}: ${describeTelegramFailure(error, this.options.token)}`);
+    this.logger.warn(`Telegram: ${what}: ${describeTelegramFailure(error, this.options.token)}`);
   }
 
   /** Polls until closed; every failure becomes a `failed` status and a wait that doubles. */
@@ -255,7 +294,7 @@ export class TelegramChannel {
       const first = this.options.firstRetryMs ?? 1_000;
       waitMs = Math.min(first * 2 ** this.failedAttempts++, this.options.longestRetryMs ?? 300_000);
       const reason = describeTelegramFailure(error, this.options.token);
-      if (this.currentStatus.reason !== reason) this.options.logger.warn(`Telegram: ${reason}`);
+      if (this.currentStatus.reason !== reason) this.logger.warn(`Telegram: ${reason}`);
       this.report({ state: 'failed', reason, retryAt: new Date(Date.now() + waitMs).toISOString() });
     }
     await new Promise<void>((resolve) => {
@@ -275,24 +314,24 @@ export class TelegramChannel {
     });
     bot.command('help', (context) => context.reply(helpText, { parse_mode: 'HTML' }));
     bot.command('new', async (context) => {
-      const created = await this.options.sessions.newSession(context.chat!.id, context.match.trim() || undefined);
+      const created = await this.sessions.newSession(context.chat!.id, context.match.trim() || undefined);
       await context.reply(created.ok ? 'A new session has begun.' : created.reason);
       if (created.ok) this.followSession(created.sessionId, context.chat!.id);
     });
     bot.command('stop', async (context) => {
-      await this.options.sessions.stop(await this.options.sessions.sessionForChat(context.chat!.id));
+      await this.sessions.stop(await this.sessions.sessionForChat(context.chat!.id));
     });
     bot.command('profile', async (context) => {
-      const sessionId = await this.options.sessions.sessionForChat(context.chat!.id);
+      const sessionId = await this.sessions.sessionForChat(context.chat!.id);
       const requested = context.match.trim();
-      const result = await this.options.sessions.profile(sessionId, requested || undefined);
+      const result = await this.sessions.profile(sessionId, requested || undefined);
       if (!result.ok) return void (await context.reply(result.reason));
       if (requested) return void (await context.reply(`Profile: ${result.name}`));
-      const others = (await this.options.sessions.profiles()).map((profile) => profile.id).join(', ');
+      const others = (await this.sessions.profiles()).map((profile) => profile.id).join(', ');
       await context.reply(`Profile: ${result.name} (${result.id}). Others: ${others}`);
     });
     bot.command('sessions', async (context) => {
-      const recent = await this.options.sessions.recentSessions(context.chat!.id);
+      const recent = await this.sessions.recentSessions(context.chat!.id);
       if (recent.length === 0) return void (await context.reply('No sessions yet.'));
       const inline_keyboard = recent.slice(0, 10).map((session) => [{ text: session.title.slice(0, 60) || 'Untitled', callback_data: `ss:${session.id}`.slice(0, 64) }]);
       await context.reply('Recent sessions:', { reply_markup: { inline_keyboard } });
@@ -305,7 +344,7 @@ export class TelegramChannel {
     const data = context.callbackQuery!.data!;
     const chatId = context.chat!.id;
     if (data.startsWith('ss:')) {
-      const switched = await this.options.sessions.switchSession(chatId, data.slice(3));
+      const switched = await this.sessions.switchSession(chatId, data.slice(3));
       await context.answerCallbackQuery({ text: switched.ok ? 'Continuing that session.' : switched.reason });
       if (switched.ok) this.followSession(data.slice(3), chatId);
       return;
@@ -316,7 +355,7 @@ export class TelegramChannel {
     const name = context.from!.first_name;
     presented.pressedBy = name;
     const { decision, remember } = decisionOf(pressed.choice);
-    const outcome = await this.options.sessions.decide(presented.view.call_id, decision, remember, `telegram:${context.from!.id}`);
+    const outcome = await this.sessions.decide(presented.sessionId, presented.view.call_id, decision, remember);
     if (outcome === 'not_found') {
       this.approvals.delete(pressed.key);
       return void (await context.answerCallbackQuery({ text: staleApprovalAnswer }));
@@ -327,7 +366,7 @@ export class TelegramChannel {
   private async onMessage(context: Context): Promise<void> {
     const message = context.message!;
     const chatId = context.chat!.id;
-    const sessionId = await this.options.sessions.sessionForChat(chatId);
+    const sessionId = await this.sessions.sessionForChat(chatId);
     this.followSession(sessionId, chatId);
     let files: ReceivedFile[];
     try {
@@ -338,7 +377,7 @@ export class TelegramChannel {
     }
     const text = message.text ?? message.caption ?? '';
     if (text === '' && files.length === 0) return;
-    const sent = await this.options.sessions.send(sessionId, text, files);
+    const sent = await this.sessions.send(sessionId, text, files);
     if (!sent.ok) await context.reply(sent.reason);
   }
 
@@ -379,8 +418,8 @@ export class TelegramChannel {
       }
     }
     if (this.followed.has(sessionId)) return;
-    const followed: FollowedSession = { chatId, unfollow: () => undefined };
-    followed.unfollow = this.options.sessions.follow(sessionId, (event) => this.onSessionEvent(followed, event));
+    const followed: FollowedSession = { sessionId, chatId, unfollow: () => undefined };
+    followed.unfollow = this.sessions.follow(sessionId, (event) => this.onSessionEvent(followed, event));
     this.followed.set(sessionId, followed);
   }
 
@@ -417,10 +456,10 @@ export class TelegramChannel {
         if (!event.is_subagent) answer().setStatus(`⚙ ${event.tool}…`);
         break;
       case 'approval_required':
-        void this.presentApproval(followed.chatId, event);
+        void this.showApproval(followed.sessionId, followed.chatId, event);
         break;
       case 'approval_resolved':
-        void this.resolveApproval(event.call_id, event.decision, event.remember, event.by);
+        void this.resolveApproval(event.call_id, event);
         break;
       case 'stream_end':
         finish(event.content);
