@@ -307,7 +307,8 @@ export class TelegramChannel implements Channel {
     bot.use(async (context, next) => {
       const from = context.from;
       if (!from || context.chat?.type !== 'private' || !this.allowed.has(from.id)) {
-        if (from && !from.is_bot) this.strangers.note(from);
+        // Groups get nothing either; only someone not allowed is worth a line for the owner.
+        if (from && !from.is_bot && !this.allowed.has(from.id)) this.strangers.note(from);
         return;
       }
       await next();
