@@ -48,18 +48,20 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
       return service.decide(sessionId, callId, { decision, remember, via: 'telegram' }) ? 'decided' : 'not_found';
     },
     async profiles() {
-      return service.knownProfiles().map((id) => ({ id, name: id }));
+      return service.knownProfiles().map((id) => ({ id, name: service.profileName(id) }));
     },
     async profile(sessionId, id) {
       const session = await service.find(sessionId);
       if (!session) return { ok: false, reason: 'This chat has no session yet.' };
-      if (id === undefined || id === session.profileId) return { ok: true, id: session.profileId, name: session.profileId };
-      // The session service does not switch a session's profile yet; /new <profile> starts one with it.
-      if (!service.hasProfile(id)) return { ok: false, reason: `Unknown profile "${id}". Known profiles: ${service.knownProfiles().join(', ')}.` };
-      return { ok: false, reason: `Switching profiles here is not possible yet: /new ${id} starts a session with it.` };
+      if (id === undefined) return { ok: true, id: session.profileId, name: service.profileName(session.profileId) };
+      const switched = await service.switchProfile(sessionId, id);
+      if (!switched.ok) return { ok: false, reason: switched.message };
+      service.announce(sessionId, 'updated');
+      return { ok: true, id, name: service.profileName(id) };
     },
     async recentSessions() {
-      return [];
+      const sessions = await service.recent({ origin: 'telegram', limit: 10 });
+      return sessions.map((session) => ({ id: session.id, title: session.title }));
     },
     async switchSession(chatId, sessionId) {
       if (!(await service.find(sessionId))) return { ok: false, reason: 'That session is gone.' };
