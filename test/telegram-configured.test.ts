@@ -1,7 +1,6 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { recordingLogger } from './support/recording-logger.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 
@@ -16,18 +15,6 @@ afterEach(async () => {
   await api?.close();
   hearth = api = undefined;
 });
-
-/** A logger at debug level whose lines are kept, to read what was logged. */
-function recordingLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
-}
 
 async function start(envFor: (api: TelegramBotApi) => Record<string, string>) {
   api = await startTelegramBotApi();
