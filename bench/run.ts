@@ -9,7 +9,8 @@
 // without 1,000 schedules, and times the scheduler's due check in this process. 20 calls an MCP server's
 // echo through McpServers in this process against a bare SDK client, and starts server processes of its own
 // with 10 stdio MCP servers in mcp.json and with none. 21 starts a server process of its own on a database
-// with 1,000 schedules due at once and times /health from here while they run.
+// with 1,000 schedules due at once and times /health from here while they run. 22 starts a server process of
+// its own against the Telegram Bot API stand-in, which runs in this process.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -37,6 +38,7 @@ import { homeAssistantSearchTimes, stateChangedStorm } from './scenarios/smart-h
 import { schedulesAtStart } from './scenarios/schedules-at-start.ts';
 import { mcpEchoCalls, mcpServersAtStart } from './scenarios/mcp.ts';
 import { scheduleStorm } from './scenarios/schedule-storm.ts';
+import { telegramRoundTrips } from './scenarios/telegram.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -77,7 +79,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22`);
   }
   return options;
 }
@@ -160,6 +162,7 @@ async function main(): Promise<number> {
       [20, '20a. MCP echo call: Hearth vs a bare SDK client', () => mcpEchoCalls()],
       [20, '20b. 10 stdio MCP servers at start', () => mcpServersAtStart(context)],
       [21, '21. `/health` while 1,000 due schedules run', () => scheduleStorm(context)],
+      [22, '22. Telegram round trip through the Bot API stand-in', () => telegramRoundTrips(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;
