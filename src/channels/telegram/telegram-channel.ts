@@ -313,7 +313,8 @@ export class TelegramChannel implements Channel {
       }
       await next();
     });
-    bot.command('help', (context) => context.reply(helpText, { parse_mode: 'HTML' }));
+    // Telegram sends /start when a person first opens the bot: it is answered as /help, not sent to the model.
+    bot.command(['start', 'help'], (context) => context.reply(helpText, { parse_mode: 'HTML' }));
     bot.command('new', async (context) => {
       const created = await this.sessions.newSession(context.chat!.id, context.match.trim() || undefined);
       await context.reply(created.ok ? 'A new session has begun.' : created.reason);
