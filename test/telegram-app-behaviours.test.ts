@@ -285,6 +285,22 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
     expect(sessions).toHaveLength(1);
   });
 
+  it('after a restart, an answer to a message typed in the page reaches the chat without the chat writing first', async () => {
+    const llm = await startScriptedOllama();
+    hearths.push({ close: () => llm.close() } as Hearth);
+    const first = await start({ llm });
+    await converse(first.server, 'Hello', 'Hi.');
+    const sessionId = await chatSession(first.server);
+    await waitUntil(() => first.api.pendingUpdates().length === 0);
+    hearths = hearths.filter((hearth) => hearth !== first.server);
+    await first.server.close();
+    const second = await start({ llm });
+    llm.script({ content: 'Answered from the page.' });
+    const sent = await second.server.request('POST', `/sessions/${sessionId}/messages`, { content: 'Typed in the page' });
+    expect(sent.status).toBe(200);
+    await waitUntil(() => lastText(ada) === 'Answered from the page.');
+  });
+
   it('a voice note is kept in the session\'s files', async () => {
     const { server, api } = await start();
     server.llm.script({ content: 'Heard you.' });

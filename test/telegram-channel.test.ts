@@ -25,6 +25,9 @@ class PlayedSessions implements TelegramSessions {
     if (!this.chatSessions.has(chatId)) this.chatSessions.set(chatId, `session-${chatId}`);
     return this.chatSessions.get(chatId)!;
   }
+  async existingSessionForChat(chatId: number) {
+    return this.chatSessions.get(chatId);
+  }
   async newSession(chatId: number, profileId?: string) {
     const sessionId = `session-${chatId}-${profileId ?? 'default'}`;
     this.chatSessions.set(chatId, sessionId);

@@ -37,6 +37,8 @@ export interface ReceivedFile {
 export interface TelegramSessions {
   /** The chat's current session, created with the default profile on first use; remembered across restarts. */
   sessionForChat(chatId: number): Promise<string>;
+  /** The chat's session if it has one already (nothing is created): followed from the start, so the page's turns in it reach the chat. */
+  existingSessionForChat(chatId: number): Promise<string | undefined>;
   /** A new session for the chat, with `profileId` or the default; it becomes the chat's session. */
   newSession(chatId: number, profileId?: string): Promise<{ ok: true; sessionId: string } | { ok: false; reason: string }>;
   /** Starts a turn: photos as images, documents and voice notes into the session's files. */
@@ -266,6 +268,7 @@ export class TelegramChannel implements Channel {
           ready = true;
           this.failedAttempts = 0;
           this.report({ state: 'connected', bot: `@${bot.botInfo.username}` });
+          await this.followKnownChats();
         }
         this.polling = new AbortController();
         // grammY types its signal as the abort-controller package's; Node's own works the same.
@@ -283,6 +286,14 @@ export class TelegramChannel implements Channel {
         if (this.closed) break;
         await this.waitAfter(error);
       }
+    }
+  }
+
+  /** Each allowed person's chat session, as it was before a restart, is followed again at once. */
+  private async followKnownChats(): Promise<void> {
+    for (const userId of this.allowed) {
+      const sessionId = await this.sessions.existingSessionForChat(userId);
+      if (sessionId !== undefined && !this.closed) this.followSession(sessionId, userId);
     }
   }
 

@@ -23,6 +23,9 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
   };
   return {
     sessionForChat,
+    async existingSessionForChat(chatId) {
+      return (await service.findByKey(chatSessionKey(chatId)))?.id;
+    },
     async newSession(chatId, profileId) {
       const created = await service.create({ origin: 'telegram', announce: true, ...(profileId !== undefined && { profileId }) });
       if (!created.ok) return { ok: false, reason: created.message };
