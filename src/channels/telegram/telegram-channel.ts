@@ -150,6 +150,8 @@ export class TelegramChannel implements Channel {
   private failedAttempts = 0;
   private closed = false;
   private loop: Promise<void> | undefined;
+  /** The next update wanted from getUpdates; asking with it confirms every one before it. */
+  private offset = 0;
 
   constructor(private readonly options: TelegramChannelOptions) {}
 
@@ -182,6 +184,14 @@ export class TelegramChannel implements Channel {
     }
     this.followed.clear();
     await this.loop;
+    await this.confirmHandled();
+  }
+
+  /** Tells Telegram which updates were handled, so that the next start does not get them again (as grammY's own stop does). */
+  private async confirmHandled(): Promise<void> {
+    if (!this.bot || this.offset === 0 || this.currentStatus.state !== 'connected') return;
+    const signal = AbortSignal.timeout(2_000) as unknown as Parameters<Bot['api']['getUpdates']>[1];
+    await this.bot.api.getUpdates({ offset: this.offset, limit: 1, timeout: 0 }, signal).catch((error: unknown) => this.logFailure('handled updates not confirmed', error));
   }
 
   /** A notification (§14) to every allowed user's private chat. */
@@ -255,7 +265,6 @@ export class TelegramChannel implements Channel {
 
   /** Polls until closed; every failure becomes a `failed` status and a wait that doubles. */
   private async run(bot: Bot): Promise<void> {
-    let offset = 0;
     let ready = false;
     const pollTimeout = this.options.pollTimeoutSeconds ?? 30;
     while (!this.closed) {
@@ -275,11 +284,11 @@ export class TelegramChannel implements Channel {
         const signal = this.polling.signal as unknown as Parameters<Bot['api']['getUpdates']>[1];
         // After a failure, a poll that answers at once says soonest that Telegram is back.
         const timeout = this.currentStatus.state === 'connected' ? pollTimeout : 0;
-        const updates = await bot.api.getUpdates({ offset, timeout, allowed_updates: ['message', 'callback_query'] }, signal);
+        const updates = await bot.api.getUpdates({ offset: this.offset, timeout, allowed_updates: ['message', 'callback_query'] }, signal);
         if (this.currentStatus.state !== 'connected') this.report({ state: 'connected', bot: `@${bot.botInfo.username}` });
         this.failedAttempts = 0;
         for (const update of updates) {
-          offset = update.update_id + 1;
+          this.offset = update.update_id + 1;
           await bot.handleUpdate(update).catch((error: unknown) => this.logFailure(`update ${update.update_id} failed`, error));
         }
       } catch (error) {
