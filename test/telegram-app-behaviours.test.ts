@@ -162,11 +162,14 @@ for (const backend of ['ollama', 'openai'] as const) {
 describe('Telegram through the app: commands, approvals, notifications', () => {
   it('/help, /new [profile] and /profile [id] work, and the profile switch is the page\'s', async () => {
     const { server, api } = await start();
+    api.sendText(ada, '/stop', { firstName: 'Ada' });
     api.sendText(ada, '/start', { firstName: 'Ada' });
     await waitUntil(() => lastText(ada)?.includes('/sessions'));
     api.sendText(ada, '/help', { firstName: 'Ada' });
     await waitUntil(() => api.botMessages(ada).filter((message) => message.text.includes('/sessions')).length === 2);
     expect(server.llm.requests).toHaveLength(0);
+    // Neither /stop with nothing running nor /start nor /help made the chat a session.
+    expect(await server.app.sessions.findByKey(`telegram:${ada}`)).toBeUndefined();
     await converse(server, 'Hello', 'Hi.');
     const first = await chatSession(server);
     api.sendText(ada, '/new guarded', { firstName: 'Ada' });

@@ -179,6 +179,8 @@ describe('TelegramChannel (draft)', () => {
   it('stops the chat\'s run on /stop', async () => {
     const channel = startChannel();
     await waitUntil(() => channel.status.state === 'connected');
+    // The chat has a session (a /stop in a chat without one stops nothing and makes none).
+    sessions.chatSessions.set(ada, `session-${ada}`);
     api.sendText(ada, '/stop');
     await waitUntil(() => sessions.stopped.length === 1);
     expect(sessions.stopped).toEqual([`session-${ada}`]);

@@ -341,7 +341,8 @@ export class TelegramChannel implements Channel {
       if (created.ok) this.followSession(created.sessionId, context.chat!.id);
     });
     bot.command('stop', async (context) => {
-      await this.sessions.stop(await this.sessions.sessionForChat(context.chat!.id));
+      const sessionId = await this.sessions.existingSessionForChat(context.chat!.id);
+      if (sessionId !== undefined) await this.sessions.stop(sessionId);
     });
     bot.command('profile', async (context) => {
       const sessionId = await this.sessions.sessionForChat(context.chat!.id);
