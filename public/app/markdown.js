@@ -67,6 +67,8 @@ export function renderMarkdown(text) {
   }
   for (const pre of fragment.querySelectorAll('pre')) {
     const language = /\blanguage-(\S+)/.exec(pre.querySelector('code')?.className ?? '')?.[1] ?? '';
+    // A scrolling block takes the focus, so a keyboard can scroll it (WCAG 2.1.1).
+    pre.tabIndex = 0;
     const block = element('div', { className: 'code-block' });
     pre.replaceWith(block);
     block.append(element('div', { className: 'code-toolbar' }, element('span', { className: 'code-language' }, language), element('button', { type: 'button', className: 'copy-code', 'aria-label': 'Copy code' }, 'Copy')), pre);
