@@ -87,7 +87,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const db = overrides.db ?? (await openDatabase(config.DB_PATH));
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
   const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR));
-  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
   // First of all: a tool process a killed or crashed run left behind would go on acting unseen.
   await endLeftoverProcesses(config.DATA_DIR, logger);
   // Sub-agents need the finished dependencies, the registry included, and write_tool/reload_tools

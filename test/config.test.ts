@@ -68,6 +68,8 @@ describe('parseConfig defaults', () => {
       MQTT_PASSWORD: '',
       MCP_CONFIG_FILE: 'mcp.json',
       MCP_TOOL_TIMEOUT_MS: 60000,
+      JAIL: 'on',
+      LOG_FORMAT: '',
       LOG_LEVEL: 'info',
     });
   });
