@@ -35,10 +35,19 @@ export async function prepareProfiles(dataDir: string, extraProfiles: Record<str
   return profilesDir;
 }
 
-export async function startChildServer(dataDir: string, environment: Record<string, string>): Promise<ChildServer> {
+/** How the server is started: by default from the TypeScript sources, as `npm run dev` does. */
+export interface StartCommand {
+  executable: string;
+  args: string[];
+  cwd?: string;
+}
+
+const fromSources: StartCommand = { executable: process.execPath, args: ['--import', 'tsx', 'src/main.ts'] };
+
+export async function startChildServer(dataDir: string, environment: Record<string, string>, command: StartCommand = fromSources): Promise<ChildServer> {
   const port = await unusedPort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: path.resolve('.'),
+  const child: ChildProcess = spawn(command.executable, command.args, {
+    cwd: command.cwd ?? path.resolve('.'),
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
