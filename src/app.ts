@@ -8,6 +8,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Agent } from './agent/agent.ts';
 import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
+import type { Channel } from './channels/channel.ts';
+import { Channels } from './channels/channels.ts';
 import { removeStaleEmptySessions } from './agent/empty-sessions.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
@@ -26,6 +28,8 @@ import { systemClock, type Clock } from './scheduler/clock.ts';
 import { HeartbeatTimers } from './scheduler/heartbeat-timers.ts';
 import { notifyFinishedRuns } from './scheduler/run-notifications.ts';
 import { Scheduler } from './scheduler/scheduler.ts';
+import { ServiceList } from './service-list.ts';
+import { SessionService } from './sessions/session-service.ts';
 import { serverTimeZone } from './scheduler/schedule-times.ts';
 import { agentRoutes } from './server/agent-routes.ts';
 import { maxMessageBytes } from './server/client-commands.ts';
@@ -80,14 +84,18 @@ export type AppDependencies = AgentDependencies & {
   clock?: Clock;
   /** The scheduler, set by buildApp; the schedule tool reads it when it runs. */
   scheduler?: Scheduler;
+  /** What the app starts and ends, each added where it is created. */
+  services: ServiceList;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
 export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
   const db = overrides.db ?? (await openDatabase(config.DB_PATH));
+  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
+  const services = new ServiceList(logger);
+  services.add({ name: 'database', close: () => db.destroy() });
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
   const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR));
-  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
   // First of all: a tool process a killed or crashed run left behind would go on acting unseen.
   await endLeftoverProcesses(config.DATA_DIR, logger);
   // Sub-agents need the finished dependencies, the registry included, and write_tool/reload_tools
@@ -96,13 +104,17 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const backends = overrides.backends ?? (await BackendRegistry.fromConfig(config));
   const jail = overrides.jail ?? (await Jail.create({ config, logger }));
   reportJail(jail, logger);
+  services.add({ name: 'jail', close: () => jail.close() });
   const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
+  services.add({ name: 'memory', start: () => memory.start(), close: () => memory.stop() });
   const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const integrations = overrides.integrations ?? new IntegrationRegistry();
   const homeAssistant = overrides.homeAssistant ?? new HomeAssistant({ url: config.HA_URL, token: config.HA_TOKEN, integrations, logger });
+  services.add({ name: 'Home Assistant', start: () => homeAssistant.start(), close: () => homeAssistant.close() });
   const mqtt =
     overrides.mqtt ??
     new MqttConnection({ url: config.MQTT_URL, username: config.MQTT_USERNAME, password: config.MQTT_PASSWORD, integrations, logger });
+  services.add({ name: 'MQTT', start: () => mqtt.start(), close: () => mqtt.close() });
   const tools =
     overrides.tools ??
     createToolRegistry({
@@ -119,6 +131,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       schedules: () => deps.scheduler,
       jail,
     });
+  services.add({ name: 'tools', close: async () => void (await Promise.all(tools.list().map((tool) => tool.dispose?.()))) });
   const mcp =
     overrides.mcp ??
     new McpServers({
@@ -131,6 +144,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       watch: true,
       jail,
     });
+  // Started once the server listens (buildApp's onListen): MCP servers never delay start-up.
+  services.add({ name: 'MCP servers', close: () => mcp.close() });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
@@ -150,6 +165,9 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     envPassthrough: config.TOOL_ENV_PASSTHROUGH,
     jail,
   });
+  services.add({ name: 'user tools', close: () => userTools.close() });
+  const backendStatus = overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config));
+  services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
   const deps: AppDependencies = {
     db,
     config,
@@ -165,12 +183,13 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     approvals,
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
-    backendStatus: overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config)),
+    backendStatus,
     integrations,
     mqtt,
     homeAssistant,
     mcp,
     jail,
+    services,
     ...(overrides.clock && { clock: overrides.clock }),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
@@ -195,6 +214,8 @@ function reportJail(jail: Jail, logger: Logger): void {
 export interface BuildOptions {
   /** Watch TOOLS_DIR and PROFILES_DIR and hot-reload them (on unless turned off). */
   watch?: boolean;
+  /** The channels people also reach Hearth through (DESIGN §17). */
+  channels?: readonly Channel[];
 }
 
 /** Builds the whole server without listening; tests use it with port 0. */
@@ -207,7 +228,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     // Bodies are validated as sent: a number is not quietly turned into a flag, nor an unknown field dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
+  const { services } = deps;
   const agent = new Agent(deps);
+  const sessions = new SessionService({ agent, onSessionCreated: () => deps.memory.runInBackground() });
+  app.decorate('sessions', sessions);
   const announceTools = () => agent.announceTools();
   deps.userTools.on('changed', announceTools);
   deps.toolSwitches.on('changed', announceTools);
@@ -217,12 +241,41 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('agent', agent);
   const clock = deps.clock ?? systemClock;
   const timezone = config.SCHEDULER_TIMEZONE || serverTimeZone();
-  const scheduler = new Scheduler({ db: deps.db, agent, clock, defaultTimezone: timezone, defaultProfileId: 'secretary', logger: deps.logger, maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
+  const scheduler = new Scheduler({ db: deps.db, sessions, clock, defaultTimezone: timezone, logger: deps.logger, maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
   deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);
   const runNotifications = notifyFinishedRuns({ scheduler, notifications: agent.notifications, db: deps.db, logger: deps.logger });
-  const heartbeats = new HeartbeatTimers({ agent, clock, timezone, logger: deps.logger });
+  services.add({
+    name: 'scheduler',
+    // Runs each schedule that fell due while the server was down, once.
+    start: () => scheduler.start(),
+    stop: async () => {
+      scheduler.stop();
+      await scheduler.settled();
+      await runNotifications();
+    },
+  });
+  const heartbeats = new HeartbeatTimers({
+    runner: { sessions, profiles: deps.profiles, notifications: agent.notifications, db: deps.db },
+    events: agent.events,
+    clock,
+    timezone,
+    logger: deps.logger,
+  });
+  services.add({
+    name: 'heartbeats',
+    start: () => heartbeats.start(),
+    stop: async () => {
+      heartbeats.stop();
+      await heartbeats.settled();
+    },
+  });
   app.decorate('heartbeats', heartbeats);
+  const channels = new Channels({ channels: options.channels ?? [], sessions, events: agent.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
+  services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
+  // After what starts runs: timers and channels stop taking work before every run is stopped.
+  services.add({ name: 'agent', stop: () => agent.stopAll() });
+  app.decorate('channels', channels);
   app.decorate('backendStatus', deps.backendStatus);
   deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
   deps.integrations.on('changed', (status) => agent.events.publish({ type: 'integration_status', ...status }));
@@ -234,20 +287,14 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     done();
   });
   const jsonParser = new JsonParser();
+  services.add({ name: 'JSON parser', close: () => jsonParser.close() });
   parseJsonBodiesWith(app, jsonParser);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   await app.register(fastifyHelmet, securityHeaders);
   // Added before the WebSocket plugin's own preClose, which closes every socket: runs stop
   // while their sockets are open, so every watcher hears stream_stopped {reason:"shutdown"}.
-  app.addHook('preClose', async () => {
-    scheduler.stop();
-    heartbeats.stop();
-    await agent.stopAll();
-    await scheduler.settled();
-    await heartbeats.settled();
-    await runNotifications();
-  });
+  app.addHook('preClose', () => services.stopAll());
   await app.register(fastifyWebsocket, { options: { maxPayload: maxMessageBytes } });
   // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
   app.addHook('onRequest', guardRequests({ requireLoopbackHost: config.AUTH_TOKEN === '' }));
@@ -256,13 +303,13 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     if (config.AUTH_TOKEN !== '') api.addHook('onRequest', requireToken(config.AUTH_TOKEN));
     api.get('/health', async () => ({ status: 'ok', version, jail: deps.jail.status }));
     await api.register(agentRoutes, { agent });
-    await api.register(sessionRoutes, { agent, onSessionCreated: () => deps.memory.runInBackground() });
+    await api.register(sessionRoutes, { agent, sessions });
     await api.register(fileRoutes, { db: deps.db, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { agent });
-    await api.register(scheduleRoutes, { scheduler, clock });
+    await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });
     await api.register(notificationRoutes, { agent });
-    await api.register(websocketRoutes, { agent, jsonParser });
+    await api.register(websocketRoutes, { agent, sessions, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });
     await api.register(eventsSocketRoutes, { agent, backendStatus: deps.backendStatus });
@@ -270,50 +317,40 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });
 
-  let watchers: Watchers | undefined;
   const fileSweeper = startFileSweeper({ dir: config.SESSION_FILES_DIR, ttlHours: config.SESSION_FILES_TTL_HOURS, db: deps.db, logger: deps.logger });
-  app.addHook('onClose', async () => {
-    await watchers?.close();
-    await deps.backendStatus.stop();
-    await fileSweeper.stop();
-    await deps.memory.stop();
-    await deps.mqtt.close();
-    await deps.homeAssistant.close();
-    await deps.mcp.close();
-    await deps.userTools.close();
-    await Promise.all(deps.tools.list().map((tool) => tool.dispose?.()));
-    deps.jail.close();
-    await jsonParser.close();
-    await deps.db.destroy();
-  });
-  deps.memory.start();
-  // Runs each schedule that fell due while the server was down, once.
-  await scheduler.start();
-  heartbeats.start();
-  deps.backendStatus.start();
-  deps.mqtt.start();
-  deps.homeAssistant.start();
+  services.add({ name: 'file sweeper', close: () => fileSweeper.stop() });
   if (options.watch !== false) {
-    // A profile decides which tools a session has, so a profile change is announced as a tool change too.
-    watchers = await startWatchers({
-      toolsDir: config.TOOLS_DIR,
-      profilesDir: config.PROFILES_DIR,
-      userTools: deps.userTools,
-      toolSwitches: deps.toolSwitches,
-      profiles: deps.profiles,
-      onProfilesChanged: () => {
-        announceTools();
-        agent.announceProfiles();
+    let watchers: Watchers | undefined;
+    services.add({
+      name: 'file watchers',
+      // A profile decides which tools a session has, so a profile change is announced as a tool change too.
+      start: async () => {
+        watchers = await startWatchers({
+          toolsDir: config.TOOLS_DIR,
+          profilesDir: config.PROFILES_DIR,
+          userTools: deps.userTools,
+          toolSwitches: deps.toolSwitches,
+          profiles: deps.profiles,
+          onProfilesChanged: () => {
+            announceTools();
+            agent.announceProfiles();
+          },
+          logger: deps.logger,
+        });
       },
-      logger: deps.logger,
+      close: () => watchers?.close(),
     });
   }
+  app.addHook('onClose', () => services.closeAll());
+  await services.startAll();
   return app;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     agent: Agent;
+    sessions: SessionService;
+    channels: Channels;
     scheduler: Scheduler;
     heartbeats: HeartbeatTimers;
     backendStatus: BackendStatusMonitor;

@@ -1,43 +1,15 @@
-import { buildApp, createDependencies } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
-import { logStartUpSummary } from './start-up-summary.ts';
+// Hardening comes before the rest of the server is even loaded: it may start this process
+// again in place (src/process-hardening/harden-process.ts), and the first start should not
+// have parsed the whole app for nothing.
+import { EnvironmentRestoreError, hardenProcess } from './process-hardening/harden-process.ts';
 
-function stop(line: string): never {
-  console.error(`hearth: ${line}`);
+let hardening;
+try {
+  hardening = hardenProcess();
+} catch (error) {
+  if (!(error instanceof EnvironmentRestoreError)) throw error;
+  console.error(`hearth: ${error.message}`);
   process.exit(1);
 }
-
-async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    stop(error.message);
-  }
-  const unwritable = unwritableDataFolder(config);
-  if (unwritable) stop(unwritable);
-  const taken = await probeListen(config.HOST, config.PORT);
-  if (taken) stop(taken);
-  const deps = await createDependencies(config);
-  const app = await buildApp(config, deps);
-  let url: string;
-  try {
-    url = await app.listen({ host: config.HOST, port: config.PORT });
-  } catch (error) {
-    const line = listenFailure(error, config.HOST, config.PORT);
-    if (!line) throw error;
-    await app.close();
-    stop(line);
-  }
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info(`${signal}: shutting down`);
-      void app.close().then(() => process.exit(0));
-    });
-  }
-  void logStartUpSummary(url, deps);
-}
-
-await main();
+const { startServer } = await import('./start-server.ts');
+await startServer(hardening);

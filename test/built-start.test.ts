@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { unusedPort } from './support/llm-helpers.ts';
-import { prepareProfiles, startChildServer, type StartCommand } from './support/server-child.ts';
+import { prepareProfiles, startChildServer } from './support/server-child.ts';
 import { waitUntil } from './support/wait-until.ts';
 
 const run = promisify(execFile);
@@ -56,7 +56,7 @@ describe('npm start (the bundle in dist/)', () => {
     expect(args.join(' ')).not.toMatch(/tsx|\.ts\b/);
     const dataDir = await temporaryFolder('hearth-built-');
     await prepareProfiles(dataDir);
-    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { executable: process.execPath, args });
+    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args } });
     cleanups.push(() => server.kill());
     const health = await server.request('GET', '/health');
     expect(health.status).toBe(200);
@@ -176,10 +176,11 @@ describe('deploy/hearth.service', () => {
     const environment = Object.fromEntries(
       unitValues(mapped, 'Environment').map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]),
     );
-    const command: StartCommand = { executable: existsSync(executable!) ? executable! : process.execPath, args, cwd: unitValues(mapped, 'WorkingDirectory')[0]! };
-    expect(command.cwd).toBe(checkout);
+    const command = { executable: existsSync(executable!) ? executable! : process.execPath, args };
+    const cwd = unitValues(mapped, 'WorkingDirectory')[0]!;
+    expect(cwd).toBe(checkout);
     // startChildServer points PROFILES_DIR into the data folder; the unit keeps the default, the shipped ./profiles.
-    const server = await startChildServer(state, { ...environment, PROFILES_DIR: './profiles' }, command);
+    const server = await startChildServer(state, { ...environment, PROFILES_DIR: './profiles' }, { command, cwd });
     cleanups.push(() => server.kill());
     expect((await server.request('GET', '/health')).status).toBe(200);
     // Everything it wrote is under the state folder (ReadWritePaths), nothing in the install folder.

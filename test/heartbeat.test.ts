@@ -3,10 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runHeartbeat } from '../src/agent/heartbeat-run.ts';
 import { judgeHeartbeatAnswer } from '../src/agent/heartbeat.ts';
 import type { HearthEvent } from '../src/agent/hearth-events.ts';
-import type { HeartbeatResult } from '../src/agent/heartbeat-run.ts';
+import type { HeartbeatResult } from '../src/scheduler/heartbeat-run.ts';
 import { isWithinActiveHours, parseHeartbeat, type HeartbeatSettings } from '../src/profiles/heartbeat-settings.ts';
 import { loadProfiles, parseProfile } from '../src/profiles/load-profiles.ts';
 import { EventSocket } from './support/event-socket.ts';
@@ -105,7 +104,7 @@ describe('heartbeat runs', () => {
       page.nextMatching((event) => (event as { type: string }).type === 'notification', 'notification') as unknown as Promise<Extract<HearthEvent, { type: 'notification' }>>;
 
     server.llm.script({ content: 'HEARTBEAT_OK' });
-    const quiet = await runHeartbeat(server.app.agent, 'watcher');
+    const quiet = await server.app.heartbeats.runNow('watcher');
     expect(quiet).toEqual({ status: 'quiet', sessionId: expect.any(String) });
     const prompt = server.llm.requests[0]!.body.messages.at(-1);
     expect(prompt).toMatchObject({ role: 'user' });
@@ -117,7 +116,7 @@ describe('heartbeat runs', () => {
     expect((await server.request('GET', '/notifications')).body.notifications).toEqual([]);
 
     server.llm.script({ content: 'The front door is unlocked.\nIt has been unlocked since 21:04.' });
-    const finding = await runHeartbeat(server.app.agent, 'watcher');
+    const finding = await server.app.heartbeats.runNow('watcher');
     expect(finding).toMatchObject({ status: 'notified', sessionId: quiet.sessionId });
     const announced = await nextNotification();
     expect(announced).toMatchObject({ title: 'The front door is unlocked.', body: 'It has been unlocked since 21:04.', session_id: quiet.sessionId });
@@ -130,7 +129,7 @@ describe('heartbeat runs', () => {
 
   it('a profile that does not exist is skipped without a run', async () => {
     const server = (hearth = await startHearth());
-    expect(await runHeartbeat(server.app.agent, 'nobody')).toEqual({ status: 'skipped', reason: 'unknown_profile' });
+    expect(await server.app.heartbeats.runNow('nobody')).toEqual({ status: 'skipped', reason: 'unknown_profile' });
     expect(server.llm.requests).toEqual([]);
   });
 });

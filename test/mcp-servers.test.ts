@@ -113,7 +113,7 @@ describe('starting', () => {
     expect(everything).toMatchObject({ name: 'everything', transport: 'stdio', status: 'connected' });
     expect(everything!.tools).toContain('everything__get-sum');
     expect(files).toMatchObject({ name: 'files', transport: 'stdio', status: 'connected' });
-    expect(integrations.get('mcp:files')).toEqual({ name: 'mcp:files', status: 'connected', details: { transport: 'stdio', tools: files!.tools.length } });
+    expect(integrations.get('mcp:files')).toEqual({ name: 'mcp:files', status: 'connected', details: { transport: 'stdio', tools: files!.tools.length, unjailed: true } });
     expect(servers.errors()).toEqual([]);
   });
 
@@ -137,7 +137,7 @@ describe('starting', () => {
     expect(await runTool(tool('good__echo'), { text: 'works' })).toMatchObject({ success: true, output: 'works' });
 
     await Promise.all([failed('ghost'), failed('weather'), failed('stuck')]);
-    expect(integrations.get('mcp:ghost')).toEqual({ name: 'mcp:ghost', status: 'failed', message: 'command not found: hearth-test-no-such-command', details: { transport: 'stdio', tools: 0 } });
+    expect(integrations.get('mcp:ghost')).toEqual({ name: 'mcp:ghost', status: 'failed', message: 'command not found: hearth-test-no-such-command', details: { transport: 'stdio', tools: 0, unjailed: true } });
     expect(servers.errors()).toEqual([
       { file: 'mcp.json', server: 'broken', message: '"args" must be a list, not "server.js"' },
       { file: 'mcp.json', server: 'ghost', message: 'command not found: hearth-test-no-such-command' },
@@ -203,7 +203,7 @@ describe('the tool list', () => {
     await runTool(tool('fixture__add_tool'), { name: 'late' });
     await waitUntil(() => registry.get('fixture__late'));
     expect(changes).toContain('mcp:fixture');
-    expect(integrations.get('mcp:fixture')?.details.tools).toBe(9);
+    expect(integrations.get('mcp:fixture')?.details.tools).toBe(10);
     expect(await runTool(tool('fixture__late'), {})).toMatchObject({ success: true, output: 'I am late' });
 
     await runTool(tool('fixture__remove_tool'), { name: 'late' });

@@ -76,7 +76,8 @@ describe('a server killed with SIGKILL mid-tool', () => {
   it('leaves an orphan shell (and its setsid child) that the next start ends before anything runs', async () => {
     await prepareProfiles(dataDir, { worker: workerProfile });
     llm = await startScriptedOllama();
-    child = await startChildServer(dataDir, { LLM_BACKEND: 'ollama', OLLAMA_HOST: llm.url });
+    // Unjailed (JAIL=off), where the markers are what finds the orphans; the jailed case follows.
+    child = await startChildServer(dataDir, { LLM_BACKEND: 'ollama', OLLAMA_HOST: llm.url, JAIL: 'off' });
     const sessionId = (await child.request('POST', '/sessions', { profile_id: 'worker' })).body.session_id;
     const folder = path.join(dataDir, 'session-files', sessionId);
     const command =
@@ -112,6 +113,32 @@ describe('a server killed with SIGKILL mid-tool', () => {
     // The run itself was closed as interrupted, as before.
     const messages = (await hearth.request('GET', `/sessions/${sessionId}`)).body.messages;
     expect(messages.at(-1)).toMatchObject({ role: 'assistant', interrupted: true });
+  });
+
+  it('in a jail, leaves nothing at all: the shell and its setsid child die with the server', async () => {
+    await prepareProfiles(dataDir, { worker: workerProfile });
+    llm = await startScriptedOllama();
+    child = await startChildServer(dataDir, { LLM_BACKEND: 'ollama', OLLAMA_HOST: llm.url });
+    const health = await child.request('GET', '/health');
+    if (health.body.jail?.state !== 'on') return void console.warn(`jail not on here (${JSON.stringify(health.body.jail)}): nothing to show`);
+    const sessionId = (await child.request('POST', '/sessions', { profile_id: 'worker' })).body.session_id;
+    const folder = path.join(dataDir, 'session-files', sessionId);
+    const command = "setsid sh -c 'sleep 30; touch escaped' > /dev/null 2>&1 & touch started; sleep 30; touch finished";
+    llm.script({ toolCalls: [{ name: 'terminal', arguments: { command } }] });
+    const socket = await child.connect(sessionId);
+    socket.send({ type: 'message', content: 'Run the long command' });
+    await waitUntil(() => existsSync(path.join(folder, 'started')), 20_000);
+    const instance = hearthInstance(dataDir);
+    const marked = () => findMarkedProcesses((marker) => parseProcessMarker(marker)?.instance === instance);
+    // Jailed: the shell, its sleep, the setsid shell and its sleep, all inside bubblewrap's PID namespace.
+    expect((await marked())!.length).toBeGreaterThanOrEqual(4);
+
+    await child.kill();
+    socket.close();
+    // bubblewrap dies with its parent and takes the whole PID namespace with it: no restart needed.
+    await waitUntil(async () => (await marked())!.length === 0, 10_000);
+    expect(existsSync(path.join(folder, 'finished'))).toBe(false);
+    expect(existsSync(path.join(folder, 'escaped'))).toBe(false);
   });
 });
 

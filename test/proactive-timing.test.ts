@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HeartbeatResult } from '../src/agent/heartbeat-run.ts';
+import type { HeartbeatResult } from '../src/scheduler/heartbeat-run.ts';
 import type { HearthEvent } from '../src/agent/hearth-events.ts';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';

@@ -94,7 +94,12 @@ describe('user-tool host recovery', () => {
       await writeTools(toolsDir, { loops_at_import: { prelude: loopAtImport(counter.url('loops')), ...ping }, ping, crasher });
 
       const startedAt = performance.now();
-      const hearth: Hearth = await startHearth({ dataDir, profiles: { tooler: toolerProfile(['scratchpad', 'ping', 'crasher', 'loops_at_import']) } });
+      // Unjailed: the module counts its imports by calling a counter on this machine's loopback, which no jail reaches.
+      const hearth: Hearth = await startHearth({
+        dataDir,
+        env: { JAIL: 'off' },
+        profiles: { tooler: toolerProfile(['scratchpad', 'ping', 'crasher', 'loops_at_import']) },
+      });
       const startUpMs = performance.now() - startedAt;
       cleanups.push(() => hearth.close());
       const manager = hearth.app.agent.deps.userTools;

@@ -153,6 +153,7 @@ export class Sidebar {
               'span',
               { className: 'session-title-row' },
               element('span', { className: 'session-title' }, session.pinned ? icon('star', { filled: true }) : null, title),
+              session.origin ? element('span', { className: 'origin-mark', title: `From ${originName(session.origin)}`, 'aria-label': `From ${originName(session.origin)}` }, originName(session.origin)) : null,
               waiting > 0 ? element('span', { className: 'approval-badge', role: 'img', 'aria-label': approvalsLabel(waiting), title: approvalsLabel(waiting) }, String(waiting)) : null,
             ),
             element('span', { className: 'session-meta' }, `${this.profileName(session.profile_id)} · ${formatTime(session.last_active)}`, session.running ? element('span', { className: 'running-dot', title: 'Answering' }) : null),
@@ -244,4 +245,9 @@ export class Sidebar {
     );
     this.dialog.showModal();
   }
+}
+
+/** A channel's name as people know it (`telegram` → Telegram). */
+function originName(origin) {
+  return origin.charAt(0).toUpperCase() + origin.slice(1);
 }

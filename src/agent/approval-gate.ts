@@ -29,16 +29,22 @@ export type Authorization = { allowed: true } | { allowed: false; message: strin
 export interface Decision {
   decision: ApprovalDecision;
   remember?: Remember;
+  /** Where the person decided: `page` (a session socket), `rest`, or a channel's id (`telegram`). */
+  via?: string;
 }
 
-interface Outcome {
+/** How a waiting call was settled: by the person (and where), a timeout or a stop. */
+export interface ApprovalResolution {
   decision: ApprovalDecision;
   by: Exclude<DecidedBy, 'rule'>;
   remember: Remember;
+  via?: string;
 }
 
+type Outcome = ApprovalResolution;
+
 interface Waiting extends PendingApprovalSummary {
-  settle: (decision: ApprovalDecision, by: Outcome['by'], remember: Remember) => void;
+  settle: (decision: ApprovalDecision, by: Outcome['by'], remember: Remember, via?: string) => void;
 }
 
 const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
@@ -46,9 +52,10 @@ const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 /**
  * The gate every tool call passes before it runs (README: Approvals), outside the model: the
  * profile's rules decide, and an `ask` waits for the person, a timeout or a stop.
- * Emits 'changed' whenever the set of waiting approvals changes, and 'required' once a call waits.
+ * Emits 'changed' whenever the set of waiting approvals changes, 'required' once a call waits and
+ * 'resolved' once a waiting call is settled.
  */
-export class ApprovalGate extends EventEmitter<{ changed: []; required: [PendingApprovalSummary] }> {
+export class ApprovalGate extends EventEmitter<{ changed: []; required: [PendingApprovalSummary]; resolved: [PendingApprovalSummary, ApprovalResolution] }> {
   private readonly waiting = new Map<string, Waiting>();
   private closed = false;
 
@@ -122,7 +129,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
   decide(sessionId: string, callId: string, decision: Decision): boolean {
     const waiting = this.waiting.get(keyOf(sessionId, callId));
     if (!waiting) return false;
-    waiting.settle(decision.decision, 'user', decision.decision === 'allow' ? (decision.remember ?? 'once') : 'once');
+    waiting.settle(decision.decision, 'user', decision.decision === 'allow' ? (decision.remember ?? 'once') : 'once', decision.via);
     return true;
   }
 
@@ -142,13 +149,15 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle('deny', 'timeout', 'once'), this.timeoutMs);
       const onAbort = () => settle('deny', 'stop', 'once');
-      const settle = (decision: ApprovalDecision, by: Outcome['by'], remember: Remember) => {
+      const settle = (decision: ApprovalDecision, by: Outcome['by'], remember: Remember, via?: string) => {
         if (this.waiting.get(key) !== waiting) return;
         this.waiting.delete(key);
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        resolve({ decision, by, remember });
+        const resolution: ApprovalResolution = { decision, by, remember, ...(via !== undefined && { via }) };
+        resolve(resolution);
         this.emit('changed');
+        this.emit('resolved', summary, resolution);
       };
       const waiting: Waiting = { ...summary, settle };
       this.waiting.set(key, waiting);

@@ -26,11 +26,15 @@ export class NetworkNamespace {
   ) {}
 
   static async create(environment: NodeJS.ProcessEnv): Promise<NetworkNamespace> {
-    const holder = spawn('bwrap', ['--unshare-user', '--unshare-net', '--die-with-parent', '--ro-bind', '/', '/', '--info-fd', '3', 'sleep', 'infinity'], {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-      env: environment,
-    });
+    // The holder closes the way back to this machine's addresses before it sleeps (closedHostAddresses).
+    const routes = hostAddresses().map(({ family, address }) => `ip ${family} route add prohibit ${address}`).join(' && ');
+    const holder = spawn(
+      'bwrap',
+      ['--unshare-user', '--unshare-net', '--die-with-parent', '--cap-add', 'CAP_NET_ADMIN', '--ro-bind', '/', '/', '--info-fd', '3', 'sh', '-c', `${routes || 'true'} && echo ready && exec sleep infinity`],
+      { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: environment },
+    );
     const holderPid = await readChildPid(holder, 3);
+    await closedHostAddresses(holder);
     const pidFile = path.join(os.tmpdir(), `hearth-pasta-${randomUUID()}.pid`);
     const uid = process.getuid?.() ?? 0;
     const gid = process.getgid?.() ?? 0;
@@ -75,6 +79,44 @@ export class NetworkNamespace {
       // Gone already.
     }
   }
+}
+
+/**
+ * pasta relays a connection to any address through a socket on the host, so an address of this
+ * machine that pasta does not copy into the namespace (a second interface, a bridge, a VPN)
+ * would lead back to the host, and to Hearth where it listens on every address. Each gets a
+ * `prohibit` route in the namespace, added by the holder (which alone holds CAP_NET_ADMIN
+ * there: a jail entering the namespace has no capability in it and cannot remove the routes).
+ * The address pasta copies in stays the namespace's own: local routes come first.
+ */
+function hostAddresses(): { family: '-4' | '-6'; address: string }[] {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .filter((entry) => entry !== undefined && !entry.internal && !entry.address.startsWith('fe80'))
+    .map((entry) => (entry!.family === 'IPv6' ? { family: '-6', address: `${entry!.address}/128` } : { family: '-4', address: `${entry!.address}/32` }));
+}
+
+/** Waits for the holder's `ready`, printed once its routes are in place; fails with ip's complaint otherwise. */
+async function closedHostAddresses(holder: ChildProcess): Promise<void> {
+  let printed = '';
+  let errors = '';
+  holder.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error('the network namespace was not ready within 10 s')), startTimeoutMs);
+    function fail(error: Error) {
+      clearTimeout(timer);
+      holder.kill('SIGKILL');
+      reject(error);
+    }
+    holder.stdout?.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+      if (printed.includes('ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    holder.once('exit', () => fail(new Error(`could not close the jail's way to this machine's addresses: ${errors.trim() || 'the holder exited'}`)));
+  });
 }
 
 /** pasta's stderr without its complaints about syslog and ICMP, which do not stop it. */

@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events';
-import type { Agent } from '../agent/agent.ts';
-import { runHeartbeat, type HeartbeatResult } from '../agent/heartbeat-run.ts';
+import type { HearthEventHub } from '../agent/hearth-events.ts';
+import { runHeartbeat, type HeartbeatResult, type HeartbeatRunner } from './heartbeat-run.ts';
 import type { Logger } from '../logger.ts';
 import { isWithinActiveHours } from '../profiles/heartbeat-settings.ts';
 import type { Clock } from './clock.ts';
 
 export interface HeartbeatTimersOptions {
-  agent: Agent;
+  runner: HeartbeatRunner;
+  /** Where profile changes are heard. */
+  events: HearthEventHub;
   clock: Clock;
   /** The zone active hours are read in (the scheduler's). */
   timezone: string;
@@ -30,7 +32,7 @@ export class HeartbeatTimers extends EventEmitter<{ heartbeat_finished: [profile
   /** Arms every profile's heartbeat, and arms them again whenever the profiles change. */
   start(): void {
     this.armAll();
-    this.unsubscribe = this.options.agent.events.subscribe((event) => {
+    this.unsubscribe = this.options.events.subscribe((event) => {
       if (event.type === 'profiles_changed') this.armAll();
     });
   }
@@ -50,7 +52,7 @@ export class HeartbeatTimers extends EventEmitter<{ heartbeat_finished: [profile
     if (this.stopped) return;
     for (const cancel of this.cancels.values()) cancel();
     this.cancels.clear();
-    for (const profile of this.options.agent.deps.profiles.list()) {
+    for (const profile of this.options.runner.profiles.list()) {
       if (profile.heartbeat) this.arm(profile.id, profile.heartbeat.everyMs);
     }
   }
@@ -69,11 +71,16 @@ export class HeartbeatTimers extends EventEmitter<{ heartbeat_finished: [profile
     );
   }
 
+  /** One heartbeat run of the profile now, whatever its timing and active hours. */
+  runNow(profileId: string): Promise<HeartbeatResult> {
+    return runHeartbeat(this.options.runner, profileId);
+  }
+
   private beat(profileId: string): void {
-    const { agent, clock, timezone, logger } = this.options;
-    const settings = agent.deps.profiles.get(profileId)?.heartbeat;
+    const { runner, clock, timezone, logger } = this.options;
+    const settings = runner.profiles.get(profileId)?.heartbeat;
     if (!settings || !isWithinActiveHours(settings, clock.now(), timezone)) return;
-    const run = runHeartbeat(agent, profileId)
+    const run = runHeartbeat(runner, profileId)
       .then((result) => void this.emit('heartbeat_finished', profileId, result))
       .catch((error: unknown) => logger.error({ err: error, profileId }, 'heartbeat run failed'))
       .finally(() => this.running.delete(run));

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter, setMaxListeners } from 'node:events';
-import type { Agent } from '../agent/agent.ts';
 import type { TurnOutcome } from '../agent/turn.ts';
 import { ConcurrencyGate } from '../llm/concurrency-gate.ts';
 import type { Logger } from '../logger.ts';
@@ -18,18 +17,17 @@ import {
   type Schedule,
   type ScheduleChanges,
 } from '../store/schedules-repository.ts';
-import { createSession, findSession, updateSession } from '../store/sessions-repository.ts';
+import type { SessionService } from '../sessions/session-service.ts';
 import type { Clock } from './clock.ts';
 import { checkText, checkTimeZone, checkTiming, checkWhen, type ScheduleFields } from './schedule-input.ts';
 import { nextRunAfter, nextRuns, type Checked } from './schedule-times.ts';
 
 export interface SchedulerOptions {
   db: Db;
-  agent: Agent;
+  sessions: SessionService;
   clock: Clock;
   /** SCHEDULER_TIMEZONE, else the server's zone. */
   defaultTimezone: string;
-  defaultProfileId: string;
   logger: Logger;
   /** SCHEDULER_MAX_CONCURRENT: runs at once; further due runs wait in order, `queued`. */
   maxConcurrentRuns: number;
@@ -62,8 +60,13 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   /** Aborted on stop: runs still waiting for a slot then never start. */
   private readonly stopping = new AbortController();
 
-  constructor(readonly options: SchedulerOptions) {
+  readonly clock: Clock;
+  readonly defaultTimezone: string;
+
+  constructor(private readonly options: SchedulerOptions) {
     super();
+    this.clock = options.clock;
+    this.defaultTimezone = options.defaultTimezone;
     this.runSlots = new ConcurrencyGate(options.maxConcurrentRuns);
     // Every run waiting for a slot listens for it.
     setMaxListeners(0, this.stopping.signal);
@@ -107,8 +110,8 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     const when = checkWhen(fields, this.options.defaultTimezone, now);
     if (!when.ok) return when;
     const { timing, timezone } = when.value;
-    const profileId = fields.profile_id ?? this.options.defaultProfileId;
-    if (!this.options.agent.deps.profiles.get(profileId)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(profileId)}` };
+    const profileId = fields.profile_id ?? this.options.sessions.defaultProfileId;
+    if (!this.options.sessions.hasProfile(profileId)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(profileId)}` };
     const enabled = fields.enabled ?? true;
     const schedule: Schedule = {
       id: randomUUID(),
@@ -166,7 +169,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       if (!timing.ok) return timing;
     }
     if (fields.profile_id !== undefined) {
-      if (!this.options.agent.deps.profiles.get(fields.profile_id)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(fields.profile_id)}` };
+      if (!this.options.sessions.hasProfile(fields.profile_id)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(fields.profile_id)}` };
       changes.profileId = fields.profile_id;
     }
     if (fields.session_id !== undefined) changes.sessionId = fields.session_id;
@@ -289,7 +292,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     let error: string | undefined;
     try {
       sessionId = await this.sessionFor(schedule);
-      const outcome = await this.sendWhenIdle(sessionId, schedule);
+      const outcome = await this.options.sessions.sendWhenIdle(sessionId, { content: schedule.prompt, scheduleId: schedule.id, unattended: true });
       ({ status, error } = runStatus(outcome));
     } catch (failure) {
       logger.error({ err: failure, scheduleId: schedule.id }, 'scheduled run failed');
@@ -302,30 +305,18 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     this.emit('run_finished', { scheduleId: schedule.id, status, sessionId, ...(error !== undefined && { error }) });
   }
 
-  private async sendWhenIdle(sessionId: string, schedule: Schedule): Promise<TurnOutcome> {
-    const { agent } = this.options;
-    for (;;) {
-      const sent = agent.send(sessionId, { content: schedule.prompt, scheduleId: schedule.id, unattended: true });
-      if (sent.ok) return sent.outcome;
-      await agent.whenIdle(sessionId);
-      // The turn's promise may settle a moment before its run is released.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
   /** The schedule's own session: made on its first run, titled with its name, reused after. */
   private async sessionFor(schedule: Schedule): Promise<string> {
-    const { db, agent } = this.options;
+    const { db, sessions } = this.options;
     const current = this.schedules.get(schedule.id)?.sessionId ?? schedule.sessionId;
-    if (current !== null && (await findSession(db, current))) return current;
-    const session = await createSession(db, schedule.profileId);
-    await updateSession(db, session.id, { title: schedule.name, titleSetByUser: true });
+    if (current !== null && (await sessions.find(current))) return current;
+    const created = await sessions.create({ profileId: schedule.profileId, title: schedule.name, announce: true });
+    if (!created.ok) throw new Error(created.message);
     if (this.schedules.has(schedule.id)) {
-      await updateSchedule(db, schedule.id, { sessionId: session.id });
-      this.remember(schedule.id, { sessionId: session.id });
+      await updateSchedule(db, schedule.id, { sessionId: created.session.id });
+      this.remember(schedule.id, { sessionId: created.session.id });
     }
-    agent.sessionChanged(session.id, 'created');
-    return session.id;
+    return created.session.id;
   }
 
   private remember(id: string, changes: Partial<Schedule>): void {

@@ -29,7 +29,7 @@ export async function approvalRoutes(app: FastifyInstance, options: { agent: Age
       const { id, call_id: callId } = request.params;
       if (!(await findSession(db, id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
       const { decision, remember } = request.body;
-      if (!agent.decide(id, callId, { decision, ...(remember && { remember }) })) {
+      if (!agent.decide(id, callId, { decision, ...(remember && { remember }), via: 'rest' })) {
         throw new ApiError('approval_not_found', `No call ${callId} is waiting for a decision in session ${id}.`);
       }
       return { call_id: callId, decision, by: 'user', remember: decision === 'allow' ? (remember ?? 'once') : 'once' };

@@ -77,16 +77,6 @@ export type ParsedFrame = { ok: true; command: ClientCommand } | { ok: false; me
 
 export const notJsonFrameMessage = 'Frames must be JSON, e.g. {"type":"message","content":"Hello"}.';
 
-export function parseClientFrame(frame: string): ParsedFrame {
-  let data: unknown;
-  try {
-    data = JSON.parse(frame);
-  } catch {
-    return { ok: false, message: notJsonFrameMessage };
-  }
-  return validateClientFrame(data);
-}
-
 /** Checks an already parsed frame against the frame types a client may send. */
 export function validateClientFrame(data: unknown): ParsedFrame {
   const type = (data as { type?: unknown } | null)?.type;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Db } from '../store/database.ts';
 import { ApiError } from '../errors.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { isoInZone, nextRuns } from '../scheduler/schedule-times.ts';
@@ -73,9 +74,8 @@ function accepted<T>(result: Checked<T>): T {
 }
 
 /** Schedules, their runs, and running one now (README: Schedules, reminders and notifications). */
-export async function scheduleRoutes(app: FastifyInstance, options: { scheduler: Scheduler; clock: Clock }) {
-  const { scheduler, clock } = options;
-  const { db } = scheduler.options;
+export async function scheduleRoutes(app: FastifyInstance, options: { scheduler: Scheduler; clock: Clock; db: Db }) {
+  const { scheduler, clock, db } = options;
   const known = (id: string): Schedule => {
     const schedule = scheduler.get(id);
     if (!schedule) throw new ApiError('schedule_not_found', `No schedule with id ${id}.`);

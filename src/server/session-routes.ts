@@ -7,7 +7,8 @@ import { ApiError } from '../errors.ts';
 import type { Message } from '../store/message.ts';
 import { imageUrl } from '../store/message-images.ts';
 import { listMessages } from '../store/messages-repository.ts';
-import { createSession, findSession, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import { listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
 import { EditBody, maxMessageBytes, MessageBody, oversizedImage } from './client-commands.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
@@ -28,17 +29,14 @@ type PatchBody = Static<typeof PatchBody>;
 const MessageParams = Type.Object({ id: Type.String(), message_id: Type.String({ pattern: '^[1-9][0-9]{0,14}$' }) });
 const PinBody = Type.Object({ pinned: Type.Boolean() }, { additionalProperties: false });
 
-const defaultProfileId = 'secretary';
-
 export interface SessionRouteOptions {
   agent: Agent;
-  /** Runs after a session was created (long-term memory extracts idle sessions then). */
-  onSessionCreated?: () => void;
+  sessions: SessionService;
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRouteOptions) {
-  const { agent } = options;
-  const { db, profiles, config } = agent.deps;
+  const { agent, sessions } = options;
+  const { db, config } = agent.deps;
 
   const summary = (session: Session) => ({
     session_id: session.id,
@@ -47,25 +45,25 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     pinned: session.pinned,
     created_at: session.createdAt,
     last_active: session.lastActive,
-    running: agent.isRunning(session.id),
+    running: sessions.isRunning(session.id),
+    // Only a channel's session carries it (`telegram`): the page marks those.
+    ...(session.origin !== null && { origin: session.origin }),
   });
   const existing = async (id: string) => {
-    const session = await findSession(db, id);
+    const session = await sessions.find(id);
     if (!session) throw new ApiError('session_not_found', `No session with id ${id}.`);
     return session;
   };
   const knownProfile = (id: string) => {
-    if (!profiles.has(id)) {
-      const known = profiles.list().map((profile) => profile.id).join(', ');
-      throw new ApiError('unknown_profile', `Unknown profile "${id}". Known profiles: ${known}.`);
-    }
+    if (!sessions.hasProfile(id)) throw new ApiError('unknown_profile', `Unknown profile "${id}". Known profiles: ${sessions.knownProfiles().join(', ')}.`);
     return id;
   };
 
   app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
-    const session = await createSession(db, knownProfile(request.body?.profile_id ?? defaultProfileId));
     // Not announced: the list shows a session from its first message on (README: Sessions).
-    options.onSessionCreated?.();
+    const created = await sessions.create({ ...(request.body?.profile_id !== undefined && { profileId: request.body.profile_id }) });
+    if (!created.ok) throw new ApiError(created.code, created.message);
+    const { session } = created;
     return reply.code(201).send({
       session_id: session.id,
       profile_id: session.profileId,
@@ -114,7 +112,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
       ...(body.pinned !== undefined && { pinned: body.pinned }),
     });
     if (updated && updated.profileId !== before.profileId) await agent.profileSwitched(id, updated.profileId, 'user');
-    agent.sessionChanged(id, 'updated');
+    sessions.announce(id, 'updated');
     return summary(updated ?? (await existing(id)));
   };
   app.patch<{ Params: SessionParams; Body: PatchBody }>(
@@ -155,13 +153,13 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
       const session = await existing(request.params.id);
       const oversized = oversizedImage(request.body.images, (index) => `"images.${index}"`);
       if (oversized) throw new ApiError('invalid_request', `Invalid body: ${oversized}.`);
-      return answer(session.id, agent.send(session.id, request.body));
+      return answer(session.id, sessions.send(session.id, request.body));
     },
   );
 
   app.post<{ Params: SessionParams }>('/sessions/:id/regenerate', { schema: { params: SessionParams } }, async (request) => {
     const session = await existing(request.params.id);
-    return answer(session.id, agent.regenerate(session.id));
+    return answer(session.id, sessions.regenerate(session.id));
   });
 
   app.post<{ Params: Static<typeof MessageParams>; Body: Static<typeof EditBody> }>(
@@ -169,12 +167,12 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     { schema: { params: MessageParams, body: EditBody }, bodyLimit: maxMessageBytes },
     async (request) => {
       const session = await existing(request.params.id);
-      return answer(session.id, agent.edit(session.id, Number(request.params.message_id), request.body.content));
+      return answer(session.id, sessions.edit(session.id, Number(request.params.message_id), request.body.content));
     },
   );
 
   app.post<{ Params: SessionParams }>('/sessions/:id/stop', { schema: { params: SessionParams } }, async (request) => {
     await existing(request.params.id);
-    return { stopped: agent.stop(request.params.id) };
+    return { stopped: sessions.stop(request.params.id) };
   });
 }

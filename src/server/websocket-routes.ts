@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Agent, SendResult } from '../agent/agent.ts';
 import type { AgentEvent } from '../agent/events.ts';
-import { findSession } from '../store/sessions-repository.ts';
+import type { SessionService } from '../sessions/session-service.ts';
 import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';
 import type { JsonParser } from './json-parser.ts';
 
 export const unknownSessionCloseCode = 4004;
 
-export async function websocketRoutes(app: FastifyInstance, options: { agent: Agent; jsonParser: JsonParser }) {
-  const { agent, jsonParser } = options;
+export async function websocketRoutes(app: FastifyInstance, options: { agent: Agent; sessions: SessionService; jsonParser: JsonParser }) {
+  const { agent, sessions, jsonParser } = options;
 
   app.get<{ Params: { id: string } }>('/ws/sessions/:id', { websocket: true }, async (socket: WebSocket, request) => {
     const sessionId = request.params.id;
@@ -17,7 +17,7 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
     const early: Buffer[] = [];
     const hold = (data: Buffer) => early.push(data);
     socket.on('message', hold);
-    const session = await findSession(agent.deps.db, sessionId);
+    const session = await sessions.find(sessionId);
     if (!session) {
       socket.close(unknownSessionCloseCode, 'session not found');
       return;
@@ -27,7 +27,7 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
     const send = (event: AgentEvent) => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
     };
-    const unsubscribe = agent.subscribe(sessionId, send);
+    const unsubscribe = sessions.follow(sessionId, send);
     // A session deleted elsewhere ends its sockets as an unknown one would: every client learns at once.
     const stopWatching = agent.events.subscribe((event) => {
       if (event.type === 'sessions_changed' && event.change === 'deleted' && event.session_id === sessionId) {
@@ -51,18 +51,18 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
       switch (command.type) {
         case 'message': {
           const { type: _type, ...input } = command;
-          return refuseWhenBusy(agent.send(sessionId, input));
+          return refuseWhenBusy(sessions.send(sessionId, input));
         }
         case 'regenerate':
-          return refuseWhenBusy(agent.regenerate(sessionId));
+          return refuseWhenBusy(sessions.regenerate(sessionId));
         case 'edit':
-          return refuseWhenBusy(agent.edit(sessionId, command.message_id, command.content));
+          return refuseWhenBusy(sessions.edit(sessionId, command.message_id, command.content));
         case 'stop':
-          agent.stop(sessionId);
+          sessions.stop(sessionId);
           return;
         case 'approve': {
           const { call_id: callId, decision, remember } = command;
-          if (!agent.decide(sessionId, callId, { decision, ...(remember && { remember }) })) {
+          if (!sessions.decide(sessionId, callId, { decision, ...(remember && { remember }), via: 'page' })) {
             send({ type: 'error', code: 'approval_not_found', message: `No call ${callId} is waiting for a decision in this session.` });
           }
           return;

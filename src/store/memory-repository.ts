@@ -43,11 +43,6 @@ export function factName(text: string): string {
   return text.trim().toLowerCase().replace(/\s+/g, '_');
 }
 
-export async function findFact(db: Db, id: number): Promise<MemoryFact | undefined> {
-  const row = await db.selectFrom('memory_facts').select(columns).where('id', '=', id).executeTakeFirst();
-  return row && fromRow(row);
-}
-
 export async function findFactByKey(db: Db, category: string, key: string): Promise<MemoryFact | undefined> {
   const row = await db
     .selectFrom('memory_facts')
@@ -89,14 +84,6 @@ export async function listFacts(db: Db): Promise<MemoryFact[]> {
 export async function recentFacts(db: Db, limit: number): Promise<MemoryFact[]> {
   const rows = await db.selectFrom('memory_facts').select(columns).orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map(fromRow);
-}
-
-export async function countFacts(db: Db): Promise<number> {
-  const { count } = await db
-    .selectFrom('memory_facts')
-    .select((expression) => expression.fn.countAll<number>().as('count'))
-    .executeTakeFirstOrThrow();
-  return Number(count);
 }
 
 /** Deletes one fact; answers it when it existed. */

@@ -101,11 +101,6 @@ export async function insertSchedule(db: Db, schedule: Omit<Schedule, 'lastRunAt
     .execute();
 }
 
-export async function findSchedule(db: Db, id: string): Promise<Schedule | undefined> {
-  const row = await db.selectFrom('schedules').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && fromRow(row);
-}
-
 export async function listSchedules(db: Db): Promise<Schedule[]> {
   const rows = await db.selectFrom('schedules').selectAll().orderBy('created_at').orderBy('id').execute();
   return rows.map(fromRow);

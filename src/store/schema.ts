@@ -9,6 +9,8 @@ export interface SessionsTable {
   context_tokens: number;
   created_at: string;
   last_active: string;
+  /** The channel the session came from (`telegram`); null for the page's, schedules' and heartbeats'. */
+  origin: string | null;
 }
 
 export type BufferName = 'display' | 'context';
@@ -145,8 +147,9 @@ export interface NotificationsTable {
   read_at: string | null;
 }
 
-export interface HeartbeatSessionsTable {
-  profile_id: string;
+/** An outside key (`telegram:<chat id>`, `heartbeat:<profile id>`) and the session it leads to. */
+export interface SessionKeysTable {
+  key: string;
   session_id: string;
 }
 
@@ -163,7 +166,7 @@ export interface Database {
   active_runs: ActiveRunsTable;
   answer_drafts: AnswerDraftsTable;
   notifications: NotificationsTable;
-  heartbeat_sessions: HeartbeatSessionsTable;
+  session_keys: SessionKeysTable;
   schedules: SchedulesTable;
   schedule_runs: ScheduleRunsTable;
 }

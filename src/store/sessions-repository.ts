@@ -12,6 +12,8 @@ export interface Session {
   contextTokens: number;
   createdAt: string;
   lastActive: string;
+  /** The channel the session came from (`telegram`); null for the page's, schedules' and heartbeats'. */
+  origin: string | null;
 }
 
 export interface SessionChanges {
@@ -22,7 +24,7 @@ export interface SessionChanges {
   contextTokens?: number;
 }
 
-const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active'] as const;
+const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active', 'origin'] as const;
 
 function fromRow(row: SessionsTable): Session {
   return {
@@ -34,10 +36,11 @@ function fromRow(row: SessionsTable): Session {
     contextTokens: row.context_tokens,
     createdAt: row.created_at,
     lastActive: row.last_active,
+    origin: row.origin,
   };
 }
 
-export async function createSession(db: Db, profileId: string): Promise<Session> {
+export async function createSession(db: Db, profileId: string, origin: string | null = null): Promise<Session> {
   const now = new Date().toISOString();
   const row = {
     id: randomUUID(),
@@ -48,6 +51,7 @@ export async function createSession(db: Db, profileId: string): Promise<Session>
     context_tokens: 0,
     created_at: now,
     last_active: now,
+    origin,
   };
   await db.insertInto('sessions').values(row).execute();
   return fromRow(row);

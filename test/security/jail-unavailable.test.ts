@@ -40,8 +40,13 @@ async function withHearth(environment: Record<string, string>, check: (hearth: J
 describe('without bubblewrap', () => {
   it('Hearth starts, /health says the jail is unavailable and why, code_exec and user tools refuse naming JAIL=off', async () => {
     await withHearth({}, async (hearth) => {
-      // The tool is not loaded, and the log says why. (GET /agents/tools lists neither the tool nor this error.)
+      // The tool is not loaded; the log, GET /agents/tools and so the page say which file and why.
       await waitUntil(() => /user tool not loaded: User tools is off: .*JAIL=off/.test(hearth.output()), 30_000);
+      const listed = (await hearth.request('GET', '/agents/tools')).body;
+      const refused = listed.errors.filter((error: { file: string }) => error.file === 'echo_tool.ts');
+      expect(refused).toHaveLength(1);
+      expect(refused[0].message).toMatch(/^User tools is off: .*user namespaces.*JAIL=off/);
+      expect(listed.tools.find((tool: { name: string }) => tool.name === 'echo_tool')).toMatchObject({ source: 'user', status: 'failed', file: 'echo_tool.ts', error: refused[0].message });
       const health = await hearth.request('GET', '/health');
       expect(health.status).toBe(200);
       expect(health.body.jail).toMatchObject({ state: 'unavailable' });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, createDependencies } from '../../src/app.ts';
+import type { Channel } from '../../src/channels/channel.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { Jail } from '../../src/jail/jail.ts';
 import type { Clock } from '../../src/scheduler/clock.ts';
@@ -31,6 +32,8 @@ export interface HearthOptions {
   clock?: Clock;
   /** The environment the jail looks for bubblewrap and pasta in (a PATH without bwrap makes it unavailable). */
   jailEnvironment?: NodeJS.ProcessEnv;
+  /** Channels registered beside the page (DESIGN §17). */
+  channels?: Channel[];
 }
 
 export interface Hearth {
@@ -74,7 +77,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
   const jail = options.jailEnvironment && (await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined }, environment: options.jailEnvironment }));
   const deps = await createDependencies(config, { ...(options.clock && { clock: options.clock }), ...(jail && { jail }) });
   if (options.tools) deps.tools.addBuiltins(options.tools);
-  const app = await buildApp(config, deps);
+  const app = await buildApp(config, deps, { ...(options.channels && { channels: options.channels }) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');

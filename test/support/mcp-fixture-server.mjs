@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // A small MCP server over stdio, built with the official SDK's McpServer, for what the reference
 // servers cannot show: its pid, tools added and removed at runtime (list_changed), a crash, a
-// child of its own, its environment, paged tool lists, and what it received.
+// child of its own, its environment, paged tool lists, what it received, and what it can read
+// and reach (probe: for the jail tests).
 //
 // FIXTURE_LOG=<file>        appends one JSON line per message received and per aborted call
 // FIXTURE_PAGE_SIZE=<n>     answers tools/list in pages of n tools
 // FIXTURE_CRASH_AFTER_MS=<n> exits with code 3 n ms after initialization
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -62,6 +63,30 @@ server.registerTool('spawn_child', { description: 'Starts a detached child that 
   child.unref();
   return text(child.pid);
 });
+
+server.registerTool(
+  'probe',
+  { description: 'Reads each file ({ppid} stands for its parent process id) and fetches each URL; tells per target what came back or the error.', inputSchema: { reads: z.array(z.string()), urls: z.array(z.string()) } },
+  async ({ reads, urls }) => {
+    const found = { reads: {}, urls: {} };
+    for (const file of reads) {
+      try {
+        found.reads[file] = readFileSync(file.replace('{ppid}', String(process.ppid)), 'latin1');
+      } catch (error) {
+        found.reads[file] = `error ${error.code}`;
+      }
+    }
+    for (const url of urls) {
+      try {
+        const response = await fetch(url, { signal: AbortSignal.timeout(3000) });
+        found.urls[url] = `answered ${response.status} ${(await response.text()).slice(0, 200)}`;
+      } catch (error) {
+        found.urls[url] = `error ${error.cause?.code ?? error.name}`;
+      }
+    }
+    return text(JSON.stringify(found));
+  },
+);
 
 const pageSize = Number(process.env.FIXTURE_PAGE_SIZE ?? 0);
 if (pageSize > 0) {

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { EventSocket } from './event-socket.ts';
 import { unusedPort } from './llm-helpers.ts';
 import { waitUntil } from './wait-until.ts';
@@ -11,6 +12,7 @@ import { waitUntil } from './wait-until.ts';
 export interface ChildServer {
   baseUrl: string;
   pid: number;
+  /** Sends the AUTH_TOKEN the server was started with, if any. */
   request(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
   connect(sessionId: string): Promise<EventSocket>;
   /** SIGKILL: no shutdown code runs, as in a crash or an OOM kill. */
@@ -35,22 +37,34 @@ export async function prepareProfiles(dataDir: string, extraProfiles: Record<str
   return profilesDir;
 }
 
-/** How the server is started: by default from the TypeScript sources, as `npm run dev` does. */
+/** A node command line other than the TypeScript sources, e.g. the built `npm start` or a systemd unit's ExecStart. */
 export interface StartCommand {
   executable: string;
   args: string[];
-  cwd?: string;
 }
 
-const fromSources: StartCommand = { executable: process.execPath, args: ['--import', 'tsx', 'src/main.ts'] };
+export interface ChildServerOptions {
+  /** The working folder (where `.env` is read); the project checkout by default. */
+  cwd?: string;
+  /** Run the server as this user (test/support/unprivileged-user.ts) rather than the test's. */
+  user?: { uid: number; gid: number; home: string };
+  /** Open an IPC channel to the server, as a parent that forks it (or `tsx watch`) does. */
+  ipc?: boolean;
+  /** How to start it; by default the sources through tsx, as `npm run dev` does. */
+  command?: StartCommand;
+}
 
-export async function startChildServer(dataDir: string, environment: Record<string, string>, command: StartCommand = fromSources): Promise<ChildServer> {
+export async function startChildServer(dataDir: string, environment: Record<string, string>, options: ChildServerOptions = {}): Promise<ChildServer> {
   const port = await unusedPort();
+  // Absolute, so that a working folder outside the checkout still finds tsx and the server.
+  const tsxLoader = pathToFileURL(path.resolve('node_modules/tsx/dist/loader.mjs')).href;
+  const command = options.command ?? { executable: process.execPath, args: ['--import', tsxLoader, path.resolve('src/main.ts')] };
   const child: ChildProcess = spawn(command.executable, command.args, {
-    cwd: command.cwd ?? path.resolve('.'),
+    cwd: options.cwd ?? path.resolve('.'),
+    ...(options.user && { uid: options.user.uid, gid: options.user.gid }),
     env: {
       PATH: process.env.PATH,
-      HOME: process.env.HOME,
+      HOME: options.user?.home ?? process.env.HOME,
       HOST: '127.0.0.1',
       PORT: String(port),
       DATA_DIR: dataDir,
@@ -61,7 +75,7 @@ export async function startChildServer(dataDir: string, environment: Record<stri
       LOG_LEVEL: 'warn',
       ...environment,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? ['ipc' as const] : [])],
   });
   let output = '';
   child.stdout?.on('data', (data: Buffer) => (output += data.toString()));
@@ -71,7 +85,10 @@ export async function startChildServer(dataDir: string, environment: Record<stri
   const request: ChildServer['request'] = async (method, url, body) => {
     const response = await fetch(baseUrl + url, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: {
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+        ...(environment.AUTH_TOKEN && { authorization: `Bearer ${environment.AUTH_TOKEN}` }),
+      },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     const text = await response.text();

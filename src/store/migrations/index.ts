@@ -7,6 +7,7 @@ import * as runs from './2026-11-24-runs.ts';
 import * as notifications from './2026-11-25-notifications.ts';
 import * as schedules from './2026-11-25-schedules.ts';
 import * as scheduleRunStatus from './2026-11-26-schedule-run-status.ts';
+import * as sessionKeys from './2026-11-27-session-keys.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-25-notifications': notifications,
   '2026-11-25-schedules': schedules,
   '2026-11-26-schedule-run-status': scheduleRunStatus,
+  '2026-11-27-session-keys': sessionKeys,
 };
 
 export const migrationProvider: MigrationProvider = {

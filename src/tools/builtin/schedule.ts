@@ -10,7 +10,8 @@ import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
 
 /** What the schedule tool needs of the scheduler (the server's Scheduler is one). */
 export interface ScheduleBook {
-  readonly options: { readonly clock: Clock; readonly defaultTimezone: string };
+  readonly clock: Clock;
+  readonly defaultTimezone: string;
   list(): Schedule[];
   get(id: string): Schedule | undefined;
   create(fields: ScheduleFields): Promise<Checked<Schedule>>;
@@ -66,7 +67,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
   }
 
   async function create(book: ScheduleBook, args: ScheduleArguments, context: ToolContext): Promise<ToolOutput> {
-    const timezone = args.timezone ?? book.options.defaultTimezone;
+    const timezone = args.timezone ?? book.defaultTimezone;
     const profile = await targetProfile(args, context);
     const created = await book.create({
       ...(args.name !== undefined && { name: args.name }),
@@ -78,7 +79,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
       ...(profile !== undefined && { profile_id: profile }),
     });
     if (!created.ok) return failure(`Not created: ${created.message}. Nothing was stored.`);
-    return `Created:\n${describe(created.value, book.options.clock.now())}`;
+    return `Created:\n${describe(created.value, book.clock.now())}`;
   }
 
   async function change(book: ScheduleBook, action: 'cancel' | 'pause' | 'resume', id: string | undefined): Promise<ToolOutput> {
@@ -90,7 +91,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
     }
     const updated = await book.update(schedule.id, { enabled: action === 'resume' });
     if (!updated.ok) return failure(`Not changed: ${updated.message}.`);
-    return `${action === 'pause' ? 'Paused' : 'Resumed'}:\n${describe(updated.value, book.options.clock.now())}`;
+    return `${action === 'pause' ? 'Paused' : 'Resumed'}:\n${describe(updated.value, book.clock.now())}`;
   }
 
   return {
@@ -117,7 +118,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
         case 'list': {
           const schedules = book.list();
           if (schedules.length === 0) return 'There are no schedules.';
-          const now = book.options.clock.now();
+          const now = book.clock.now();
           return `Schedules (${schedules.length}):\n${schedules.map((schedule) => describe(schedule, now)).join('\n')}`;
         }
         case 'cancel':

@@ -428,7 +428,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     if (code === 'ENOENT') return `command not found: ${config.command}`;
     if (code === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
     // Inside a jail, bubblewrap is what was spawned: it says so when the command is missing there.
-    if (/^bwrap: execvp [^\n]*No such file or directory/m.test(attempt.stderr)) return `command not found (inside its jail): ${config.command}`;
+    if (/^bwrap: execvp [^\n]*No such file or directory/m.test(attempt.stderr)) return `command not found: ${config.command}`;
     if (/^bwrap: execvp [^\n]*Permission denied/m.test(attempt.stderr)) return `command cannot be run (permission denied, inside its jail): ${config.command}`;
     const printed = lastLines(attempt.stderr);
     // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.

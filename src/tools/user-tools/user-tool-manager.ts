@@ -281,7 +281,14 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       return verdict ? [{ file: module.file, message: verdict.message }] : [];
     });
     const refusal = this.options.jail?.refusal('User tools');
-    if (refusal !== undefined) return { loaded: [], errors: files.map((file) => ({ file: path.basename(file), message: refusal })) };
+    if (refusal !== undefined) {
+      // Kept as load errors, so GET /agents/tools and the page name each refused file and why.
+      this.failures = files.map((file) => ({ file: path.relative(toolsDir, file) || file, message: refusal }));
+      const report = { loaded: [], errors: this.failures };
+      this.current = { fingerprint, report };
+      this.emit('changed', report);
+      return report;
+    }
     const toLoad = modules.filter((module) => !this.verdicts.has(module.file));
     // Loading them once, with no write access and no permission, gives their names, schemas and load errors.
     const manifestHost = toLoad.length === 0 ? { tools: [], errors: [], moduleFailures: [] } : await this.startHost(toLoad, {});

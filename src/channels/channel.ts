@@ -1,0 +1,41 @@
+import type { ApprovalResolution } from '../agent/approval-gate.ts';
+import type { HearthEvent, PendingApprovalSummary } from '../agent/hearth-events.ts';
+import type { IntegrationStatus } from '../integrations/integration-registry.ts';
+import type { Logger } from '../logger.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+
+/** A notification as the events socket carries it (README: Notifications). */
+export type ChannelNotification = Omit<Extract<HearthEvent, { type: 'notification' }>, 'type'>;
+
+/** A tool call waiting for the person's decision: session_id, call_id, tool, subject, expires_at. */
+export type ChannelApproval = PendingApprovalSummary;
+
+/** What a channel is handed when it starts: the only way it reaches sessions, and where it reports its state. */
+export interface ChannelContext {
+  /** Find or create sessions (`findOrCreate('telegram:<chat id>', {origin: 'telegram'})`), send, stop, follow, decide. */
+  sessions: SessionService;
+  /** Its state in GET /integrations and the `integration_status` event, under the channel's id; never put a secret in `message` or `details`. */
+  reportStatus(status: Omit<IntegrationStatus, 'name'>): void;
+  logger: Logger;
+}
+
+/**
+ * One way a person reaches Hearth besides the page (DESIGN §17): a chat app, for instance. The
+ * app starts every registered channel after the scheduler and stops it at shutdown, while the
+ * runs are being stopped. Each call below is made for every channel; a channel that throws or
+ * rejects is logged and never holds up another.
+ */
+export interface Channel {
+  /** Lower-case, unique: `telegram`. Also the name of its integration status and of `via` on its decisions. */
+  readonly id: string;
+  /** Connects in the background: reports `connecting`, then `connected` or `failed` with the reason (and retries on its own). */
+  start(context: ChannelContext): void | Promise<void>;
+  /** Stops taking messages, finishes what it is sending, lets go of its connection. */
+  stop(): Promise<void>;
+  /** A notification was raised (a finished schedule, a heartbeat finding, an approval nobody watches). */
+  deliverNotification(notification: ChannelNotification): void | Promise<void>;
+  /** A call waits for a decision, in any session: the channel presents those it should (its own sessions', say). */
+  presentApproval(approval: ChannelApproval): void | Promise<void>;
+  /** A waiting call was settled: by the person (`by: 'user'`, `via`: `page`, `rest` or a channel's id), a timeout or a stop. */
+  approvalResolved(approval: ChannelApproval, resolution: ApprovalResolution): void | Promise<void>;
+}

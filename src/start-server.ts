@@ -1,0 +1,46 @@
+import { buildApp, createDependencies } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
+import { logStartUpSummary } from './start-up-summary.ts';
+import type { HardeningReport } from './process-hardening/harden-process.ts';
+
+function stop(line: string): never {
+  console.error(`hearth: ${line}`);
+  process.exit(1);
+}
+
+/** What src/main.ts does once the process is hardened: config → database → app → listen. */
+export async function startServer(hardening: HardeningReport): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    stop(error.message);
+  }
+  const unwritable = unwritableDataFolder(config);
+  if (unwritable) stop(unwritable);
+  const taken = await probeListen(config.HOST, config.PORT);
+  if (taken) stop(taken);
+  const deps = await createDependencies(config);
+  const app = await buildApp(config, deps);
+  if (hardening.problems.length > 0) {
+    app.log.warn(`Hearth could not fully harden its own process (see docs/security.md): ${hardening.problems.join('; ')}.`);
+  }
+  let url: string;
+  try {
+    url = await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    const line = listenFailure(error, config.HOST, config.PORT);
+    if (!line) throw error;
+    await app.close();
+    stop(line);
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      app.log.info(`${signal}: shutting down`);
+      void app.close().then(() => process.exit(0));
+    });
+  }
+  void logStartUpSummary(url, deps);
+}
