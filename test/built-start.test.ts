@@ -145,7 +145,8 @@ describe('deploy/hearth.service', () => {
   const unit = readFileSync('deploy/hearth.service', 'utf8');
 
   it('keeps out every option that would stop the jail from creating its namespaces', () => {
-    for (const key of ['RestrictNamespaces', 'PrivateUsers', 'SystemCallFilter', 'ProtectProc', 'MemoryDenyWriteExecute', 'DynamicUser']) {
+    // Each would stop bubblewrap creating the jail's namespaces or mounting its /proc (see the unit's comments).
+    for (const key of ['RestrictNamespaces', 'PrivateUsers', 'SystemCallFilter', 'ProtectProc', 'ProcSubset', 'ProtectKernelTunables', 'ProtectKernelLogs', 'MemoryDenyWriteExecute', 'DynamicUser']) {
       expect(unitValues(unit, key), key).toEqual([]);
     }
     expect(unitValues(unit, 'NoNewPrivileges')).toEqual(['yes']);
