@@ -3,7 +3,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -56,10 +56,17 @@ describe('npm start (the bundle in dist/)', () => {
     expect(args.join(' ')).not.toMatch(/tsx|\.ts\b/);
     const dataDir = await temporaryFolder('hearth-built-');
     await prepareProfiles(dataDir);
+    await cp('user-tools', path.join(dataDir, 'user-tools'), { recursive: true });
     const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args } });
     cleanups.push(() => server.kill());
     const health = await server.request('GET', '/health');
     expect(health.status).toBe(200);
+    // The shipped user tools load: their host process is started from its script by path.
+    const tools = await waitUntil(async () => {
+      const { body } = await server.request('GET', '/agents/tools');
+      return body.tools.some((tool: { name: string }) => tool.name === 'get_current_datetime') && body;
+    }, 20_000);
+    expect(tools.errors).toEqual([]);
     // The files it reads relative to itself are found from dist/ too: the page and the JSON worker.
     expect((await fetch(`${server.baseUrl}/`)).status).toBe(200);
     const session = await server.request('POST', '/sessions', { profile_id: 'secretary' });
