@@ -92,7 +92,7 @@ export type AppDependencies = AgentDependencies & {
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
 export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
   const db = overrides.db ?? (await openDatabase(config.DB_PATH));
-  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
   const services = new ServiceList(logger);
   services.add({ name: 'database', close: () => db.destroy() });
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });

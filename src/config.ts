@@ -60,6 +60,7 @@ const ConfigSchema = Type.Object({
   MCP_CONFIG_FILE: Text('mcp.json'),
   MCP_TOOL_TIMEOUT_MS: Count(60000, 100),
   JAIL: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  LOG_FORMAT: Type.Union([Type.Literal(''), Type.Literal('pretty'), Type.Literal('json')], { default: '' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

@@ -72,6 +72,7 @@ describe('parseConfig defaults', () => {
       MCP_CONFIG_FILE: 'mcp.json',
       MCP_TOOL_TIMEOUT_MS: 60000,
       JAIL: 'on',
+      LOG_FORMAT: '',
       LOG_LEVEL: 'info',
     });
   });

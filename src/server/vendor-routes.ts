@@ -2,12 +2,11 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
+import { packageRoot } from '../package-root.ts';
 
 const require = createRequire(import.meta.url);
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const javascript = 'text/javascript; charset=utf-8';
 const css = 'text/css; charset=utf-8';
 
@@ -54,7 +53,7 @@ async function bundleHighlight(): Promise<Buffer> {
   const result = await build({
     stdin: {
       contents: "import hljs from 'highlight.js/lib/common'; export default hljs;",
-      resolveDir: projectRoot,
+      resolveDir: packageRoot,
       sourcefile: 'vendor-highlight.js',
       loader: 'js',
     },
