@@ -18,11 +18,14 @@ import { waitUntil } from './support/wait-until.ts';
 const ada = 7_300_001;
 const stranger = 7_399_999;
 let hearths: Hearth[] = [];
+/** Scripted LLMs shared by two apps in turn (restarts), closed after them. */
+const sharedLlms: ScriptedLlm[] = [];
 let api: TelegramBotApi | undefined;
 let dataDir: string | undefined;
 
 afterEach(async () => {
   for (const hearth of hearths.splice(0)) await hearth.close();
+  for (const llm of sharedLlms.splice(0)) await llm.close();
   await api?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
   api = dataDir = undefined;
@@ -271,7 +274,7 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
 
   it('a restart continues the same chat session', async () => {
     const llm = await startScriptedOllama();
-    hearths.push({ close: () => llm.close() } as Hearth);
+    sharedLlms.push(llm);
     const first = await start({ llm });
     await converse(first.server, 'Remember the number 42', 'Noted.');
     const sessionId = await chatSession(first.server);
@@ -290,7 +293,7 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
 
   it('after a restart, an answer to a message typed in the page reaches the chat without the chat writing first', async () => {
     const llm = await startScriptedOllama();
-    hearths.push({ close: () => llm.close() } as Hearth);
+    sharedLlms.push(llm);
     const first = await start({ llm });
     await converse(first.server, 'Hello', 'Hi.');
     const sessionId = await chatSession(first.server);
