@@ -6,8 +6,8 @@ import type { IntegrationRegistry } from '../../integrations/integration-registr
 import type { Logger } from '../../logger.ts';
 import type { ToolRefusal, ToolRegistry, ToolSource } from '../tool-registry.ts';
 import { readMcpConfig, sameServerConfig, type McpConfig, type McpConfigError, type McpServerConfig, type McpTransportKind } from './mcp-config.ts';
-import { McpConnection, mcpProcessMarker, type McpBackoff, type McpConnectionState } from './mcp-connection.ts';
-import { mcpTools, type McpCaller } from './mcp-tool.ts';
+import type { McpBackoff, McpConnection, McpConnectionState } from './mcp-connection.ts';
+import type { McpCaller } from './mcp-tool.ts';
 
 export interface McpServersOptions {
   /** MCP_CONFIG_FILE. */
@@ -59,6 +59,17 @@ interface ServerEntry {
 
 const noDefinitions: readonly McpToolDefinition[] = [];
 
+/**
+ * The connection and tool modules, which import the MCP SDK (its client, transports and zod
+ * schemas: ~300 ms of start-up on a small machine). Loaded when the file first names a server.
+ */
+type ClientModules = typeof import('./mcp-connection.ts') & typeof import('./mcp-tool.ts');
+let loadingClient: Promise<ClientModules> | undefined;
+function loadClient(): Promise<ClientModules> {
+  loadingClient ??= Promise.all([import('./mcp-connection.ts'), import('./mcp-tool.ts')]).then(([connection, tool]) => ({ ...connection, ...tool }));
+  return loadingClient;
+}
+
 const startGapMs = 25;
 
 /**
@@ -84,9 +95,16 @@ export class McpServers {
   private closed = false;
   /** Server starts waiting for their turn of the event loop, one after another. */
   private starts: Promise<void> = Promise.resolve();
+  private client: ClientModules | undefined;
+  /** Settles once the first read of the file is done (or the servers are closed before one). */
+  private readonly firstRead: Promise<void>;
+  private firstReadDone: () => void = () => {};
+  /** Settles once every server of the first read has connected or failed. */
+  private initialConnections: Promise<void> | undefined;
 
   constructor(private readonly options: McpServersOptions) {
     this.file = path.basename(options.configFile);
+    this.firstRead = new Promise((resolve) => (this.firstReadDone = resolve));
   }
 
   /** Reads the file and starts every server connecting; resolves without waiting for any of them. */
@@ -94,6 +112,7 @@ export class McpServers {
     if (this.started || this.closed) return;
     this.started = true;
     await this.reload();
+    this.firstReadDone();
     if (!this.options.watch || this.closed) return;
     this.watcher = this.watchFile();
     // An edit made during the first read was not seen: read once more (unchanged servers stay as they are).
@@ -105,6 +124,7 @@ export class McpServers {
     const next = this.work.then(async () => {
       if (this.closed) return;
       const config = await readMcpConfig(this.options.configFile, this.options.dataDir);
+      if (config.servers.length > 0) this.client ??= await loadClient();
       if (!this.closed) this.apply(config);
     });
     this.work = next.catch((error: unknown) => this.options.logger.error({ err: error }, 'reading the MCP servers\' file failed'));
@@ -144,9 +164,28 @@ export class McpServers {
     return this.entries.get(server)?.connection.pid;
   }
 
+  /**
+   * Resolves once the servers the file named at start have each connected or failed, or after
+   * `limitMs`, whichever is first: a turn that starts right after a restart waits here for their
+   * tools. A server that fails does not hold the others; later reconnects are not waited for.
+   */
+  async ready(limitMs: number): Promise<void> {
+    this.initialConnections ??= this.firstRead.then(() =>
+      Promise.all([...this.entries.values()].map(({ connection }) => settledConnection(connection))).then(() => undefined),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
+    try {
+      await Promise.race([this.initialConnections, limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Stops watching and ends every server (their processes with them), also those still connecting. */
   async close(): Promise<void> {
     this.closed = true;
+    this.firstReadDone();
     clearTimeout(this.reloadTimer);
     this.watcher?.close();
     await this.work;
@@ -226,6 +265,7 @@ export class McpServers {
   }
 
   private connect(config: McpServerConfig): McpConnection {
+    const { McpConnection, mcpProcessMarker } = this.loadedClient();
     return new McpConnection({
       config,
       processMarker: mcpProcessMarker(this.options.dataDir, config.name),
@@ -267,12 +307,18 @@ export class McpServers {
     const server = entry.config.name;
     // Bound to the entry, not the connection: after a reconnect the same tools reach the new one.
     const call: McpCaller = (toolName, args, { signal }) => entry.connection.callTool(toolName, args, { signal, timeoutMs: this.options.toolTimeoutMs });
-    const { tools, refused } = mcpTools(server, definitions, call, { timeoutMs: this.options.toolTimeoutMs });
+    const { tools, refused } = this.loadedClient().mcpTools(server, definitions, call, { timeoutMs: this.options.toolTimeoutMs });
     const taken = entry.source.replace(tools);
     const takenNames = new Set(taken.map((refusal) => refusal.name));
     entry.tools = tools.map((tool) => tool.name).filter((name) => !takenNames.has(name));
     entry.refused = [...refused, ...taken.map(({ name, message }) => ({ name, message: `Tool ${name} of the MCP server ${server} was left out: ${message}` }))];
     for (const refusal of entry.refused) this.options.logger.warn({ mcp_server: server, tool: refusal.name }, refusal.message);
+  }
+
+  /** The client modules, loaded by reload() before a server is added. */
+  private loadedClient(): ClientModules {
+    if (!this.client) throw new Error('the MCP client modules are used before they were loaded');
+    return this.client;
   }
 
   private track(ending: Promise<void>): void {
@@ -309,4 +355,17 @@ export class McpServers {
       void this.reload();
     }, (this.options.debounceMs ?? 50) + (this.options.stabilityMs ?? 50));
   }
+}
+
+/** Resolves once the connection is no longer `connecting`. */
+function settledConnection(connection: McpConnection): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (connection.state === 'connecting') return;
+      connection.off('changed', check);
+      resolve();
+    };
+    connection.on('changed', check);
+    check();
+  });
 }
