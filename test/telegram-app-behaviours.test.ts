@@ -5,13 +5,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../src/agent/events.ts';
 import { TelegramChannel, type TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
 import type { Logger } from '../src/logger.ts';
-import type { Tool } from '../src/tools/tool.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { recordingLogger } from './support/recording-logger.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { guardedProfile, markingTool } from './support/marking-tool.ts';
 
 // DESIGN §17 through the whole app: the real grammY client, the Bot API stand-in, the scripted LLM.
 
@@ -31,20 +31,7 @@ afterEach(async () => {
   api = dataDir = undefined;
 });
 
-function markTool(runs: string[]): Tool<{ label: string }> {
-  return {
-    name: 'mark',
-    description: 'Marks something.',
-    parameters: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'], additionalProperties: false },
-    subject: (args) => args.label,
-    async execute(args) {
-      runs.push(args.label);
-      return { output: `marked ${args.label}`, success: true };
-    },
-  };
-}
 
-const guarded = `---\nid: guarded\nname: Guarded\nmax_iterations: 4\ntools: [mark]\napprovals:\n  default: allow\n  ask: [mark]\n---\nYou mark things.\n`;
 
 interface StartOptions {
   backend?: 'ollama' | 'openai';
@@ -69,8 +56,8 @@ async function start(options: StartOptions = {}) {
   const server = await startHearth({
     backend: options.backend ?? 'ollama',
     dataDir,
-    tools: [markTool(options.runs ?? [])],
-    profiles: { guarded },
+    tools: [markingTool(options.runs ?? [])],
+    profiles: { guarded: guardedProfile },
     channels: [channel],
     ...(options.logger && { logger: options.logger }),
     ...(options.llm && { llm: options.llm }),

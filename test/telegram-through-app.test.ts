@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TelegramChannel } from '../src/channels/telegram/telegram-channel.ts';
-import type { Tool } from '../src/tools/tool.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { guardedProfile, markingTool } from './support/marking-tool.ts';
 
 // The Telegram channel on the real app and session service, against the Bot API stand-in.
 
@@ -22,20 +22,7 @@ afterEach(async () => {
   hearth = api = dataDir = undefined;
 });
 
-function countingTool(runs: string[]): Tool<{ label: string }> {
-  return {
-    name: 'mark',
-    description: 'Marks something.',
-    parameters: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'], additionalProperties: false },
-    subject: (args) => args.label,
-    async execute(args) {
-      runs.push(args.label);
-      return { output: `marked ${args.label}`, success: true };
-    },
-  };
-}
 
-const guarded = `---\nid: guarded\nname: Guarded\nmax_iterations: 4\ntools: [mark]\napprovals:\n  default: allow\n  ask: [mark]\n---\nYou mark things.\n`;
 
 async function start(backend: 'ollama' | 'openai', runs: string[] = []) {
   api = await startTelegramBotApi();
@@ -48,7 +35,7 @@ async function start(backend: 'ollama' | 'openai', runs: string[] = []) {
     editIntervalMs: 50,
     pollTimeoutSeconds: 5,
   });
-  hearth = await startHearth({ backend, dataDir, tools: [countingTool(runs)], profiles: { guarded }, channels: [channel] });
+  hearth = await startHearth({ backend, dataDir, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
   await waitUntil(() => channel.status.state === 'connected');
   return { server: hearth, api, channel };
 }
