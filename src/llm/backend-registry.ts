@@ -1,27 +1,62 @@
+import { EventEmitter } from 'node:events';
 import type { Config } from '../config.ts';
 import { ConcurrencyGate } from './concurrency-gate.ts';
 import { createOllamaBackend } from './ollama.ts';
 import { queuedBackend } from './queued-backend.ts';
-import type { BackendId, LlmBackend, LlmError } from './types.ts';
+import { collectCompletion } from './collect.ts';
+import type { BackendId, LlmBackend, LlmError, LlmStreamEvent } from './types.ts';
 
 export type BackendChoice = { ok: true; backend: LlmBackend; model: string } | { ok: false; error: LlmError };
+
+/** How one call to a backend ended: it answered, or it could not be reached (other endings say nothing about reachability). */
+export type CallOutcome = { backend: BackendId; model: string; reached: boolean; message?: string };
 
 /**
  * The configured backends, and which backend and model a profile's call goes to. Every backend
  * is handed out behind its own gate of `maxConcurrent` places (LLM_MAX_CONCURRENT), so no call,
  * whoever makes it, has more than that many requests in flight at one backend.
  */
-export class BackendRegistry {
+export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome] }> {
   private readonly backends: Partial<Record<BackendId, LlmBackend>> = {};
 
   constructor(
     backends: Partial<Record<BackendId, LlmBackend>>,
-    private readonly defaultBackend: BackendId,
+    readonly defaultBackend: BackendId,
     maxConcurrent: number,
   ) {
+    super();
     for (const [id, backend] of Object.entries(backends) as [BackendId, LlmBackend][]) {
-      this.backends[id] = queuedBackend(backend, new ConcurrencyGate(maxConcurrent));
+      this.backends[id] = queuedBackend(this.observed(backend), new ConcurrencyGate(maxConcurrent));
     }
+  }
+
+  /** The backend without its queue, e.g. to list its models. */
+  get(id: BackendId): LlmBackend | undefined {
+    return this.backends[id];
+  }
+
+  /** Reports each call's ending as `call`, so the backend status follows what calls find between its checks. */
+  private observed(backend: LlmBackend): LlmBackend {
+    const report = (outcome: CallOutcome) => this.emit('call', outcome);
+    const observed: LlmBackend = {
+      id: backend.id,
+      defaultModel: backend.defaultModel,
+      async *stream(request) {
+        let reported = false;
+        for await (const event of backend.stream(request)) {
+          if (!reported) {
+            const outcome = callOutcome(event);
+            if (outcome) {
+              reported = true;
+              report({ backend: backend.id, model: request.model, ...outcome });
+            }
+          }
+          yield event;
+        }
+      },
+      complete: (request) => collectCompletion(observed.stream(request)),
+    };
+    return observed;
   }
 
   /** The OpenAI client (~150 modules) is loaded only when an OpenAI-compatible endpoint is configured. */
@@ -63,4 +98,10 @@ export class BackendRegistry {
     }
     return { ok: true, backend, model };
   }
+}
+
+/** The first content or a clean end means the backend answered; only llm_unreachable means it could not be reached. */
+function callOutcome(event: LlmStreamEvent): { reached: boolean; message?: string } | undefined {
+  if (event.type === 'error') return event.error.code === 'llm_unreachable' ? { reached: false, message: event.error.message } : undefined;
+  return { reached: true };
 }
