@@ -204,6 +204,7 @@ describe('GET /sessions', () => {
         created_at: expect.any(String),
         last_active: expect.any(String),
         running: false,
+        model: null,
       },
     ]);
   });
@@ -223,6 +224,7 @@ describe('GET /sessions/:id', () => {
       created_at: expect.any(String),
       last_active: expect.any(String),
       running: false,
+      model: null,
       messages: [],
     });
   });

@@ -4,7 +4,7 @@ import { ConcurrencyGate } from './concurrency-gate.ts';
 import { createOllamaBackend } from './ollama.ts';
 import { queuedBackend } from './queued-backend.ts';
 import { collectCompletion } from './collect.ts';
-import type { BackendId, LlmBackend, LlmError, LlmStreamEvent } from './types.ts';
+import type { BackendId, LlmBackend, LlmError, LlmStreamEvent, ModelList } from './types.ts';
 
 export type BackendChoice = { ok: true; backend: LlmBackend; model: string } | { ok: false; error: LlmError };
 
@@ -30,9 +30,14 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
     }
   }
 
-  /** The backend without its queue, e.g. to list its models. */
-  get(id: BackendId): LlmBackend | undefined {
-    return this.backends[id];
+  /** The models the default backend offers (GET /models); its listing does not wait for a place in the queue. */
+  async defaultModels(signal: AbortSignal): Promise<{ backend: BackendId } & ModelList> {
+    const choice = this.choose();
+    if (!choice.ok && !this.backends[this.defaultBackend]) return { backend: this.defaultBackend, ...choice };
+    const listed = await this.backends[this.defaultBackend]!.listModels(signal);
+    if (listed.ok) this.emit('call', { backend: this.defaultBackend, model: '', reached: true });
+    else if (listed.error.code === 'llm_unreachable') this.emit('call', { backend: this.defaultBackend, model: '', reached: false, message: listed.error.message });
+    return { backend: this.defaultBackend, ...listed };
   }
 
   /** Reports each call's ending as `call`, so the backend status follows what calls find between its checks. */
@@ -55,6 +60,7 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
         }
       },
       complete: (request) => collectCompletion(observed.stream(request)),
+      listModels: (signal) => backend.listModels(signal),
     };
     return observed;
   }

@@ -2,11 +2,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Agent } from '../agent/agent.ts';
 import { profileTools } from '../agent/profile-tools.ts';
+import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
 import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
 import { toolEntries, toolErrors } from '../tools/tool-entries.ts';
 
+const modelListTimeoutMs = 10_000;
 const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const SwitchBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
@@ -28,6 +30,13 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
     })),
     errors: profiles.errors(),
   }));
+
+  // The person picks a session's model from these (the page's model picker, PATCH /sessions/:id {model}).
+  app.get('/models', async () => {
+    const listed = await backends.defaultModels(AbortSignal.timeout(modelListTimeoutMs));
+    if (!listed.ok) throw new ApiError(agentErrorCode(listed.error.code), listed.error.message);
+    return { backend: listed.backend, models: listed.models };
+  });
 
   app.get('/agents/tools', async () => ({ tools: toolEntries(sources), errors: toolErrors(sources), servers: mcp.servers() }));
 
