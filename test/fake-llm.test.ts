@@ -65,9 +65,13 @@ describe('npm run dev:fake-llm', () => {
     socket.close();
   });
 
-  it('writes roll_dice for "make a tool …", calls the new tool in the next round and answers with its result', async () => {
+  it('writes roll_dice for "make a tool …" once allowed, calls the new tool in the next round and answers with its result', async () => {
     const socket = await hearth.connect(await hearth.createSession('secretary'));
     socket.send({ type: 'message', content: 'Make a tool that rolls dice, then roll two six-sided dice' });
+    // The shipped profiles ask before a tool is installed.
+    const asked = await socket.next('approval_required', runTimeoutMs);
+    expect(asked).toMatchObject({ tool: 'write_tool', subject: 'roll_dice' });
+    socket.send({ type: 'approve', call_id: asked.call_id, decision: 'allow' });
     const end = await socket.next('stream_end', runTimeoutMs);
     const calls = socket.ofType('tool_call');
     expect(calls.map((call) => call.tool)).toEqual(['write_tool', 'roll_dice']);
