@@ -9,17 +9,20 @@
 // without 1,000 schedules, and times the scheduler's due check in this process. 20 calls an MCP server's
 // echo through McpServers in this process against a bare SDK client, and starts server processes of its own
 // with 10 stdio MCP servers in mcp.json and with none. 21 starts a server process of its own on a database
-// with 1,000 schedules due at once and times /health from here while they run.
+// with 1,000 schedules due at once and times /health from here while they run. 22 starts a server process of
+// its own against the Telegram Bot API stand-in, which runs in this process.
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { killRemainingChildren } from './child-processes.ts';
 import { LlmProcess } from './llm-process.ts';
 import { projectRoot } from './project-root.ts';
 import { loadAverage, machineDescription, table, writeResults, type ReportRow, type ScenarioResult } from './report.ts';
 import type { BenchContext } from './scenarios/bench-context.ts';
 import { compressionBookkeeping } from './scenarios/compression.ts';
-import { concurrentStreams } from './scenarios/concurrency.ts';
+import { concurrentSessionCount, concurrentStreams } from './scenarios/concurrency.ts';
 import { finalMemory, startAndMeasure } from './scenarios/start-and-memory.ts';
 import { deltaThroughput } from './scenarios/throughput.ts';
 import { freshSessionTurns, longSessionTurns } from './scenarios/turn-overhead.ts';
@@ -37,12 +40,13 @@ import { homeAssistantSearchTimes, stateChangedStorm } from './scenarios/smart-h
 import { schedulesAtStart } from './scenarios/schedules-at-start.ts';
 import { mcpEchoCalls, mcpServersAtStart } from './scenarios/mcp.ts';
 import { scheduleStorm } from './scenarios/schedule-storm.ts';
+import { telegramRoundTrips } from './scenarios/telegram.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
 
 const method =
-  'The server runs as its own process (the node command of `npm start`: `node --max-semi-space-size=2 --import tsx src/main.ts`; LOG_LEVEL=silent, a temp DATA_DIR, ' +
+  'The server runs as its own process (the node command of `npm start`: `node --enable-source-maps dist/main.js`, the esbuild bundle `npm run build` writes, rebuilt from src/ before the run; LOG_LEVEL=silent, a temp DATA_DIR, ' +
   'OLLAMA_NUM_CTX=524288 so that the seeded 2,000-message context of scenario 2 is sent whole, neither compressed nor cut to ' +
   'fit the window) against the scripted Ollama of test/support, which runs in a second child process ' +
   '(bench/scripted-llm-process.ts) and is told over IPC how to answer; the measuring client is a third process using ' +
@@ -77,7 +81,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22`);
   }
   return options;
 }
@@ -119,6 +123,9 @@ async function main(): Promise<number> {
   const machine = machineDescription();
   try {
     console.log(machine);
+    // `npm start` runs dist/: build it from the sources being measured, never a stale bundle.
+    console.log('building dist/ (npm run build)…');
+    await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: projectRoot });
     llm = await LlmProcess.start();
     const clockOffset = await llm.measureClockOffset();
     console.log('seeding the 2,000-message session…');
@@ -130,6 +137,9 @@ async function main(): Promise<number> {
       dataDir,
       databaseFile,
       llmUrl: llm.url,
+      // Scenario 4 measures the event loop with 100 streams in flight: at the default of 2 the run
+      // queue would hold 98 of them back (a 53 s wall), and it would time the queue instead.
+      environment: { LLM_MAX_CONCURRENT: String(concurrentSessionCount) },
       ...(options.cpuProfileDirectory && { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDirectory}`] }),
     });
     server = started.server;
@@ -160,6 +170,7 @@ async function main(): Promise<number> {
       [20, '20a. MCP echo call: Hearth vs a bare SDK client', () => mcpEchoCalls()],
       [20, '20b. 10 stdio MCP servers at start', () => mcpServersAtStart(context)],
       [21, '21. `/health` while 1,000 due schedules run', () => scheduleStorm(context)],
+      [22, '22. Telegram round trip through the Bot API stand-in', () => telegramRoundTrips(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

@@ -10,6 +10,7 @@ import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
 import type { Channel } from './channels/channel.ts';
 import { Channels } from './channels/channels.ts';
+import { configuredChannels } from './channels/configured-channels.ts';
 import { removeStaleEmptySessions } from './agent/empty-sessions.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
@@ -91,7 +92,7 @@ export type AppDependencies = AgentDependencies & {
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
 export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
   const db = overrides.db ?? (await openDatabase(config.DB_PATH));
-  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
   const services = new ServiceList(logger);
   services.add({ name: 'database', close: () => db.destroy() });
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
@@ -215,7 +216,7 @@ function reportJail(jail: Jail, logger: Logger): void {
 export interface BuildOptions {
   /** Watch TOOLS_DIR and PROFILES_DIR and hot-reload them (on unless turned off). */
   watch?: boolean;
-  /** The channels people also reach Hearth through (DESIGN §17). */
+  /** Channels people also reach Hearth through (DESIGN §17), beside those the configuration turns on (TELEGRAM_BOT_TOKEN). */
   channels?: readonly Channel[];
 }
 
@@ -272,7 +273,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     },
   });
   app.decorate('heartbeats', heartbeats);
-  const channels = new Channels({ channels: options.channels ?? [], sessions, events: agent.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
+  const channelList = [...(options.channels ?? []), ...(await configuredChannels(config))];
+  const channels = new Channels({ channels: channelList, sessions, events: agent.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
   services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
   // After what starts runs: timers and channels stop taking work before every run is stopped.
   services.add({ name: 'agent', stop: () => agent.stopAll() });

@@ -54,9 +54,13 @@ const ConfigSchema = Type.Object({
   MQTT_URL: Type.Union([Type.Literal(''), Type.String({ format: 'mqtt-url' })], { default: '' }),
   MQTT_USERNAME: Text(''),
   MQTT_PASSWORD: Text(''),
+  TELEGRAM_BOT_TOKEN: Text(''),
+  TELEGRAM_ALLOWED_USERS: Text(''),
+  TELEGRAM_API_ROOT: Type.String({ default: 'https://api.telegram.org', format: 'uri' }),
   MCP_CONFIG_FILE: Text('mcp.json'),
   MCP_TOOL_TIMEOUT_MS: Count(60000, 100),
   JAIL: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  LOG_FORMAT: Type.Union([Type.Literal(''), Type.Literal('pretty'), Type.Literal('json')], { default: '' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

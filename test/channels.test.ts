@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Tool } from '../src/tools/tool.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { RecordingChannel } from './support/recording-channel.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { guardedProfile, markingTool } from './support/marking-tool.ts';
 
 let hearth: Hearth | undefined;
 afterEach(async () => {
@@ -10,27 +10,13 @@ afterEach(async () => {
   hearth = undefined;
 });
 
-/** A tool that only counts its runs: what a decision lets through is visible. */
-function countingTool(runs: string[]): Tool<{ label: string }> {
-  return {
-    name: 'mark',
-    description: 'Marks something.',
-    parameters: { type: 'object', properties: { label: { type: 'string' } }, required: ['label'], additionalProperties: false },
-    subject: (args) => args.label,
-    async execute(args) {
-      runs.push(args.label);
-      return { output: `marked ${args.label}`, success: true };
-    },
-  };
-}
 
-const guarded = `---\nid: guarded\nname: Guarded\nmax_iterations: 4\ntools: [mark]\napprovals:\n  default: allow\n  ask: [mark]\n---\nYou mark things.\n`;
 
 for (const backend of ['ollama', 'openai'] as const) {
   describe(`channels (${backend})`, () => {
     async function start(runs: string[] = []) {
       const channel = new RecordingChannel();
-      hearth = await startHearth({ backend, tools: [countingTool(runs)], profiles: { guarded }, channels: [channel] });
+      hearth = await startHearth({ backend, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
       return { server: hearth, channel, sessions: channel.context!.sessions };
     }
 

@@ -66,9 +66,13 @@ describe('parseConfig defaults', () => {
       MQTT_URL: '',
       MQTT_USERNAME: '',
       MQTT_PASSWORD: '',
+      TELEGRAM_BOT_TOKEN: '',
+      TELEGRAM_ALLOWED_USERS: '',
+      TELEGRAM_API_ROOT: 'https://api.telegram.org',
       MCP_CONFIG_FILE: 'mcp.json',
       MCP_TOOL_TIMEOUT_MS: 60000,
       JAIL: 'on',
+      LOG_FORMAT: '',
       LOG_LEVEL: 'info',
     });
   });
@@ -114,6 +118,7 @@ describe('parseConfig refuses malformed values', () => {
     ['LLM_MAX_CONCURRENT', '1.5'],
     ['SCHEDULER_MAX_CONCURRENT', '-1'],
     ['SCHEDULER_MAX_CONCURRENT', 'many'],
+    ['TELEGRAM_API_ROOT', 'api.telegram.org'],
   ])('%s=%s with one line naming the variable', (key, value) => {
     const error = configErrorOf(() => parseConfig({ [key]: value }));
     expect(error.message).not.toContain('\n');

@@ -103,6 +103,9 @@ describe('docs/protocol.md', () => {
   it('has a Node WebSocket client that prints the streamed answer and exits', async () => {
     const [client] = codeBlocks(markdown, 'js');
     expect(client).toContain("from 'ws'");
+    // Named with its .mjs ending, it runs as an ES module in a folder without "type": "module".
+    expect(client!.split('\n')[0]).toBe('// client.mjs');
+    expect(markdown).toContain('`node client.mjs`');
     // Sent only when no run is active: a client that waited for it could wait forever.
     expect(client).not.toContain('session_sync');
 

@@ -3,12 +3,12 @@
 
 export const name = 'get_current_datetime';
 
-export const description = "Current date and time in the server's time zone, or in another IANA time zone such as Europe/Paris.";
+export const description = "Current date and time, in the server's time zone or an IANA one.";
 
 export const parameters = {
   type: 'object',
   properties: {
-    time_zone: { type: 'string', description: "IANA time zone, e.g. America/New_York or UTC; default: the server's" },
+    time_zone: { type: 'string', description: "e.g. Europe/Paris; default: the server's" },
   },
   required: [],
   additionalProperties: false,

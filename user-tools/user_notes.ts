@@ -3,7 +3,7 @@
 
 export const name = 'user_notes';
 
-export const description = 'Personal notes that persist: add a note (with optional tags), list them, search their text and tags, or delete one by id.';
+export const description = 'Personal notes that persist: add (with tags), list, search text and tags, delete by id.';
 
 export const parameters = {
   type: 'object',
@@ -11,7 +11,7 @@ export const parameters = {
     action: { type: 'string', enum: ['add', 'list', 'search', 'delete'] },
     text: { type: 'string', description: 'add: the note' },
     tags: { type: 'array', items: { type: 'string' }, description: 'add: optional tags' },
-    query: { type: 'string', description: 'search: words to find in text or tags' },
+    query: { type: 'string', description: 'search: words' },
     id: { type: 'integer', description: 'delete: the note id' },
   },
   required: ['action'],

@@ -6,7 +6,8 @@ import type { ScenarioResult } from '../report.ts';
 import { maximum, median, milliseconds, percentile } from '../statistics.ts';
 import type { BenchContext } from './bench-context.ts';
 
-const sessionCount = 100;
+export const concurrentSessionCount = 100;
+const sessionCount = concurrentSessionCount;
 const chunkCount = 50;
 const chunkDelayMs = 20;
 
@@ -49,7 +50,7 @@ export async function concurrentStreams({ server, llm, clockOffset }: BenchConte
         },
       ],
       details: [
-        `Concurrency: ${sessionCount} sessions × ${chunkCount} chunks ${chunkDelayMs} ms apart (ideal wall ≈ ` +
+        `Concurrency: ${sessionCount} sessions × ${chunkCount} chunks ${chunkDelayMs} ms apart, the server run with LLM_MAX_CONCURRENT=${sessionCount} (ideal wall ≈ ` +
           `${((chunkCount * chunkDelayMs) / 1000).toFixed(1)} s); ${lags.length} of ${expected} stamped chunks received; ` +
           `clock offset LLM−client ${clockOffset.offsetMs.toFixed(3)} ms (±${(clockOffset.roundTripMs / 2).toFixed(3)} ms).` +
           (failures.length > 0 ? ` Failures: ${[...new Set(failures)].slice(0, 3).join('; ')}` : ''),

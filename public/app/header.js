@@ -15,6 +15,8 @@ export class SessionHeader {
     this.meter = meter;
     this.share = share;
     this.backend = new BackendStatusView(title.closest('header'));
+    // Under the title, beside the profile: the header's controls keep one row at every width.
+    profile.parentElement.append(this.backend.summary);
     profile.addEventListener('change', async () => {
       const wanted = profile.value;
       profile.disabled = true;

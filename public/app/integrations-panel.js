@@ -2,20 +2,26 @@ import { api } from './api.js';
 import { element, replaceContent, withInlineCode } from './dom.js';
 import { heading, load } from './panels.js';
 
-const labels = { home_assistant: 'Home Assistant', mqtt: 'MQTT' };
+const labels = { home_assistant: 'Home Assistant', mqtt: 'MQTT', telegram: 'Telegram' };
 const stateWords = { connected: 'connected', connecting: 'connecting…', failed: 'failed', not_configured: 'not configured' };
 
 const counted = (count, one, many) => `${count} ${count === 1 ? one : many}`;
 const mcpPrefix = 'mcp:';
 const transportWords = { stdio: 'stdio', http: 'Streamable HTTP' };
 
-/** What an integration holds, in words: Home Assistant's entities and areas, MQTT's broker, an MCP server's tools, otherwise each detail as it comes. */
+/** What an integration holds, in words: Home Assistant's entities and areas, MQTT's broker, Telegram's bot, an MCP server's tools, otherwise each detail as it comes. */
 function describeDetails(name, status, details = {}) {
   if (name === 'home_assistant' && typeof details.entities === 'number') {
     const entities = counted(details.entities, 'entity', 'entities');
     return typeof details.areas === 'number' ? `${entities} in ${counted(details.areas, 'area', 'areas')}` : entities;
   }
   if (name === 'mqtt' && (details.broker || details.url)) return withInlineCode(`Broker \`${details.broker ?? details.url}\``);
+  if (name === 'telegram') {
+    if (status === 'connected' && details.bot) return `Bot ${details.bot}`;
+    const retryAt = details.retry_at ? new Date(details.retry_at) : undefined;
+    if (status === 'failed' && retryAt && !Number.isNaN(retryAt.getTime())) return `Trying again at ${retryAt.toLocaleTimeString()}`;
+    return '';
+  }
   if (name.startsWith(mcpPrefix)) {
     const transport = transportWords[details.transport];
     const tools = status === 'connected' && typeof details.tools === 'number' ? ` with ${counted(details.tools, 'tool', 'tools')}` : '';

@@ -67,11 +67,42 @@ export function renderMarkdown(text) {
   }
   for (const pre of fragment.querySelectorAll('pre')) {
     const language = /\blanguage-(\S+)/.exec(pre.querySelector('code')?.className ?? '')?.[1] ?? '';
+    // A scrolling block takes the focus, so a keyboard can scroll it (WCAG 2.1.1).
+    pre.tabIndex = 0;
     const block = element('div', { className: 'code-block' });
     pre.replaceWith(block);
     block.append(element('div', { className: 'code-toolbar' }, element('span', { className: 'code-language' }, language), element('button', { type: 'button', className: 'copy-code', 'aria-label': 'Copy code' }, 'Copy')), pre);
   }
   return fragment;
+}
+
+const blockTags = new Set(['P', 'DIV', 'PRE', 'BLOCKQUOTE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'LI', 'TR', 'TABLE', 'UL', 'OL', 'HR']);
+
+/** Markdown → the text a person reads, without its marks (`**Done.**` → `Done.`): for places that show no HTML. */
+export function markdownToPlainText(text) {
+  const lines = [];
+  let line = '';
+  const endLine = () => {
+    if (line.trim() !== '') lines.push(line.trim());
+    line = '';
+  };
+  const walk = (node) => {
+    for (const child of node.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) line += child.textContent;
+      else if (child.nodeName === 'BR') line += '\n';
+      else if (child.nodeName === 'IMG') line += child.getAttribute('alt') ?? '';
+      else if (!blockTags.has(child.nodeName)) walk(child);
+      else {
+        endLine();
+        if (child.nodeName === 'LI') line = '• ';
+        walk(child);
+        endLine();
+      }
+    }
+  };
+  walk(purifier.sanitize(marked.parse(text), sanitizeOptions));
+  endLine();
+  return lines.join('\n');
 }
 
 const fenceLine = /^ {0,3}(`{3,}|~{3,})/;

@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { element, formatTime, replaceContent } from './dom.js';
+import { markdownToPlainText, renderMarkdown } from './markdown.js';
 
 const listLimit = 50;
 
@@ -103,19 +104,24 @@ export class NotificationBell {
     );
   }
 
+  /**
+   * The title is the item's button; the body is the notification's Markdown, sanitised like an answer,
+   * beside it rather than inside it (a button holds no blocks, links or copy buttons). A click on the
+   * body opens the notification too, unless it was on a link or button of its own.
+   */
   #item(notification) {
     const unread = !notification.read && !notification.read_at;
-    return element(
+    const item = element(
       'li',
-      { dataset: { notificationId: String(notification.id), read: String(!unread) } },
-      element(
-        'button',
-        { type: 'button', className: 'notification-item', onclick: () => this.#choose(notification) },
-        element('span', { className: 'notification-title' }, notification.title),
-        notification.body && element('span', { className: 'notification-body' }, notification.body),
-        element('time', { className: 'notification-time', datetime: notification.created_at }, formatTime(notification.created_at)),
-      ),
+      { className: 'notification-entry', dataset: { notificationId: String(notification.id), read: String(!unread) } },
+      element('button', { type: 'button', className: 'notification-item', onclick: () => this.#choose(notification) }, element('span', { className: 'notification-title' }, notification.title)),
+      notification.body && element('div', { className: 'notification-body markdown' }, notificationBody(notification.body)),
+      element('time', { className: 'notification-time', datetime: notification.created_at }, formatTime(notification.created_at)),
     );
+    item.addEventListener('click', (event) => {
+      if (!event.target.closest('a, button')) this.#choose(notification);
+    });
+    return item;
   }
 
   /** A click: the notification is read and its session, if it has one, opens. */
@@ -173,11 +179,18 @@ export class NotificationBell {
 
   #showInBrowser(notification) {
     if (!('Notification' in window) || Notification.permission !== 'granted' || document.hasFocus()) return;
-    const shown = new Notification(notification.title, { body: notification.body ?? '', tag: `hearth-${notification.id}` });
+    const shown = new Notification(notification.title, { body: markdownToPlainText(notification.body ?? ''), tag: `hearth-${notification.id}` });
     shown.addEventListener('click', () => {
       window.focus();
       this.#choose(notification);
       shown.close();
     });
   }
+}
+
+/** The body's Markdown, rendered like an answer's, without the code blocks' copy buttons (the list is for reading). */
+function notificationBody(markdown) {
+  const fragment = renderMarkdown(markdown);
+  for (const toolbar of fragment.querySelectorAll('.code-toolbar')) toolbar.remove();
+  return fragment;
 }

@@ -53,7 +53,14 @@ export class AssistantItem {
     this.thinking.hidden = true;
     this.node = element('article', { className: 'item assistant', dataset: { role: 'assistant' } }, this.thinking, this.markdown);
     this.node.append(answerActions(this.node, () => this.content ?? this.stream.text));
+    this.copyButton = this.node.querySelector('.copy-answer');
+    this.#showCopy();
     this.dirty = false;
+  }
+
+  /** A round that holds only reasoning has nothing to copy. */
+  #showCopy() {
+    this.copyButton.hidden = !(this.content ?? this.stream.text)?.trim();
   }
 
   get isEmpty() {
@@ -84,6 +91,7 @@ export class AssistantItem {
       this.thinkingBody.textContent = this.thinkingText;
     }
     this.stream.render();
+    this.#showCopy();
   }
 
   endThinking() {
@@ -97,6 +105,7 @@ export class AssistantItem {
     if (content !== undefined && (content !== '' || this.stream.text === '')) this.stream.finish(content);
     else this.stream.finish();
     if (stopped) this.markStopped(stoppedLabel);
+    this.#showCopy();
   }
 
   /** The answer did not finish: stopped by the person, by a shutdown, or cut off by a restart. */
@@ -118,6 +127,7 @@ export class AssistantItem {
     if (message.content) item.markdown.replaceChildren(renderMarkdown(message.content));
     if (message.stopped) item.markStopped();
     if (message.interrupted) item.markStopped('Interrupted: the server restarted before this answer finished');
+    item.#showCopy();
     return item;
   }
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { normaliseSubject } from '../approvals/normalise-subject.ts';
-import { judge, type ApprovalPolicy, type Judgement, type Verdict } from '../approvals/policy.ts';
+import { destructiveDefault, destructiveReason, judge, type ApprovalPolicy, type Judgement, type Verdict } from '../approvals/policy.ts';
 import type { Logger } from '../logger.ts';
 import {
   denyAllPending,
@@ -112,7 +112,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       tool: tool.name,
       args,
       subject,
-      reason: judgement.reason ?? `rule ${judgement.rule}`,
+      reason: judgement.reason ?? (judgement.rule === destructiveDefault ? destructiveReason : `rule ${judgement.rule}`),
       ...(judgement.notReadOnly !== undefined && { not_read_only: judgement.notReadOnly }),
       expires_at: expiresAt,
       is_subagent: context.isSubagent,

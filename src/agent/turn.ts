@@ -15,6 +15,7 @@ import { runPlanning } from './planning.ts';
 import { applyRewind, planRewind, type RewindRefusal, type RewindRequest } from './rewind.ts';
 import { setupForSession, type ProfileSetup } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
+import { toolSourcesReady } from './tool-sources-ready.ts';
 
 export interface UserInput {
   content: string;
@@ -143,6 +144,7 @@ async function runStartedTurn(
   context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.
   await background.settled();
+  await toolSourcesReady(deps);
   const session = await findSession(db, sessionId);
   const resolved = await setupForSession(sessionId, deps);
   if (session && resolved.ok) {

@@ -121,6 +121,9 @@ function matchesCall(rule: ApprovalRule, call: ApprovalCall, subject: string, re
 /** The rule text of a call asked about because its tool is destructive and no rule matched. */
 export const destructiveDefault = 'default (the tool is marked destructive)';
 
+/** What the person reads about such a call (the approval's `reason`): why it asks, in plain words. */
+export const destructiveReason = 'Asked because the tool can destroy or overwrite something, and no rule allows it';
+
 /**
  * Precedence: deny, then allow, then ask, then the default (README: Approvals). Under a default
  * of allow a destructive tool's call is asked about; an allow rule naming it still lets it run.

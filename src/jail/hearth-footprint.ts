@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.ts';
+import { packageRoot } from '../package-root.ts';
 
 /** The folder Hearth is installed in (the one holding `src/`, `node_modules/`, `.env`). */
-export const projectFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const projectFolder = packageRoot;
 
 /** Both spellings of a path: as configured and as links resolve it (a data folder under a linked /tmp has two). */
 function spellings(entry: string): string[] {

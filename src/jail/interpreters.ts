@@ -37,7 +37,9 @@ export function pythonInstallation(command: string): Promise<PythonInstallation 
   let found = pythons.get(command);
   if (found === undefined) {
     found = new Promise((resolve) => {
-      execFile(command, ['-c', 'import sys; print(sys.executable); print(sys.base_prefix)'], { timeout: 10_000 }, (error, stdout) => {
+      // PATH only: Hearth's environment holds its secrets, and this is one of its children.
+      const env = process.env.PATH === undefined ? {} : { PATH: process.env.PATH };
+      execFile(command, ['-c', 'import sys; print(sys.executable); print(sys.base_prefix)'], { timeout: 10_000, env }, (error, stdout) => {
         const [executable, prefix] = stdout.trim().split('\n');
         if (error || !executable || !prefix) return resolve(undefined);
         const folders = [prefix, installationFolder(executable)].filter((folder): folder is string => folder !== undefined && installationFolder(path.join(folder, 'bin', 'x')) !== undefined);

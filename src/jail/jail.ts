@@ -10,7 +10,7 @@ const probeTimeoutMs = 10_000;
 export interface JailOptions {
   config: Config;
   logger: { warn(message: string): void; info(message: string): void };
-  /** The environment bubblewrap and pasta run with (PATH decides whether they are found). */
+  /** Where bubblewrap, pasta and nsenter are looked for: PATH only (a PATH without bwrap makes the jail unavailable). */
   environment?: NodeJS.ProcessEnv;
 }
 
@@ -20,9 +20,18 @@ interface ProbeResult {
   missing: boolean;
 }
 
+/**
+ * The environment of the processes the jail machinery itself runs (the probes, the namespace holder
+ * and pasta, which lives as long as its namespace): PATH and nothing else. Hearth's own environment
+ * holds its secrets in memory, and these processes are Hearth's children, visible in /proc.
+ */
+export function machineryEnvironment(environment: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return environment.PATH === undefined ? {} : { PATH: environment.PATH };
+}
+
 function probe(executable: string, args: string[], environment: NodeJS.ProcessEnv): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const child = spawn(executable, args, { stdio: ['ignore', 'pipe', 'pipe'], env: environment });
+    const child = spawn(executable, args, { stdio: ['ignore', 'pipe', 'pipe'], env: machineryEnvironment(environment) });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -161,7 +170,7 @@ export class Jail {
   }
 
   private async newNamespace(): Promise<NetworkNamespace> {
-    const namespace = await NetworkNamespace.create(this.options.environment ?? process.env);
+    const namespace = await NetworkNamespace.create(machineryEnvironment(this.options.environment));
     this.namespaces.add(namespace);
     return namespace;
   }

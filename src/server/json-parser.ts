@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import secureJson from 'secure-json-parse';
+import { packagePath } from '../package-root.ts';
 
 /** JSON up to this size is parsed in place; larger JSON (a message with images) in a worker thread. */
 const inlineLimitBytes = 256 * 1024;
@@ -35,7 +36,7 @@ export class JsonParser {
   private started(): Worker {
     if (this.worker) return this.worker;
     // Plain JavaScript, without the parent's loaders (`--import tsx`): the worker starts in milliseconds.
-    const worker = new Worker(new URL('./json-parse-worker.mjs', import.meta.url), { execArgv: [] });
+    const worker = new Worker(packagePath('src', 'server', 'json-parse-worker.mjs'), { execArgv: [] });
     worker.unref();
     worker.on('message', ({ id, ...result }: { id: number } & JsonParse) => {
       this.waiting.get(id)?.(result);

@@ -14,6 +14,8 @@ export const securityHeaders: FastifyHelmetOptions = {
       imgSrc: ["'self'", 'data:', 'blob:'],
       // 'self' covers the page's own ws:// or wss:// origin.
       connectSrc: ["'self'"],
+      // The web app manifest (public/manifest.webmanifest); default-src covers it, said here so it stays so.
+      manifestSrc: ["'self'"],
       objectSrc: ["'none'"],
       baseUri: ["'none'"],
       formAction: ["'self'"],

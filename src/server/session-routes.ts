@@ -108,16 +108,19 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   );
 
   const patch = async (id: string, body: PatchBody) => {
-    const before = await existing(id);
-    const updated = await updateSession(db, id, {
+    await existing(id);
+    if (body.profile_id !== undefined) knownProfile(body.profile_id);
+    await updateSession(db, id, {
       ...(body.title !== undefined && { title: body.title.trim(), titleSetByUser: true }),
-      ...(body.profile_id !== undefined && { profileId: knownProfile(body.profile_id) }),
       ...(body.pinned !== undefined && { pinned: body.pinned }),
       ...(body.model !== undefined && { model: body.model }),
     });
-    if (updated && updated.profileId !== before.profileId) await agent.profileSwitched(id, updated.profileId, 'user');
+    if (body.profile_id !== undefined) {
+      const switched = await sessions.switchProfile(id, body.profile_id);
+      if (!switched.ok) throw new ApiError(switched.code, switched.message);
+    }
     sessions.announce(id, 'updated');
-    return summary(updated ?? (await existing(id)));
+    return summary(await existing(id));
   };
   app.patch<{ Params: SessionParams; Body: PatchBody }>(
     '/sessions/:id',

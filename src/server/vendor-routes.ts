@@ -2,12 +2,10 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
+import { packageRoot } from '../package-root.ts';
 
 const require = createRequire(import.meta.url);
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const javascript = 'text/javascript; charset=utf-8';
 const css = 'text/css; charset=utf-8';
 
@@ -18,7 +16,8 @@ interface VendorAsset {
 
 /**
  * `GET /vendor/<name>`: the libraries the web page imports as ES modules, served from node_modules
- * (no build step, no CDN). Public, like the page itself.
+ * (no build step, no CDN). Public, like the page itself. Nothing of them is loaded into the
+ * server: each file is read (or bundled) on its first request and kept.
  */
 export async function vendorRoutes(app: FastifyInstance) {
   const assets: Record<string, VendorAsset> = {
@@ -51,10 +50,12 @@ function fileLoader(file: string): () => Promise<Buffer> {
 
 /** highlight.js 11 ships its ES entry points as wrappers around CommonJS, so the common build is bundled into one module. */
 async function bundleHighlight(): Promise<Buffer> {
+  // esbuild (and highlight.js, which it reads) are loaded on the first request for it, not with the server.
+  const { build } = await import('esbuild');
   const result = await build({
     stdin: {
       contents: "import hljs from 'highlight.js/lib/common'; export default hljs;",
-      resolveDir: projectRoot,
+      resolveDir: packageRoot,
       sourcefile: 'vendor-highlight.js',
       loader: 'js',
     },

@@ -3,7 +3,7 @@ import type { Decision } from '../agent/approval-gate.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
 import { bindSessionKey, findKeyedSession } from '../store/session-keys-repository.ts';
-import { createSession, findSession, updateSession, type Session } from '../store/sessions-repository.ts';
+import { createSession, findSession, listRecentSessions, updateSession, type Session } from '../store/sessions-repository.ts';
 
 /** The profile a session gets when nobody names one: the page's New session, the REST API, schedules, channels. */
 export const defaultProfileId = 'secretary';
@@ -17,6 +17,10 @@ export interface NewSession {
   /** The channel the session comes from (`telegram`): the page shows its mark. */
   origin?: string;
 }
+
+export type SwitchedProfile =
+  | { ok: true; session: Session }
+  | { ok: false; code: 'session_not_found' | 'unknown_profile'; message: string };
 
 export type CreatedSession = { ok: true; session: Session } | { ok: false; code: 'unknown_profile'; message: string };
 
@@ -64,6 +68,33 @@ export class SessionService {
     if (request.title !== undefined) session = (await updateSession(db, session.id, { title: request.title, titleSetByUser: true })) ?? session;
     this.options.onSessionCreated?.();
     return { ok: true, session };
+  }
+
+  /**
+   * Gives the session another profile: the transcript keeps a marker and the pages watching it
+   * hear `profile_switched` (nothing happens when it has that profile already). The page's PATCH
+   * /sessions/:id and a channel's `/profile` both come here.
+   */
+  async switchProfile(sessionId: string, profileId: string): Promise<SwitchedProfile> {
+    const before = await this.find(sessionId);
+    if (!before) return { ok: false, code: 'session_not_found', message: `No session with id ${sessionId}.` };
+    if (!this.hasProfile(profileId)) {
+      return { ok: false, code: 'unknown_profile', message: `Unknown profile "${profileId}". Known profiles: ${this.knownProfiles().join(', ')}.` };
+    }
+    if (before.profileId === profileId) return { ok: true, session: before };
+    const updated = (await updateSession(this.agent.deps.db, sessionId, { profileId })) ?? before;
+    await this.agent.profileSwitched(sessionId, profileId, 'user');
+    return { ok: true, session: updated };
+  }
+
+  /** The profile's display name, or its id when it has none. */
+  profileName(profileId: string): string {
+    return this.agent.deps.profiles.get(profileId)?.name ?? profileId;
+  }
+
+  /** The most recently active sessions with a message, newest first; only a channel's (`origin: 'telegram'`) when given. */
+  recent(options: { origin?: string; limit?: number } = {}): Promise<Session[]> {
+    return listRecentSessions(this.agent.deps.db, { limit: options.limit ?? 10, ...(options.origin !== undefined && { origin: options.origin }) });
   }
 
   /** The session the key leads to, or undefined before it was bound or once that session is deleted. */

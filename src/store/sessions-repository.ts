@@ -80,6 +80,14 @@ export async function listSessions(db: Db): Promise<Session[]> {
   return rows.map(fromRow);
 }
 
+/** The most recently active sessions that have a message, of one origin (`telegram`) when given. */
+export async function listRecentSessions(db: Db, options: { origin?: string; limit: number }): Promise<Session[]> {
+  let query = db.selectFrom('sessions').select(columns).where(hasMessages);
+  if (options.origin !== undefined) query = query.where('origin', '=', options.origin);
+  const rows = await query.orderBy('last_active', 'desc').limit(options.limit).execute();
+  return rows.map(fromRow);
+}
+
 const hasMessages = (expression: ExpressionBuilder<Database, 'sessions'>) =>
   expression.exists(
     expression.selectFrom('messages').select('messages.id').whereRef('messages.session_id', '=', 'sessions.id').where('messages.buffer', '=', 'display'),

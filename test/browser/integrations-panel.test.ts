@@ -124,6 +124,31 @@ describe.skipIf(skipBrowserTests)('the Integrations panel', () => {
     expect(shown).toEqual(body.integrations.map((integration: IntegrationStatus) => [integration.name, integration.status]));
   });
 
+  it('shows the Telegram channel connected as its bot, and failed with the reason and when it tries again', browserTest, async () => {
+    const hearth = await browser.hearth();
+    report(hearth, { name: 'telegram', status: 'connected', details: { bot: '@hearth_home_bot' } });
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    await waitForEventsSocket(page);
+    const panel = await openIntegrationsPanel(page);
+    const telegram = panel.locator('li[data-integration="telegram"]');
+    await telegram.waitFor();
+    expect(await telegram.locator('.integration-name').textContent()).toBe('Telegram');
+    expect(await telegram.locator('.integration-state').textContent()).toBe('connected');
+    expect(await telegram.locator('.integration-details').textContent()).toBe('Bot @hearth_home_bot');
+    const retryAt = new Date(Date.now() + 60_000).toISOString();
+    report(hearth, {
+      name: 'telegram',
+      status: 'failed',
+      message: 'Telegram refused the bot token (401 Unauthorized): check `TELEGRAM_BOT_TOKEN` with @BotFather.',
+      details: { retry_at: retryAt },
+    });
+    await panel.locator('li[data-integration="telegram"][data-status="failed"]').waitFor();
+    expect(await telegram.locator('.integration-message').textContent()).toBe('Telegram refused the bot token (401 Unauthorized): check TELEGRAM_BOT_TOKEN with @BotFather.');
+    const expected = await page.evaluate((at) => `Trying again at ${new Date(at).toLocaleTimeString()}`, retryAt);
+    expect(await telegram.locator('.integration-details').textContent()).toBe(expected);
+  });
+
   it('an empty list says none are configured and points to the README', browserTest, async () => {
     const hearth = await browser.hearth();
     const page = await browser.openPage(hearth);

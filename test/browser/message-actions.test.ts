@@ -32,6 +32,31 @@ describe.skipIf(skipBrowserTests)('message actions in the browser', () => {
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('Use **two** eggs.\n\n- flour\n- milk');
   });
 
+  it('shows no Copy under a round that holds only reasoning, live and after a reload', browserTest, async () => {
+    const hearth = await browser.hearth();
+    hearth.llm.script(
+      { thinking: 'The list first.', toolCalls: [{ name: 'todo', arguments: { action: 'set', items: ['Flour'] } }] },
+      { content: 'Noted: flour.' },
+    );
+    const { page, sessionId } = await open(hearth);
+    await sendMessage(page, 'Add flour to my list');
+    await waitForAnswer(page, 'Noted: flour.');
+    await waitForIdle(page);
+    const copyButtons = (target: Page) =>
+      target.locator(sel.assistant).evaluateAll((items) =>
+        items.map((item) => ({ reasoning: !(item.querySelector('.thinking') as HTMLElement).hidden, text: (item.querySelector('.markdown')?.textContent ?? '').trim(), copy: item.querySelector<HTMLElement>('.copy-answer')?.checkVisibility() ?? false })),
+      );
+    const expected = [
+      { reasoning: true, text: '', copy: false },
+      { reasoning: false, text: 'Noted: flour.', copy: true },
+    ];
+    expect(await copyButtons(page)).toEqual(expected);
+    const reloaded = await browser.openPage(hearth, { hash: sessionId });
+    await waitForApp(reloaded);
+    await waitForAnswer(reloaded, 'Noted: flour.');
+    expect(await copyButtons(reloaded)).toEqual(expected);
+  });
+
   it('regenerates the last answer: the new one shows, the old one folds behind "previous version"', browserTest, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ content: 'Tuesday.' }, { content: 'Wednesday, actually.' });

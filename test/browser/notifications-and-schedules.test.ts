@@ -86,6 +86,51 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await page.waitForFunction((selector) => document.querySelectorAll(`${selector} .notification-list > li[data-read="false"]`).length === 0, popoverSelector);
   });
 
+  it('renders a notification body as sanitised Markdown in the list, and as plain text in a browser notification', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const page = await browser.openPage(hearth);
+    // Stands in for the browser's notifications: permission granted, the page in the background, each shown body recorded.
+    await page.evaluate(() => {
+      const shown: { title: string; body: string }[] = [];
+      (window as any).shownNotifications = shown;
+      class RecordingNotification extends EventTarget {
+        static permission = 'granted';
+        static requestPermission = async () => 'granted';
+        constructor(title: string, options: { body: string }) {
+          super();
+          shown.push({ title, body: options.body });
+        }
+        close() {}
+      }
+      (window as any).Notification = RecordingNotification;
+      document.hasFocus = () => false;
+    });
+    await waitForApp(page);
+    await waitForEventsSocket(page);
+    const body = ['**Fake model here.** Your `df -h` says:', '', '> /dev/sdb is 97% full', '', '- clean /tmp', '- [docs](https://example.org)', '', '<img src=x onerror="window.hacked=1"><script>window.hacked=1</script>'].join('\n');
+    await raise(hearth, { title: 'Disk check', body });
+    await page.waitForFunction(() => (window as any).shownNotifications.length === 1);
+    const [shown] = await page.evaluate(() => (window as any).shownNotifications);
+    expect(shown).toEqual({
+      title: 'Disk check',
+      body: 'Fake model here. Your df -h says:\n/dev/sdb is 97% full\n• clean /tmp\n• docs\n<img src=x onerror="window.hacked=1"><script>window.hacked=1</script>',
+    });
+
+    await page.locator(bellSelector).click();
+    const rendered = page.locator(`${popoverSelector} .notification-list > li .notification-body`);
+    await rendered.waitFor();
+    expect(await rendered.locator('strong').textContent()).toBe('Fake model here.');
+    expect(await rendered.locator('code').textContent()).toBe('df -h');
+    expect(await rendered.locator('blockquote').textContent()).toContain('/dev/sdb is 97% full');
+    expect(await rendered.locator('li').allTextContents()).toEqual(['clean /tmp', 'docs']);
+    expect(await rendered.locator('a').getAttribute('rel')).toContain('noopener');
+    // Raw HTML stays text; nothing ran.
+    expect(await rendered.locator('img, script').count()).toBe(0);
+    expect(await rendered.textContent()).toContain('<script>');
+    expect(await page.evaluate(() => (window as any).hacked)).toBeUndefined();
+    await screenshot(page, 'notification-markdown');
+  });
+
   it('lists a schedule created over REST; pause, resume and delete work', browserTest, async () => {
     const hearth = await browser.hearth();
     const created = await hearth.request('POST', '/schedules', { name: 'Morning <i>brief</i>', prompt: 'Summarise the night', cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' });

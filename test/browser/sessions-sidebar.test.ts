@@ -106,6 +106,22 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     expect(await page.locator(`${sel.sessionItem}[data-session-id="${newest}"] .session-link`).getAttribute('aria-current')).not.toBe('page');
   });
 
+  it('marks a session that came from Telegram, and only that one', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const fromPage = await titled(hearth, 'From the page');
+    const created = await hearth.app.sessions.create({ origin: 'telegram' });
+    if (!created.ok) throw new Error(created.message);
+    const fromTelegram = created.session.id;
+    expect((await hearth.request('POST', `/sessions/${fromTelegram}/messages`, { content: 'Hello from the phone' })).status).toBe(200);
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    const mark = page.locator(`${sel.sessionItem}[data-session-id="${fromTelegram}"] .origin-mark`);
+    await mark.waitFor();
+    expect(await mark.textContent()).toBe('Telegram');
+    expect(await mark.getAttribute('aria-label')).toBe('From Telegram');
+    expect(await page.locator(`${sel.sessionItem}[data-session-id="${fromPage}"] .origin-mark`).count()).toBe(0);
+  });
+
   it('renames a session with the Rename button, the title input and Enter', browserTest, async () => {
     const hearth = await browser.hearth();
     const id = await titled(hearth, 'Untitled plans');

@@ -20,14 +20,19 @@ const capMb = 128;
  */
 const hog = {
   prelude: `import { existsSync, writeFileSync } from 'node:fs';
-const held: Buffer[] = [];`,
+const held: Buffer[] = [];
+(globalThis as { hostId?: string }).hostId ??= crypto.randomUUID();`,
   execute: `  held.push(Buffer.alloc(32 * 1024 * 1024, 1));
-  writeFileSync('holding', String(process.pid));
+  writeFileSync('holding', String((globalThis as { hostId?: string }).hostId));
   while (!existsSync('go')) await new Promise((resolve) => setTimeout(resolve, 5));
   while (held.length < 32) held.push(Buffer.alloc(64 * 1024 * 1024, 1));
   return 'survived holding ' + held.length * 64 + ' MB';`,
 };
-const ping = { execute: '  return `pong from ${process.pid}`;' };
+// Inside a jail every host is PID 1 of its own namespace: a host is told apart by an id made when it first loads a tool.
+const ping = {
+  prelude: '(globalThis as { hostId?: string }).hostId ??= crypto.randomUUID();',
+  execute: '  return `pong from ${(globalThis as { hostId?: string }).hostId}`;',
+};
 
 let hearth: Hearth | undefined;
 afterEach(async () => {
@@ -42,15 +47,6 @@ async function timeHealth(started: Hearth): Promise<number> {
   return performance.now() - begin;
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-}
 
 describe('the user-tool RSS cap', () => {
   it(`ends a tool that hoards Buffers past USER_TOOL_MAX_RSS_MB=${capMb} with a clear failure, /health answering throughout; the next call works`, async () => {
@@ -58,15 +54,15 @@ describe('the user-tool RSS cap', () => {
     const sessionId = await hearth.createSession('attacker');
     const socket = await hearth.connect(sessionId);
     const before = await callTool(hearth, socket, 'ping');
-    expect(before).toMatchObject({ success: true, result: expect.stringMatching(/^pong from \d+$/) });
+    expect(before).toMatchObject({ success: true, result: expect.stringMatching(/^pong from [\w-]{36}$/) });
     const serverRssBefore = process.memoryUsage().rss;
 
     hearth.llm.script({ toolCalls: [{ name: 'hog', arguments: {} }] }, { content: 'Done.' });
     socket.send({ type: 'message', content: 'Hoard memory.' });
     const holding = path.join(sessionFolder(hearth, sessionId), 'holding');
     await waitUntil(() => existsSync(holding), 10_000);
-    const hogPid = Number(await readFile(holding, 'utf8'));
-    expect(isRunning(hogPid)).toBe(true);
+    const hogHost = await readFile(holding, 'utf8');
+    expect(before.result).toBe(`pong from ${hogHost}`);
 
     // While the hog holds its memory…
     const whileHolding: number[] = [];
@@ -89,13 +85,13 @@ describe('the user-tool RSS cap', () => {
     expect(Math.max(...whileHolding)).toBeLessThan(500);
     expect(whileGrowing.length).toBeGreaterThan(0);
     expect(Math.max(...whileGrowing)).toBeLessThan(500);
-    await waitUntil(() => !isRunning(hogPid), 5_000);
     // The hoard was never the server's: its own RSS barely moved (a worker thread's Buffers would have added hundreds of MB).
     expect(process.memoryUsage().rss - serverRssBefore).toBeLessThan(100 * 1024 * 1024);
     await socket.next('stream_end');
 
     const after = await callTool(hearth, socket, 'ping');
-    expect(after).toMatchObject({ success: true, result: expect.stringMatching(/^pong from \d+$/) });
-    expect(after.result).not.toBe(`pong from ${hogPid}`);
+    // A new host answers: the one that hoarded was ended.
+    expect(after).toMatchObject({ success: true, result: expect.stringMatching(/^pong from [\w-]{36}$/) });
+    expect(after.result).not.toBe(`pong from ${hogHost}`);
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import { buildApp, createDependencies } from '../../src/app.ts';
 import type { Channel } from '../../src/channels/channel.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { Jail } from '../../src/jail/jail.ts';
+import type { Logger } from '../../src/logger.ts';
 import type { Clock } from '../../src/scheduler/clock.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { EventSocket } from './event-socket.ts';
@@ -34,6 +35,8 @@ export interface HearthOptions {
   jailEnvironment?: NodeJS.ProcessEnv;
   /** Channels registered beside the page (DESIGN §17). */
   channels?: Channel[];
+  /** The app's logger (tests that read what was logged); a silent one otherwise. */
+  logger?: Logger;
 }
 
 export interface Hearth {
@@ -75,7 +78,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     ...options.env,
   });
   const jail = options.jailEnvironment && (await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined }, environment: options.jailEnvironment }));
-  const deps = await createDependencies(config, { ...(options.clock && { clock: options.clock }), ...(jail && { jail }) });
+  const deps = await createDependencies(config, { ...(options.clock && { clock: options.clock }), ...(jail && { jail }), ...(options.logger && { logger: options.logger }) });
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps, { ...(options.channels && { channels: options.channels }) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });

@@ -37,6 +37,12 @@ export async function prepareProfiles(dataDir: string, extraProfiles: Record<str
   return profilesDir;
 }
 
+/** A node command line other than the TypeScript sources, e.g. the built `npm start` or a systemd unit's ExecStart. */
+export interface StartCommand {
+  executable: string;
+  args: string[];
+}
+
 export interface ChildServerOptions {
   /** The working folder (where `.env` is read); the project checkout by default. */
   cwd?: string;
@@ -44,13 +50,16 @@ export interface ChildServerOptions {
   user?: { uid: number; gid: number; home: string };
   /** Open an IPC channel to the server, as a parent that forks it (or `tsx watch`) does. */
   ipc?: boolean;
+  /** How to start it; by default the sources through tsx, as `npm run dev` does. */
+  command?: StartCommand;
 }
 
 export async function startChildServer(dataDir: string, environment: Record<string, string>, options: ChildServerOptions = {}): Promise<ChildServer> {
   const port = await unusedPort();
   // Absolute, so that a working folder outside the checkout still finds tsx and the server.
   const tsxLoader = pathToFileURL(path.resolve('node_modules/tsx/dist/loader.mjs')).href;
-  const child: ChildProcess = spawn(process.execPath, ['--import', tsxLoader, path.resolve('src/main.ts')], {
+  const command = options.command ?? { executable: process.execPath, args: ['--import', tsxLoader, path.resolve('src/main.ts')] };
+  const child: ChildProcess = spawn(command.executable, command.args, {
     cwd: options.cwd ?? path.resolve('.'),
     ...(options.user && { uid: options.user.uid, gid: options.user.gid }),
     env: {

@@ -1,9 +1,8 @@
-import { createConnection, ERR_INVALID_AUTH, type Connection, type HassEntity, type StateChangedEvent } from 'home-assistant-js-websocket';
+import type { Connection, HassEntity, StateChangedEvent } from 'home-assistant-js-websocket';
 import type { Logger } from '../../logger.ts';
 import type { IntegrationRegistry, IntegrationState } from '../integration-registry.ts';
 import { EntityIndex } from './entity-index.ts';
 import { HomeAssistantRest } from './home-assistant-rest.ts';
-import { openHomeAssistantSocket } from './home-assistant-socket.ts';
 import type { AreaEntry, DeviceEntry, EntityEntry } from './registry-entries.ts';
 
 export const integrationName = 'home_assistant';
@@ -27,6 +26,17 @@ export interface ConnectionStatus {
 type StateListener = (entityId: string, state: HassEntity | null) => void;
 
 const registryEvents = ['area_registry_updated', 'device_registry_updated', 'entity_registry_updated'];
+
+/** The client and the socket it opens through, loaded once, when a connection is first made. */
+type Client = typeof import('home-assistant-js-websocket') & typeof import('./home-assistant-socket.ts');
+let loadingClient: Promise<Client> | undefined;
+function loadClient(): Promise<Client> {
+  loadingClient ??= Promise.all([import('home-assistant-js-websocket'), import('./home-assistant-socket.ts')]).then(([library, socket]) => ({
+    ...library,
+    ...socket,
+  }));
+  return loadingClient;
+}
 
 /**
  * Hearth's one connection to Home Assistant, through the official client over a `ws` socket.
@@ -86,6 +96,16 @@ export class HomeAssistant {
 
   private async connect(): Promise<void> {
     let connection: Connection;
+    // Loaded on the first connection only: a Hearth without HA_URL never parses the client.
+    let client;
+    try {
+      client = await loadClient();
+    } catch (error) {
+      this.report('failed', `the Home Assistant client could not be loaded (${(error as Error).message})`);
+      return;
+    }
+    const { createConnection, ERR_INVALID_AUTH, openHomeAssistantSocket } = client;
+    if (this.closed) return;
     try {
       connection = await createConnection({
         setupRetry: 0,

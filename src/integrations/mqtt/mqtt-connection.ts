@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { Logger } from '../../logger.ts';
 import type { IntegrationRegistry, IntegrationState } from '../integration-registry.ts';
 import { brokerAddress, describeConnectionError, describeSilentClose } from './connection-failures.ts';
@@ -59,6 +59,9 @@ const firstRetryMs = 500;
 const longestRetryMs = 30_000;
 const subscriptionRefused = 128;
 
+type MqttLibrary = typeof import('mqtt').default;
+let loadingMqtt: Promise<MqttLibrary> | undefined;
+
 /**
  * Hearth's one connection to the MQTT broker of MQTT_URL: it reconnects with backoff, reports
  * its status to the integration registry as `mqtt`, and lends itself to the `mqtt` tool's
@@ -67,6 +70,7 @@ const subscriptionRefused = 128;
  */
 export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private client: MqttClient | undefined;
+  private starting = false;
   private readonly address: string;
   private readonly connectTimeoutMs: number;
   private readonly readers = new Set<Reader>();
@@ -95,13 +99,26 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     return [...this.subscribers.keys()];
   }
 
-  start(): void {
+  /** Connects in the background (reporting `connecting` at once); resolves once the client is created. */
+  async start(): Promise<void> {
     if (!this.configured) {
       this.report('not_configured', notConfiguredMessage);
       return;
     }
-    if (this.client) return;
+    if (this.client || this.starting) return;
+    this.starting = true;
     this.report('connecting');
+    let mqtt: MqttLibrary;
+    try {
+      // Loaded on the first connection only: a Hearth without MQTT_URL never parses the client.
+      mqtt = await (loadingMqtt ??= import('mqtt').then((module) => module.default));
+    } catch (error) {
+      this.fail(`The MQTT client could not be loaded (${(error as Error).message}).`);
+      return;
+    } finally {
+      this.starting = false;
+    }
+    if (this.closed || this.client) return;
     this.attempt = { startedAt: Date.now(), connected: false, failed: false };
     const client = mqtt.connect(this.options.url, {
       ...(this.options.username !== '' && { username: this.options.username }),

@@ -26,7 +26,7 @@ export const codeExecFolderName = '.code-exec';
 const parameters = Type.Object(
   {
     language: Type.Unsafe<Language>({ type: 'string', enum: [...languages] }),
-    code: Type.String({ description: 'Program source; print what you need to see' }),
+    code: Type.String({ description: 'Print what you need to see' }),
     timeout_s: Type.Optional(Type.Number({ minimum: 1, maximum: maximumTimeoutSeconds, description: 'Seconds (default 30)' })),
   },
   { additionalProperties: false },
@@ -112,7 +112,7 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
 
   return {
     name: 'code_exec',
-    description: 'Run a JavaScript (Node.js, ES module) or Python 3 program in the session work folder; returns exit code, stdout and stderr.',
+    description: 'Run JavaScript (Node.js ESM) or Python 3 in the session work folder; returns exit code, stdout, stderr.',
     parameters,
     subject: codeExecSubject,
     commandSubject: true,

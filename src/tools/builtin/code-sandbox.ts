@@ -3,6 +3,7 @@ import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../process-runner.ts';
 import { isInside, realpathAllowingMissing, type AllowedRoots } from './path-access.ts';
+import { packagePath } from '../../package-root.ts';
 
 /** What one code_exec program may touch. */
 export interface SandboxPolicy {
@@ -90,7 +91,7 @@ let guardSource: string | undefined;
 
 /** The Python guard's source (src/tools/builtin/code-exec-guard.py), read once. */
 export function pythonGuardSource(): string {
-  guardSource ??= readFileSync(new URL('./code-exec-guard.py', import.meta.url), 'utf8');
+  guardSource ??= readFileSync(packagePath('src', 'tools', 'builtin', 'code-exec-guard.py'), 'utf8');
   return guardSource;
 }
 

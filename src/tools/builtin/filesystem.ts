@@ -19,7 +19,7 @@ const maximumListedEntries = 200;
 const parameters = Type.Object(
   {
     action: Type.Unsafe<Action>({ type: 'string', enum: [...actions] }),
-    path: Type.String({ description: 'Relative to the work folder, or absolute' }),
+    path: Type.String({ description: 'Relative or absolute' }),
     content: Type.Optional(Type.String({ description: 'Text for write/append' })),
   },
   { additionalProperties: false },
@@ -224,7 +224,7 @@ export function createFilesystemTool(options: FilesystemOptions): Tool<Filesyste
 
   return {
     name: 'filesystem',
-    description: 'Read, write, append, list or delete files; make folders (mkdir). Relative paths are in this session\'s work folder; absolute paths only in allowed folders.',
+    description: 'Read, write, append, list or delete files; mkdir. Relative paths are in the session work folder.',
     parameters,
     subject: (args) => `${args.action} ${subjectPath(args.path, config.SESSION_FILES_DIR)}`,
     execute: run,

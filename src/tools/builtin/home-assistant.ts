@@ -204,7 +204,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
 
   return {
     name: 'home_assistant',
-    description: 'Home Assistant: find entities by everyday words, read states and history, call services (answers with what changed), list areas and services.',
+    description: 'Home Assistant: find entities by everyday words, read states and history, call services, list areas and services.',
     parameters,
     subject(args) {
       if (args.action === 'call_service') return serviceCallSubject(resolveServiceCall(args));

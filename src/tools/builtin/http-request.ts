@@ -90,7 +90,7 @@ export function createHttpRequestTool(options: HttpRequestOptions = {}): Tool<Ht
   const network = options.network ?? createNetworkGuard();
   return {
     name: 'http_request',
-    description: 'Send an HTTP request (REST APIs, webhooks, local services) and return status, content type and body.',
+    description: 'Send an HTTP request; returns status, content type and body.',
     parameters,
     subject: (args) => `${args.method} ${args.url}`,
     subjectParts: ['word', 'url'],

@@ -5,7 +5,7 @@ import type { ToolRegistry } from '../tool-registry.ts';
 export function createListToolsTool(registry: ToolRegistry): Tool<Record<string, never>> {
   return {
     name: 'list_tools',
-    description: 'List every tool the server has now, built-in, user-written or from an MCP server, with its source.',
+    description: 'List every tool now available (built-in, user-written, MCP) with its source.',
     parameters: Type.Object({}, { additionalProperties: false }),
     async execute() {
       const tools = registry.summaries();

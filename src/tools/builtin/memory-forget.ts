@@ -17,7 +17,7 @@ const parameters = Type.Object(
 export function createMemoryForgetTool(db: Db, onChange: () => void = () => {}): Tool<Static<typeof parameters>> {
   return {
     name: 'memory_forget',
-    description: 'Delete a remembered fact by id, or by category and key. Use only when the user asks to forget something.',
+    description: 'Forget a fact by id, or by category and key; only when the user asks.',
     parameters,
     async execute({ id, category, key }) {
       if (id === undefined && (category === undefined || key === undefined)) {

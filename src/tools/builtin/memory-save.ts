@@ -21,7 +21,7 @@ function failure(output: string): ToolOutput {
 export function createMemorySaveTool(db: Db, onChange: () => void = () => {}): Tool<Static<typeof parameters>> {
   return {
     name: 'memory_save',
-    description: 'Remember a durable fact about the user for later sessions; an existing category+key is replaced.',
+    description: 'Remember a durable fact about the user; the same category+key is replaced.',
     parameters,
     async execute(args) {
       for (const field of ['category', 'key', 'value'] as const) {

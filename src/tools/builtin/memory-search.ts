@@ -17,7 +17,7 @@ export function describeFact(fact: MemoryFact): string {
 export function createMemorySearchTool(db: Db): Tool<Static<typeof parameters>> {
   return {
     name: 'memory_search',
-    description: 'Search long-term memory about the user (facts kept across sessions). Answers matching facts, best first, with their ids.',
+    description: 'Search long-term memory about the user; answers matching facts with their ids.',
     parameters,
     async execute({ query }) {
       if (query.trim() === '') return { output: 'Send query: the words to look for, e.g. "home server".', success: false };

@@ -100,7 +100,7 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
 
   return {
     name: 'mqtt',
-    description: 'Publish to an MQTT topic, or read a topic filter (+ and # wildcards): retained messages plus those arriving within wait_ms.',
+    description: 'Publish to an MQTT topic, or read a topic filter: retained messages plus those arriving within wait_ms.',
     parameters,
     timeoutMs: maximumWaitMs + 20_000,
     subject: (args) => `${args.action} ${args.topic}`,

@@ -6,7 +6,7 @@ import type { UserToolManager } from '../user-tools/user-tool-manager.ts';
 export function createReloadToolsTool(userTools: () => UserToolManager | undefined): Tool<Record<string, never>> {
   return {
     name: 'reload_tools',
-    description: 'Reload the user tools from their folder now; reports which loaded and each file that failed, with its error.',
+    description: 'Reload the user tools from their folder; reports what loaded and each error.',
     parameters: Type.Object({}, { additionalProperties: false }),
     async execute() {
       const manager = userTools();

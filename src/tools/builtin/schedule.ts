@@ -96,7 +96,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
 
   return {
     name: 'schedule',
-    description: 'Reminders and recurring jobs: create (one of cron, every, at), list, cancel, pause, resume. See tool_manual schedule.',
+    description: 'Reminders and recurring jobs: create (cron, every or at), list, cancel, pause, resume.',
     parameters,
     subject(args, context) {
       const target = args.action === 'create' ? (args.profile ?? context?.sessionProfileId) : undefined;

@@ -18,7 +18,7 @@ const maximumSectionLength = 64;
 const parameters = Type.Object(
   {
     action: Type.Unsafe<Action>({ type: 'string', enum: [...actions] }),
-    section: Type.Optional(Type.String({ description: 'Section name; omit to read or clear all' })),
+    section: Type.Optional(Type.String({ description: 'Omit to read or clear all' })),
     content: Type.Optional(Type.String({ description: 'Text for write/append' })),
   },
   { additionalProperties: false },
@@ -98,7 +98,7 @@ export function createScratchpadTool(db: Db, suggestedSections: SuggestedSection
 
   return {
     name: 'scratchpad',
-    description: 'Named notes for this session that persist across turns: write or append to a section, read one or all, list, or clear.',
+    description: 'Named session notes kept across turns: write, append, read, list, clear.',
     parameters,
     async execute(args, context) {
       const { name, error } = parseSection(args.section);

@@ -4,7 +4,7 @@ import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
 const parameters = Type.Object(
   {
     task: Type.String({ minLength: 1, description: 'Complete, self-contained instructions' }),
-    profile_id: Type.Optional(Type.String({ description: 'Profile for the sub-agent; default: yours' })),
+    profile_id: Type.Optional(Type.String({ description: 'Default: yours' })),
   },
   { additionalProperties: false },
 );
@@ -18,7 +18,7 @@ export function createSpawnAgentTool(runSubagent: SubagentRunner): Tool<Static<t
   return {
     name: 'spawn_agent',
     description:
-      'Hand a self-contained task to a sub-agent with no memory of this conversation; it works with its own notes and returns its final answer.',
+      'Hand a self-contained task to a sub-agent that does not see this chat; returns its final answer.',
     parameters,
     timeoutMs: subagentTimeoutMs,
     execute: ({ task, profile_id: profileId }, context) => runSubagent(task, profileId, context),

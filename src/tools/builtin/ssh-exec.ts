@@ -227,7 +227,7 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
 
   return {
     name: 'ssh_exec',
-    description: 'Run a shell command on a remote host over SSH; returns stdout, stderr and exit code. Use a named connection from the SSH hosts file, or host and username.',
+    description: 'Run a shell command on a remote host over SSH (a named connection, or host and username).',
     parameters,
     subject: (args) => `${args.connection ?? args.host ?? ''} ${args.command}`.trim(),
     commandSubject: true,

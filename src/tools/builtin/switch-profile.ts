@@ -12,7 +12,7 @@ export function createSwitchProfileTool(options: { db: Db; profiles: ProfileRegi
   const known = () => profiles.list().map((profile) => `${profile.id} (${profile.name})`).join(', ');
   return {
     name: 'switch_profile',
-    description: "Switch this conversation to another profile; your prompt and tools change from the next step on.",
+    description: "Switch this conversation to another profile (prompt and tools) from the next step.",
     parameters,
     subject: ({ profile_id: profileId }, context) => `${context?.sessionProfileId ?? 'unknown'} -> ${profileId}`,
     // The next turns would follow the new profile's approval rules: only the person may move the conversation under them.

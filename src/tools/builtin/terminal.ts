@@ -22,7 +22,7 @@ const gitConfigTimeoutMs = 10_000;
 const parameters = Type.Object(
   {
     command: Type.String({ description: 'Command line, e.g. "git status"' }),
-    cwd: Type.Optional(Type.String({ description: 'Folder to run in, relative to the work folder' })),
+    cwd: Type.Optional(Type.String({ description: 'Relative to the work folder' })),
     timeout_s: Type.Optional(Type.Number({ minimum: 1, maximum: maximumTimeoutSeconds, description: 'Seconds (default 60)' })),
   },
   { additionalProperties: false },

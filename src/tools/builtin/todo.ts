@@ -60,7 +60,7 @@ export function createTodoTool(db: Db): Tool<TodoArguments> {
 
   return {
     name: 'todo',
-    description: 'Checklist for multi-step work in this session: set the steps, update one item\'s status as you go, or read it.',
+    description: 'Checklist for multi-step work: set the steps, update one\'s status, read it.',
     parameters,
     async execute(args, context) {
       const action: Action = args.action;

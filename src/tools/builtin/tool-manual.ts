@@ -15,7 +15,7 @@ export function createToolManualTool(options: { registry: ToolRegistry; manualsD
   const { registry, manualsDir } = options;
   return {
     name: 'tool_manual',
-    description: "Read a tool's full manual: usage, examples, limits and errors. Read it before using a tool in an unfamiliar way.",
+    description: "Read a tool's full manual (usage, examples, limits, errors) before unfamiliar use.",
     parameters,
     async execute({ name }) {
       const tool = registry.get(name)?.tool;

@@ -166,7 +166,7 @@ export function createWebSearchTool(options: WebSearchOptions): Tool<WebSearchAr
   const fetchImplementation = options.fetch ?? network.fetch;
   return {
     name: 'web_search',
-    description: 'Search the web; returns numbered results with title, URL and snippet. Read a result with web_view.',
+    description: 'Search the web; returns numbered results (title, URL, snippet) to read with web_view.',
     parameters,
     async execute(args, context) {
       const query = args.query.trim();

@@ -53,7 +53,7 @@ export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArg
   const network = options.network ?? createNetworkGuard();
   return {
     name: 'web_view',
-    description: 'Read a web page: returns its title and main text without scripts, menus or markup. Plain text and JSON come back as is.',
+    description: "Read a web page's title and main text (no scripts, menus or markup); plain text and JSON as is.",
     parameters,
     subject: (args) => `GET ${args.url}`,
     subjectParts: ['word', 'url'],

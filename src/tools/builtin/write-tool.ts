@@ -14,9 +14,9 @@ import type { ReloadReport, UserToolManager } from '../user-tools/user-tool-mana
 
 const parameters = Type.Object(
   {
-    name: Type.String({ description: 'Tool name, e.g. convert_units; the code must export the same name' }),
+    name: Type.String({ description: 'e.g. convert_units; the code exports the same name' }),
     code: Type.String({ description: 'The whole TypeScript module' }),
-    description: Type.Optional(Type.String({ description: 'One sentence, used if the code exports no description' })),
+    description: Type.Optional(Type.String({ description: 'Used if the code exports none' })),
   },
   { additionalProperties: false },
 );
@@ -51,7 +51,7 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
   return {
     name: 'write_tool',
     description:
-      'Create or replace one of your own tools (a TypeScript module), validate it and load it so you can call it right away. Read tool_manual write_tool first.',
+      'Create or replace one of your own tools (a TypeScript module) and load it. Read tool_manual write_tool first.',
     parameters,
     subject: (args) => String(args.name),
     mustAsk(args) {

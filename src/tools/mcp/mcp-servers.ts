@@ -1,13 +1,13 @@
 import type { Jail } from '../../jail/jail.ts';
+import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
 import type { Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 import type { IntegrationRegistry } from '../../integrations/integration-registry.ts';
 import type { Logger } from '../../logger.ts';
 import type { ToolRefusal, ToolRegistry, ToolSource } from '../tool-registry.ts';
 import { readMcpConfig, sameServerConfig, type McpConfig, type McpConfigError, type McpServerConfig, type McpTransportKind } from './mcp-config.ts';
-import { McpConnection, mcpProcessMarker, type McpBackoff, type McpConnectionState } from './mcp-connection.ts';
-import { mcpTools, type McpCaller } from './mcp-tool.ts';
+import type { McpBackoff, McpConnection, McpConnectionState } from './mcp-connection.ts';
+import type { McpCaller } from './mcp-tool.ts';
 
 export interface McpServersOptions {
   /** MCP_CONFIG_FILE. */
@@ -27,7 +27,7 @@ export interface McpServersOptions {
   jail?: Jail;
   /** Quiet time after the file's last change before it is read again. */
   debounceMs?: number;
-  /** How long the file's size must hold still before it counts as written. */
+  /** Further quiet time before a file being written counts as written. */
   stabilityMs?: number;
 }
 
@@ -59,6 +59,17 @@ interface ServerEntry {
 
 const noDefinitions: readonly McpToolDefinition[] = [];
 
+/**
+ * The connection and tool modules, which import the MCP SDK (its client, transports and zod
+ * schemas: ~300 ms of start-up on a small machine). Loaded when the file first names a server.
+ */
+type ClientModules = typeof import('./mcp-connection.ts') & typeof import('./mcp-tool.ts');
+let loadingClient: Promise<ClientModules> | undefined;
+function loadClient(): Promise<ClientModules> {
+  loadingClient ??= Promise.all([import('./mcp-connection.ts'), import('./mcp-tool.ts')]).then(([connection, tool]) => ({ ...connection, ...tool }));
+  return loadingClient;
+}
+
 const startGapMs = 25;
 
 /**
@@ -84,9 +95,16 @@ export class McpServers {
   private closed = false;
   /** Server starts waiting for their turn of the event loop, one after another. */
   private starts: Promise<void> = Promise.resolve();
+  private client: ClientModules | undefined;
+  /** Settles once the first read of the file is done (or the servers are closed before one). */
+  private readonly firstRead: Promise<void>;
+  private firstReadDone: () => void = () => {};
+  /** Settles once every server of the first read has connected or failed. */
+  private initialConnections: Promise<void> | undefined;
 
   constructor(private readonly options: McpServersOptions) {
     this.file = path.basename(options.configFile);
+    this.firstRead = new Promise((resolve) => (this.firstReadDone = resolve));
   }
 
   /** Reads the file and starts every server connecting; resolves without waiting for any of them. */
@@ -94,15 +112,10 @@ export class McpServers {
     if (this.started || this.closed) return;
     this.started = true;
     await this.reload();
+    this.firstReadDone();
     if (!this.options.watch || this.closed) return;
-    const watcher = await this.watchFile();
-    // close() may have run while the watcher was getting ready.
-    if (this.closed) {
-      await watcher.close();
-      return;
-    }
-    this.watcher = watcher;
-    // An edit made while the watcher was getting ready was not seen: read once more (unchanged servers stay as they are).
+    this.watcher = this.watchFile();
+    // An edit made during the first read was not seen: read once more (unchanged servers stay as they are).
     await this.reload();
   }
 
@@ -111,6 +124,7 @@ export class McpServers {
     const next = this.work.then(async () => {
       if (this.closed) return;
       const config = await readMcpConfig(this.options.configFile, this.options.dataDir);
+      if (config.servers.length > 0) this.client ??= await loadClient();
       if (!this.closed) this.apply(config);
     });
     this.work = next.catch((error: unknown) => this.options.logger.error({ err: error }, 'reading the MCP servers\' file failed'));
@@ -150,11 +164,30 @@ export class McpServers {
     return this.entries.get(server)?.connection.pid;
   }
 
+  /**
+   * Resolves once the servers the file named at start have each connected or failed, or after
+   * `limitMs`, whichever is first: a turn that starts right after a restart waits here for their
+   * tools. A server that fails does not hold the others; later reconnects are not waited for.
+   */
+  async ready(limitMs: number): Promise<void> {
+    this.initialConnections ??= this.firstRead.then(() =>
+      Promise.all([...this.entries.values()].map(({ connection }) => settledConnection(connection))).then(() => undefined),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
+    try {
+      await Promise.race([this.initialConnections, limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Stops watching and ends every server (their processes with them), also those still connecting. */
   async close(): Promise<void> {
     this.closed = true;
+    this.firstReadDone();
     clearTimeout(this.reloadTimer);
-    await this.watcher?.close();
+    this.watcher?.close();
     await this.work;
     await Promise.all([...[...this.entries.values()].map((entry) => entry.connection.close()), ...this.closing]);
   }
@@ -232,6 +265,7 @@ export class McpServers {
   }
 
   private connect(config: McpServerConfig): McpConnection {
+    const { McpConnection, mcpProcessMarker } = this.loadedClient();
     return new McpConnection({
       config,
       processMarker: mcpProcessMarker(this.options.dataDir, config.name),
@@ -273,12 +307,18 @@ export class McpServers {
     const server = entry.config.name;
     // Bound to the entry, not the connection: after a reconnect the same tools reach the new one.
     const call: McpCaller = (toolName, args, { signal }) => entry.connection.callTool(toolName, args, { signal, timeoutMs: this.options.toolTimeoutMs });
-    const { tools, refused } = mcpTools(server, definitions, call, { timeoutMs: this.options.toolTimeoutMs });
+    const { tools, refused } = this.loadedClient().mcpTools(server, definitions, call, { timeoutMs: this.options.toolTimeoutMs });
     const taken = entry.source.replace(tools);
     const takenNames = new Set(taken.map((refusal) => refusal.name));
     entry.tools = tools.map((tool) => tool.name).filter((name) => !takenNames.has(name));
     entry.refused = [...refused, ...taken.map(({ name, message }) => ({ name, message: `Tool ${name} of the MCP server ${server} was left out: ${message}` }))];
     for (const refusal of entry.refused) this.options.logger.warn({ mcp_server: server, tool: refusal.name }, refusal.message);
+  }
+
+  /** The client modules, loaded by reload() before a server is added. */
+  private loadedClient(): ClientModules {
+    if (!this.client) throw new Error('the MCP client modules are used before they were loaded');
+    return this.client;
   }
 
   private track(ending: Promise<void>): void {
@@ -287,25 +327,24 @@ export class McpServers {
     void tracked.finally(() => this.closing.delete(tracked));
   }
 
-  /** Watches the file's folder: the file may not exist yet, and editors replace it. */
-  private async watchFile(): Promise<FSWatcher> {
+  /**
+   * Watches the file's folder (the file may not exist yet, and editors replace it) through the
+   * kernel's notifications, filtered by name. A watcher that re-reads the folder on each event
+   * (chokidar's) did so on every write of a busy neighbour, such as the SQLite files when
+   * mcp.json sits in DATA_DIR: 6 % of the server's CPU while 100 answers streamed.
+   */
+  private watchFile(): FSWatcher | undefined {
     const file = path.resolve(this.options.configFile);
-    const folder = path.dirname(file);
-    const watcher = watch(folder, {
-      ignoreInitial: true,
-      depth: 0,
-      awaitWriteFinish: { stabilityThreshold: this.options.stabilityMs ?? 50, pollInterval: 10 },
-      ignored: (candidate: string) => {
-        const resolved = path.resolve(candidate);
-        return resolved !== folder && resolved !== file;
-      },
-    });
-    watcher.on('all', (_event, changed) => {
-      if (path.resolve(changed) === file) this.scheduleReload();
-    });
-    watcher.on('error', (error) => this.options.logger.error({ err: error, file }, 'watching the MCP servers\' file failed'));
-    await new Promise<void>((resolve) => watcher.once('ready', resolve));
-    return watcher;
+    try {
+      const watcher = watch(path.dirname(file), (_event, changed) => {
+        if (changed === null || changed === path.basename(file)) this.scheduleReload();
+      });
+      watcher.on('error', (error) => this.options.logger.error({ err: error, file }, 'watching the MCP servers\' file failed'));
+      return watcher;
+    } catch (error) {
+      this.options.logger.warn({ err: error, file }, 'the MCP servers\' file is not watched: its folder cannot be watched');
+      return undefined;
+    }
   }
 
   private scheduleReload(): void {
@@ -314,6 +353,19 @@ export class McpServers {
     this.reloadTimer = setTimeout(() => {
       this.reloadTimer = undefined;
       void this.reload();
-    }, this.options.debounceMs ?? 50);
+    }, (this.options.debounceMs ?? 50) + (this.options.stabilityMs ?? 50));
   }
+}
+
+/** Resolves once the connection is no longer `connecting`. */
+function settledConnection(connection: McpConnection): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (connection.state === 'connecting') return;
+      connection.off('changed', check);
+      resolve();
+    };
+    connection.on('changed', check);
+    check();
+  });
 }

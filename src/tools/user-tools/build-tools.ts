@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { build, type Message } from 'esbuild';
+import type { Message } from 'esbuild';
 import type { LoadFailure, ModuleToLoad } from './protocol.ts';
 import { switchesFileName } from './tool-switches.ts';
 
@@ -36,6 +36,8 @@ async function bundle(options: { entry: string } | { code: string; name: string;
       ? { entryPoints: [options.entry] }
       : { stdin: { contents: options.code, resolveDir: options.resolveDir, sourcefile: `${options.name}.ts`, loader: 'ts' as const } };
   try {
+    // esbuild's API is loaded when the first tool is built, not with the server.
+    const { build } = await import('esbuild');
     await build({
       ...input,
       outfile,

@@ -3,7 +3,6 @@ import { EventEmitter } from 'node:events';
 import { getPriority, setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
 import { interpreterFolders } from '../../jail/interpreters.ts';
 import type { Jail } from '../../jail/jail.ts';
@@ -13,6 +12,7 @@ import { toolEnvironment } from '../tool-environment.ts';
 import type { HostToServer, KvOperation, LoadFailure, ModuleToLoad, ServerToHost, ToolManifestEntry } from './protocol.ts';
 import { RssWatch } from './rss-watch.ts';
 import { sandboxFlags, type Sandbox } from './sandbox.ts';
+import { packagePath } from '../../package-root.ts';
 
 export type KvHandler = (tool: string, operation: KvOperation) => Promise<unknown>;
 
@@ -57,7 +57,7 @@ const memoryReportMs = 100;
 /** Hosts run at a lower CPU priority than the server, so a tool that spins or hoards cannot starve it. */
 const hostNiceness = 10;
 
-const hostScript = fileURLToPath(new URL('./host-process.mjs', import.meta.url));
+const hostScript = packagePath('src', 'tools', 'user-tools', 'host-process.mjs');
 
 /**
  * Hosts still running. A host leaves when its pipe closes, but one stuck in a loop never reads

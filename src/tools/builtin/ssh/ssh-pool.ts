@@ -1,4 +1,5 @@
-import ssh2, { type Client, type ConnectConfig } from 'ssh2';
+import { createRequire } from 'node:module';
+import type { Client, ConnectConfig } from 'ssh2';
 import { fingerprintOf, HostKeyRejectedError } from './host-key.ts';
 
 export interface ConnectionKey {
@@ -122,9 +123,14 @@ export class SshPool {
   }
 }
 
+const require = createRequire(import.meta.url);
+/** ssh2 is CommonJS: required, synchronously, at the first connection rather than with the server. */
+let ssh2: typeof import('ssh2') | undefined;
+
 /** Opens one authenticated connection; `onClosed` fires when it later drops. */
 function connect(options: SshConnectOptions, onClosed: () => void): { client: Client; connecting: Promise<Client> } {
   const { acceptsHostKey, ...connectConfig } = options;
+  ssh2 ??= require('ssh2') as typeof import('ssh2');
   const client = new ssh2.Client();
   const connecting = new Promise<Client>((resolve, reject) => {
     let ready = false;

@@ -1,0 +1,22 @@
+import type { Config } from '../config.ts';
+import type { Channel } from './channel.ts';
+
+/**
+ * The channels the configuration turns on. Each is loaded only when configured (a dynamic
+ * import), so a server without TELEGRAM_BOT_TOKEN never loads grammY nor the channel's code.
+ */
+export async function configuredChannels(config: Config): Promise<Channel[]> {
+  const channels: Channel[] = [];
+  if (config.TELEGRAM_BOT_TOKEN !== '') {
+    const { TelegramChannel } = await import('./telegram/telegram-channel.ts');
+    channels.push(
+      new TelegramChannel({
+        token: config.TELEGRAM_BOT_TOKEN,
+        allowedUsers: config.TELEGRAM_ALLOWED_USERS,
+        apiRoot: config.TELEGRAM_API_ROOT,
+        filesDirectory: config.SESSION_FILES_DIR,
+      }),
+    );
+  }
+  return channels;
+}

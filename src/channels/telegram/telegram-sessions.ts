@@ -1,0 +1,92 @@
+import { Readable } from 'node:stream';
+import type { SessionService } from '../../sessions/session-service.ts';
+import { sessionFolder, stageUpload } from '../../store/session-files.ts';
+import type { ReceivedFile, TelegramSessions } from './telegram-channel.ts';
+
+/** The key that leads from a private chat to its session, remembered across restarts. */
+export function chatSessionKey(chatId: number): string {
+  return `telegram:${chatId}`;
+}
+
+const busyReason = 'Still answering your last message: wait for it, or /stop it.';
+
+/**
+ * What the Telegram channel needs of sessions, on Hearth's session service: one session per chat
+ * (found by its key, made with the Telegram mark when there is none), photos sent as images,
+ * documents and voice notes saved into the session's files folder and named to the model.
+ */
+export function sessionServiceSessions(service: SessionService, filesDirectory: string): TelegramSessions {
+  const sessionForChat = async (chatId: number): Promise<string> => {
+    const found = await service.findOrCreate(chatSessionKey(chatId), { origin: 'telegram' });
+    if (!found.ok) throw new Error(found.message);
+    return found.session.id;
+  };
+  return {
+    sessionForChat,
+    async existingSessionForChat(chatId) {
+      return (await service.findByKey(chatSessionKey(chatId)))?.id;
+    },
+    async newSession(chatId, profileId) {
+      const created = await service.create({ origin: 'telegram', announce: true, ...(profileId !== undefined && { profileId }) });
+      if (!created.ok) return { ok: false, reason: created.message };
+      await service.bindKey(chatSessionKey(chatId), created.session.id);
+      return { ok: true, sessionId: created.session.id };
+    },
+    async send(sessionId, text, files) {
+      const images = files.filter((file) => file.kind === 'photo').map((file) => `data:${file.mimeType};base64,${file.data.toString('base64')}`);
+      const saved = await saveFiles(filesDirectory, sessionId, files.filter((file) => file.kind !== 'photo'));
+      const content = text !== '' ? text : files.length > 0 ? describeFiles(files) : '';
+      const sent = service.send(sessionId, {
+        content,
+        ...(images.length > 0 && { images }),
+        ...(saved.length > 0 && { files: saved }),
+      });
+      return sent.ok ? { ok: true } : { ok: false, reason: busyReason };
+    },
+    async stop(sessionId) {
+      service.stop(sessionId);
+    },
+    follow: (sessionId, listener) => service.follow(sessionId, listener),
+    async decide(sessionId, callId, decision, remember) {
+      return service.decide(sessionId, callId, { decision, remember, via: 'telegram' }) ? 'decided' : 'not_found';
+    },
+    async profiles() {
+      return service.knownProfiles().map((id) => ({ id, name: service.profileName(id) }));
+    },
+    async profile(sessionId, id) {
+      const session = await service.find(sessionId);
+      if (!session) return { ok: false, reason: 'This chat has no session yet.' };
+      if (id === undefined) return { ok: true, id: session.profileId, name: service.profileName(session.profileId) };
+      const switched = await service.switchProfile(sessionId, id);
+      if (!switched.ok) return { ok: false, reason: switched.message };
+      service.announce(sessionId, 'updated');
+      return { ok: true, id, name: service.profileName(id) };
+    },
+    async recentSessions() {
+      const sessions = await service.recent({ origin: 'telegram', limit: 10 });
+      return sessions.map((session) => ({ id: session.id, title: session.title }));
+    },
+    async switchSession(chatId, sessionId) {
+      if (!(await service.find(sessionId))) return { ok: false, reason: 'That session is gone.' };
+      await service.bindKey(chatSessionKey(chatId), sessionId);
+      return { ok: true };
+    },
+  };
+}
+
+function describeFiles(files: ReceivedFile[]): string {
+  const kinds = files.map((file) => (file.kind === 'photo' ? 'a photo' : file.kind === 'voice' ? 'a voice note' : `the document ${file.name}`));
+  return `(sent ${kinds.join(', ')})`;
+}
+
+async function saveFiles(root: string, sessionId: string, files: ReceivedFile[]): Promise<Array<{ name: string; path: string }>> {
+  if (files.length === 0) return [];
+  const folder = await sessionFolder(root, sessionId);
+  const saved: Array<{ name: string; path: string }> = [];
+  for (const file of files) {
+    const staged = await stageUpload(folder, Readable.from([file.data]));
+    const { name, path } = await staged.commit(file.name);
+    saved.push({ name, path });
+  }
+  return saved;
+}

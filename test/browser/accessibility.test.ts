@@ -1,0 +1,107 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Hearth } from '../support/hearth-server.ts';
+import { sel, sendMessage, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
+
+// Evaluated through the DevTools protocol: the page's CSP (script-src 'self') refuses an injected <script>.
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** WCAG 2.0 and 2.1, levels A and AA: what the page promises (issue 27). */
+const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+const viewports = {
+  desktop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+const panels = ['Context', 'Tools', 'Memory', 'Integrations', 'Schedules'] as const;
+
+/** axe-core's violations on the page as it is now, one line each: rule, what it says, and the elements. */
+async function violations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(`(() => { ${axeSource}\n})()`);
+  // Animations (a pulsing dot, a spinner) would be measured mid-fade.
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  const found = await page.evaluate(async (tags) => {
+    const result = await (window as any).axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return result.violations.map((violation: any) => ({
+      id: violation.id,
+      help: violation.help,
+      nodes: violation.nodes.map((node: any) => `${node.target.join(' ')}: ${node.failureSummary.replace(/\s+/g, ' ')}`),
+    }));
+  }, wcagTags);
+  return found.flatMap((violation: { id: string; help: string; nodes: string[] }) => violation.nodes.map((node) => `${violation.id} (${violation.help}) ${node}`));
+}
+
+async function expectNoViolations(page: Page, where: string): Promise<void> {
+  const found = await violations(page);
+  if (found.length > 0) console.log(`${where}:\n${found.join('\n')}`);
+  // Soft: every scene is checked and reported, not only the first one with a violation.
+  expect.soft(found, `axe-core violations: ${where}`).toEqual([]);
+}
+
+/** A session holding an answered tool call, a code block, and a call waiting for approval. */
+async function conversation(hearth: Hearth, page: Page): Promise<void> {
+  hearth.llm.script(
+    { thinking: 'Checking the disks first.', toolCalls: [{ name: 'todo', arguments: { action: 'set', items: ['Check disks'] } }] },
+    { content: '## Disks\n\nAll **fine**. Check again with:\n\n```bash\nfor disk in /dev/sd?; do smartctl -H "$disk"; done\n```\n\n> Last checked today.\n\n| disk | state |\n|---|---|\n| sda | ok |' },
+    { toolCalls: [{ name: 'terminal', arguments: { command: 'touch checked.txt' } }] },
+    { content: 'Done.' },
+  );
+  await sendMessage(page, 'Are my disks healthy?');
+  await page.waitForFunction((selector) => [...document.querySelectorAll(selector)].some((item) => (item.textContent ?? '').includes('Last checked today')), sel.assistant);
+  await page.locator(`${sel.assistant} pre code.hljs`).waitFor();
+  await waitForIdle(page);
+  await sendMessage(page, 'Note that you checked');
+  await page.locator(`${sel.tool}[data-tool="terminal"] ${sel.approval} ${sel.allowOnce}`).waitFor();
+}
+
+describe.skipIf(skipBrowserTests)('accessibility (axe-core, WCAG 2.1 A and AA) in the browser', () => {
+  const browser = useBrowser();
+
+  for (const [device, viewport] of Object.entries(viewports)) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      it(`finds nothing on the ${device} (${colorScheme}): empty state, a conversation with tool cards and an approval, every panel, the notifications`, { timeout: 120_000 }, async () => {
+        const hearth = await browser.hearth();
+        const page = await browser.openPage(hearth, { viewport, colorScheme });
+        await waitForApp(page);
+        await page.locator('#transcript .profile-card').first().waitFor();
+        await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
+        await expectNoViolations(page, `${device} ${colorScheme}, empty state`);
+
+        const sessionId = await hearth.createSession('server_admin');
+        await page.evaluate((id) => (location.hash = id), sessionId);
+        await waitForHeaderProfile(page, 'Server Administrator');
+        await conversation(hearth, page);
+        await expectNoViolations(page, `${device} ${colorScheme}, conversation with an approval waiting`);
+
+        for (const panel of panels) {
+          await page.locator(`header button.panel-toggle[aria-label="${panel}"]`).click();
+          const aside = page.locator(`aside.panel[aria-label="${panel}"]`);
+          await aside.waitFor({ state: 'visible' });
+          // Each panel fetches its content when opened; its heading shows once it is drawn.
+          await aside.locator('h2').first().waitFor();
+          await page.waitForFunction((selector) => !document.querySelector(selector)?.querySelector('[data-state="loading"], .loading'), `aside.panel[aria-label="${panel}"]`);
+          await expectNoViolations(page, `${device} ${colorScheme}, ${panel} panel`);
+          await page.locator(`header button.panel-toggle[aria-label="${panel}"]`).click();
+          await aside.waitFor({ state: 'hidden' });
+        }
+
+        await hearth.app.agent.notifications.raise({ title: 'Backup finished', body: '**All** disks copied.', sessionId });
+        await page.locator('#notification-bell').click();
+        await page.locator('#notification-popover .notification-list li').first().waitFor();
+        await expectNoViolations(page, `${device} ${colorScheme}, notifications`);
+        await page.keyboard.press('Escape');
+
+        if (device === 'phone') {
+          await page.locator(sel.openSessions).click();
+          await page.locator(sel.sessionItem).first().waitFor();
+          await page.waitForFunction(() => getComputedStyle(document.querySelector('#sidebar')!).transform === 'none');
+          await expectNoViolations(page, `${device} ${colorScheme}, sessions drawer`);
+        }
+      });
+    }
+  }
+});

@@ -1,0 +1,197 @@
+// `npm start` runs the esbuild bundle in dist/ (built by `npm ci` through `prepare`), and
+// deploy/hearth.service runs the same bundle under systemd. Both are exercised here as built.
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { unusedPort } from './support/llm-helpers.ts';
+import { prepareProfiles, startChildServer } from './support/server-child.ts';
+import { waitUntil } from './support/wait-until.ts';
+
+const run = promisify(execFile);
+const checkout = path.resolve('.');
+const systemdAnalyze = '/usr/bin/systemd-analyze';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function temporaryFolder(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The node arguments of `npm start`, as package.json says them. */
+function npmStartArguments(): string[] {
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+  const [command, ...rest] = manifest.scripts.start.split(/\s+/);
+  expect(command).toBe('node');
+  return rest;
+}
+
+function folderEnvironment(dataDir: string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    TOOLS_DIR: path.join(dataDir, 'user-tools'),
+    MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
+    SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
+  };
+}
+
+beforeAll(async () => {
+  // The build `npm ci` runs (`prepare`), so the bundle tested is the one of these sources.
+  await run('npm', ['run', '--silent', 'build'], { cwd: checkout });
+}, 60_000);
+
+describe('npm start (the bundle in dist/)', () => {
+  it('runs dist/main.js without TypeScript and answers /health with 200', async () => {
+    const args = npmStartArguments();
+    expect(args).toContain('dist/main.js');
+    expect(args.join(' ')).not.toMatch(/tsx|\.ts\b/);
+    const dataDir = await temporaryFolder('hearth-built-');
+    await prepareProfiles(dataDir);
+    await cp('user-tools', path.join(dataDir, 'user-tools'), { recursive: true });
+    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args } });
+    cleanups.push(() => server.kill());
+    const health = await server.request('GET', '/health');
+    expect(health.status).toBe(200);
+    // The shipped user tools load: their host process is started from its script by path.
+    const tools = await waitUntil(async () => {
+      const { body } = await server.request('GET', '/agents/tools');
+      return body.tools.some((tool: { name: string }) => tool.name === 'get_current_datetime') && body;
+    }, 20_000);
+    expect(tools.errors).toEqual([]);
+    // The files it reads relative to itself are found from dist/ too: the page and the JSON worker.
+    expect((await fetch(`${server.baseUrl}/`)).status).toBe(200);
+    const session = await server.request('POST', '/sessions', { profile_id: 'secretary' });
+    expect(session.status).toBe(201);
+  });
+
+  it('names src/ files, not the bundle, in a stack trace', async () => {
+    const dataDir = await temporaryFolder('hearth-built-');
+    const notAFile = path.join(dataDir, 'hearth.db');
+    await mkdir(notAFile);
+    const child = spawn(process.execPath, npmStartArguments(), {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: '0', ...folderEnvironment(dataDir), DB_PATH: notAFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/^\s+at openDatabase \(.*\/src\/store\/database\.ts:\d+:\d+\)$/m);
+    expect(stderr).not.toMatch(/dist\/main\.js/);
+  });
+});
+
+describe('LOG_FORMAT by where stdout goes', () => {
+  /** Starts the bundle with stdout in a file, JOURNAL_STREAM naming that file or not; resolves with the log once it listens. */
+  async function logOf(journalStreamMatches: boolean): Promise<string> {
+    const dataDir = await temporaryFolder('hearth-log-');
+    const logFile = path.join(dataDir, 'stdout.log');
+    const descriptor = openSync(logFile, 'w');
+    const { dev, ino } = fstatSync(descriptor);
+    const port = await unusedPort();
+    const child = spawn(process.execPath, npmStartArguments(), {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        JOURNAL_STREAM: journalStreamMatches ? `${dev}:${ino}` : `${dev}:${ino + 1}`,
+        ...folderEnvironment(dataDir),
+      },
+      stdio: ['ignore', descriptor, 'inherit'],
+    });
+    closeSync(descriptor);
+    const exited = once(child, 'exit');
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    });
+    return waitUntil(() => {
+      const text = readFileSync(logFile, 'utf8');
+      return /listening/i.test(text) && text;
+    }, 30_000);
+  }
+
+  it('writes readable lines without colour codes or its own timestamp when stdout is the journal', async () => {
+    const log = await logOf(true);
+    expect(log).not.toContain('\u001b[');
+    const lines = log.trimEnd().split('\n');
+    for (const line of lines) expect(line).toMatch(/^(INFO|WARN|ERROR|DEBUG)(?: \(\d+\))?: /);
+    expect(lines.some((line) => /^INFO.*listening/i.test(line))).toBe(true);
+  });
+
+  it('writes JSON lines when JOURNAL_STREAM was inherited but stdout goes elsewhere', async () => {
+    const log = await logOf(false);
+    for (const line of log.trimEnd().split('\n')) expect(JSON.parse(line)).toHaveProperty('level');
+  });
+});
+
+/** deploy/hearth.service with the install folder, state and configuration folders moved to real ones. */
+function mappedUnit(folders: { install: string; state: string; configuration: string }): string {
+  return readFileSync('deploy/hearth.service', 'utf8')
+    .replaceAll('/opt/hearth', folders.install)
+    .replaceAll('/var/lib/hearth', folders.state)
+    .replaceAll('/etc/hearth', folders.configuration);
+}
+
+function unitValues(unit: string, key: string): string[] {
+  return [...unit.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((match) => match[1]!.trim());
+}
+
+describe('deploy/hearth.service', () => {
+  const unit = readFileSync('deploy/hearth.service', 'utf8');
+
+  it('keeps out every option that would stop the jail from creating its namespaces', () => {
+    // Each would stop bubblewrap creating the jail's namespaces or mounting its /proc (see the unit's comments).
+    for (const key of ['RestrictNamespaces', 'PrivateUsers', 'SystemCallFilter', 'ProtectProc', 'ProcSubset', 'ProtectKernelTunables', 'ProtectKernelLogs', 'MemoryDenyWriteExecute', 'DynamicUser']) {
+      expect(unitValues(unit, key), key).toEqual([]);
+    }
+    expect(unitValues(unit, 'NoNewPrivileges')).toEqual(['yes']);
+    expect(unitValues(unit, 'ProtectSystem')).toEqual(['strict']);
+    expect(unitValues(unit, 'ReadWritePaths')).toEqual(['/var/lib/hearth']);
+    expect(unitValues(unit, 'Environment')).toContain('DATA_DIR=/var/lib/hearth');
+  });
+
+  // CI installs it and sets HEARTH_REQUIRE_SYSTEMD_ANALYZE=1, so there a missing one fails instead of skipping.
+  it.skipIf(!existsSync(systemdAnalyze) && process.env.HEARTH_REQUIRE_SYSTEMD_ANALYZE !== '1')('passes systemd-analyze verify without a warning, with its paths pointing at real files', async () => {
+    const dir = await temporaryFolder('hearth-unit-');
+    const unitFile = path.join(dir, 'hearth.service');
+    await writeFile(unitFile, mappedUnit({ install: checkout, state: dir, configuration: dir }));
+    const { stdout, stderr } = await run(systemdAnalyze, ['verify', unitFile], { cwd: dir });
+    expect(stderr).toBe('');
+    expect(stdout).toBe('');
+    // The check can fail: systemd ignores a misspelt key with a warning, which the test sees.
+    await writeFile(unitFile, mappedUnit({ install: checkout, state: dir, configuration: dir }).replace('ProtectSystem=', 'ProtectSytem='));
+    expect((await run(systemdAnalyze, ['verify', unitFile], { cwd: dir })).stderr).toMatch(/Unknown key 'ProtectSytem'/);
+  });
+
+  it('its ExecStart line, run with its environment in its working folder, answers /health with 200', async () => {
+    const dir = await temporaryFolder('hearth-unit-');
+    const state = path.join(dir, 'state');
+    await mkdir(state);
+    const mapped = mappedUnit({ install: checkout, state, configuration: path.join(dir, 'etc') });
+    const [executable, ...args] = unitValues(mapped, 'ExecStart')[0]!.split(/\s+/);
+    const environment = Object.fromEntries(
+      unitValues(mapped, 'Environment').map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]),
+    );
+    const command = { executable: existsSync(executable!) ? executable! : process.execPath, args };
+    const cwd = unitValues(mapped, 'WorkingDirectory')[0]!;
+    expect(cwd).toBe(checkout);
+    // startChildServer points PROFILES_DIR into the data folder; the unit keeps the default, the shipped ./profiles.
+    const server = await startChildServer(state, { ...environment, PROFILES_DIR: './profiles' }, { command, cwd });
+    cleanups.push(() => server.kill());
+    expect((await server.request('GET', '/health')).status).toBe(200);
+    // Everything it wrote is under the state folder (ReadWritePaths), nothing in the install folder.
+    expect(existsSync(path.join(state, 'hearth.db'))).toBe(true);
+  });
+});

@@ -1,0 +1,105 @@
+// The clients of integrations a person has not configured are never loaded (issue 26: each
+// costs 100-300 ms of start-up and memory on a small machine). The server runs as a child with
+// a hook recording every module it resolves; the same hook sees each client load once its
+// integration is configured, so an empty record cannot pass for a lazy one.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, expect, it } from 'vitest';
+import { unusedPort } from './support/llm-helpers.ts';
+import { fixtureServer, writeMcpConfig } from './support/mcp-servers.ts';
+import { startMosquitto } from './support/mosquitto.ts';
+import { prepareProfiles, startChildServer, type ChildServer } from './support/server-child.ts';
+import { waitUntil } from './support/wait-until.ts';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The packages of each integration (and of the page) that the server must not load unasked. */
+const clients = {
+  mcp: '@modelcontextprotocol/sdk',
+  mqtt: 'mqtt',
+  homeAssistant: 'home-assistant-js-websocket',
+  telegram: 'grammy',
+  web: 'linkedom',
+  readability: '@mozilla/readability',
+  highlight: 'highlight.js',
+  marked: 'marked',
+  dompurify: 'dompurify',
+};
+
+interface RecordedServer {
+  server: ChildServer;
+  dataDir: string;
+  /** The packages whose modules the server has resolved so far. */
+  loadedPackages(): Promise<Set<string>>;
+}
+
+async function startRecorded(environment: Record<string, string>, prepare: (dataDir: string) => Promise<void> = async () => {}): Promise<RecordedServer> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-lazy-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  await prepareProfiles(dataDir);
+  await mkdir(path.join(dataDir, 'user-tools'), { recursive: true });
+  await writeFile(path.join(dataDir, 'user-tools', 'enabled.json'), '{"disabled": []}\n');
+  await prepare(dataDir);
+  const record = path.join(dataDir, 'modules.txt');
+  const recorder = `${pathToFileURL(path.resolve('test/support/module-load-recorder.mjs')).href}?record=${encodeURIComponent(record)}`;
+  const tsxLoader = pathToFileURL(path.resolve('node_modules/tsx/dist/loader.mjs')).href;
+  const server = await startChildServer(dataDir, environment, {
+    command: { executable: process.execPath, args: ['--import', tsxLoader, '--import', recorder, path.resolve('src/main.ts')] },
+  });
+  cleanups.push(() => server.kill());
+  return {
+    server,
+    dataDir,
+    loadedPackages: async () => {
+      const packages = (await readFile(record, 'utf8')).matchAll(/\/node_modules\/((?:@[^/]+\/)?[^/]+)\//g);
+      return new Set([...packages].map((match) => match[1]!));
+    },
+  };
+}
+
+async function integrationStatus(server: ChildServer, name: string): Promise<string | undefined> {
+  const { body } = await server.request('GET', '/integrations');
+  return body.integrations.find((integration: { name: string }) => integration.name === name)?.status;
+}
+
+it('starting with nothing configured loads none of the clients; naming an MCP server in mcp.json later loads the SDK', async () => {
+  // An entry that names no usable server: the file is read (its error is listed) and still nothing connects.
+  const { server, dataDir, loadedPackages } = await startRecorded({}, (dataDir) =>
+    writeFile(path.join(dataDir, 'mcp.json'), JSON.stringify({ mcpServers: { unfinished: {} } })),
+  );
+  await waitUntil(async () => (await server.request('GET', '/agents/tools')).body.errors.some((error: { server?: string }) => error.server === 'unfinished'), 20_000);
+  expect(await integrationStatus(server, 'mqtt')).toBe('not_configured');
+  expect(await integrationStatus(server, 'home_assistant')).toBe('not_configured');
+  // The page's libraries are served, not loaded: highlight.js is bundled from its files by esbuild.
+  expect((await fetch(`${server.baseUrl}/vendor/highlight.js`)).status).toBe(200);
+  expect((await fetch(`${server.baseUrl}/vendor/marked.js`)).status).toBe(200);
+
+  const atStart = await loadedPackages();
+  // The recorder saw the server's own start: what it always loads is there.
+  expect(atStart).toContain('fastify');
+  expect(atStart).toContain('kysely');
+  expect(atStart).toContain('esbuild');
+  expect(Object.values(clients).filter((name) => atStart.has(name))).toEqual([]);
+
+  await writeMcpConfig(path.join(dataDir, 'mcp.json'), { helper: fixtureServer() });
+  await waitUntil(async () => (await server.request('GET', '/agents/tools')).body.servers?.[0]?.status === 'connected', 20_000);
+  expect(await loadedPackages()).toContain(clients.mcp);
+}, 60_000);
+
+it('with MQTT_URL and HA_URL set, their clients are loaded, and only theirs', async () => {
+  const broker = await startMosquitto();
+  cleanups.push(() => broker.close());
+  const homeAssistantUrl = `http://127.0.0.1:${await unusedPort()}`;
+  const { server, loadedPackages } = await startRecorded({ MQTT_URL: broker.url, HA_URL: homeAssistantUrl, HA_TOKEN: 'a-token' });
+  await waitUntil(async () => (await integrationStatus(server, 'mqtt')) === 'connected', 20_000);
+  // Nothing answers at HA_URL: the attempt fails after the client was loaded to make it.
+  await waitUntil(async () => (await integrationStatus(server, 'home_assistant')) === 'failed', 20_000);
+
+  const loaded = await loadedPackages();
+  expect(Object.values(clients).filter((name) => loaded.has(name))).toEqual([clients.mqtt, clients.homeAssistant]);
+}, 60_000);

@@ -1,0 +1,255 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentEvent } from '../src/agent/events.ts';
+import type { IntegrationStatus } from '../src/integrations/integration-registry.ts';
+import type { SessionService } from '../src/sessions/session-service.ts';
+import { TelegramChannel, type ReceivedFile, type TelegramChannelOptions, type TelegramSessions } from '../src/channels/telegram/telegram-channel.ts';
+import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
+import { waitUntil } from './support/wait-until.ts';
+
+// The channel draft against the Bot API stand-in, with sessions played by the test.
+
+const ada = 4_242_001;
+const stranger = 6_666_001;
+
+class PlayedSessions implements TelegramSessions {
+  readonly sent: Array<{ sessionId: string; text: string; files: ReceivedFile[] }> = [];
+  readonly stopped: string[] = [];
+  readonly decisions: Array<{ sessionId: string; callId: string; decision: string; remember: string }> = [];
+  readonly listeners = new Map<string, Set<(event: AgentEvent) => void>>();
+  readonly waiting = new Set<string>();
+  chatSessions = new Map<number, string>();
+
+  async sessionForChat(chatId: number) {
+    if (!this.chatSessions.has(chatId)) this.chatSessions.set(chatId, `session-${chatId}`);
+    return this.chatSessions.get(chatId)!;
+  }
+  async existingSessionForChat(chatId: number) {
+    return this.chatSessions.get(chatId);
+  }
+  async newSession(chatId: number, profileId?: string) {
+    const sessionId = `session-${chatId}-${profileId ?? 'default'}`;
+    this.chatSessions.set(chatId, sessionId);
+    return { ok: true as const, sessionId };
+  }
+  async send(sessionId: string, text: string, files: ReceivedFile[]) {
+    this.sent.push({ sessionId, text, files });
+    return { ok: true as const };
+  }
+  async stop(sessionId: string) {
+    this.stopped.push(sessionId);
+  }
+  follow(sessionId: string, listener: (event: AgentEvent) => void) {
+    const set = this.listeners.get(sessionId) ?? new Set();
+    set.add(listener);
+    this.listeners.set(sessionId, set);
+    return () => set.delete(listener);
+  }
+  async decide(sessionId: string, callId: string, decision: 'allow' | 'deny', remember: 'once' | 'session') {
+    if (!this.waiting.delete(callId)) return 'not_found' as const;
+    this.decisions.push({ sessionId, callId, decision, remember });
+    return 'decided' as const;
+  }
+  async profiles() {
+    return [{ id: 'secretary', name: 'Secretary' }];
+  }
+  async profile() {
+    return { ok: true as const, id: 'secretary', name: 'Secretary' };
+  }
+  async recentSessions() {
+    return [];
+  }
+  async switchSession() {
+    return { ok: true as const };
+  }
+  emit(sessionId: string, event: AgentEvent): void {
+    for (const listener of this.listeners.get(sessionId) ?? []) listener(event);
+  }
+}
+
+let api: TelegramBotApi;
+let sessions: PlayedSessions;
+let logLines: string[];
+let reported: Array<Omit<IntegrationStatus, 'name'>>;
+const channels: TelegramChannel[] = [];
+
+beforeEach(async () => {
+  api = await startTelegramBotApi();
+  sessions = new PlayedSessions();
+  logLines = [];
+  reported = [];
+});
+
+afterEach(async () => {
+  await Promise.all(channels.splice(0).map((channel) => channel.stop()));
+  await api.close();
+});
+
+function startChannel(overrides: Partial<TelegramChannelOptions> = {}): TelegramChannel {
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  });
+  const channel = new TelegramChannel({
+    token: api.token,
+    allowedUsers: String(ada),
+    apiRoot: api.apiRoot,
+    filesDirectory: '/nonexistent',
+    sessionsFor: () => sessions,
+    editIntervalMs: 30,
+    pollTimeoutSeconds: 5,
+    firstRetryMs: 50,
+    longestRetryMs: 200,
+    ...overrides,
+  });
+  channels.push(channel);
+  channel.start({
+    sessions: {} as SessionService,
+    reportStatus: (status) => void reported.push(status),
+    logger: pino({ level: 'info' }, logStream),
+  });
+  return channel;
+}
+
+describe('TelegramChannel (draft)', () => {
+  it('connects by long polling after deleteWebhook, with its commands registered', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    expect(channel.status.bot).toBe('@hearth_test_bot');
+    expect(reported.at(-1)).toEqual({ status: 'connected', details: { bot: '@hearth_test_bot' } });
+    expect(api.callsOf('deleteWebhook')).toHaveLength(1);
+    expect(api.commands.map((command) => command.command)).toEqual(['new', 'stop', 'profile', 'sessions', 'help']);
+  });
+
+  it('turns a bad token into a failed status with the reason and a retry, never the token', async () => {
+    const wrong = `${api.bot.id}:${'w'.repeat(35)}`;
+    const channel = startChannel({ token: wrong });
+    await waitUntil(() => channel.status.state === 'failed');
+    expect(channel.status.reason).toMatch(/401 Unauthorized.*TELEGRAM_BOT_TOKEN/);
+    expect(channel.status.retryAt).toBeDefined();
+    await waitUntil(() => api.callsOf('getMe').length >= 3);
+    expect(JSON.stringify(channel.status)).not.toContain(wrong);
+    expect(reported.at(-1)).toMatchObject({ status: expect.stringMatching(/failed|connecting/), message: expect.stringMatching(/401/) });
+    expect(JSON.stringify(reported)).not.toContain(wrong);
+    expect(logLines.join('')).not.toContain(wrong);
+  });
+
+  it('says why it does not start without allowed users', async () => {
+    const channel = startChannel({ allowedUsers: '' });
+    expect(channel.status).toMatchObject({ state: 'failed', reason: expect.stringMatching(/^TELEGRAM_ALLOWED_USERS is empty/) });
+    expect(api.calls).toEqual([]);
+  });
+
+  it('shows an outage as failed and recovers when the API answers again', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    api.setDown(true);
+    await waitUntil(() => channel.status.state === 'failed');
+    expect(channel.status.reason).toMatch(/^Cannot reach the Telegram Bot API/);
+    expect(channel.status.reason).not.toContain(api.token);
+    api.setDown(false);
+    const back = Date.now();
+    await waitUntil(() => channel.status.state === 'connected');
+    // Back within the longest retry wait, not after a long poll's timeout (5 s here).
+    expect(Date.now() - back).toBeLessThan(2_000);
+    api.sendText(ada, 'still there?');
+    await waitUntil(() => sessions.sent.length === 1);
+  });
+
+  it('runs a turn from an allowed user and streams the answer back; a stranger gets nothing, logged once', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    api.sendText(stranger, 'let me in');
+    api.sendText(stranger, 'please');
+    api.sendText(ada, 'What is on today?');
+    await waitUntil(() => sessions.sent.length === 1);
+    expect(sessions.sent[0]).toMatchObject({ sessionId: `session-${ada}`, text: 'What is on today?', files: [] });
+    sessions.emit(`session-${ada}`, { type: 'stream_start' });
+    sessions.emit(`session-${ada}`, { type: 'stream_delta', delta: 'Two **meetings** and <script>x</script>' });
+    sessions.emit(`session-${ada}`, { type: 'stream_end', content: 'Two **meetings** and <script>x</script>', length: 39, context_tokens: 1, max_context_tokens: 2 });
+    await waitUntil(() => api.botMessages(ada)[0]?.text === 'Two meetings and <script>x</script>');
+    expect(api.messages(stranger).filter((message) => message.fromBot)).toEqual([]);
+    expect(logLines.filter((line) => line.includes(String(stranger)))).toHaveLength(1);
+    expect(sessions.sent).toHaveLength(1);
+  });
+
+  it('stops the chat\'s run on /stop', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    // The chat has a session (a /stop in a chat without one stops nothing and makes none).
+    sessions.chatSessions.set(ada, `session-${ada}`);
+    api.sendText(ada, '/stop');
+    await waitUntil(() => sessions.stopped.length === 1);
+    expect(sessions.stopped).toEqual([`session-${ada}`]);
+  });
+
+  it('brings a photo to the session as an image file', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    const bytes = Buffer.from('\xff\xd8\xff a photo', 'latin1');
+    api.sendPhoto(ada, { bytes, caption: 'what is this?' });
+    await waitUntil(() => sessions.sent.length === 1);
+    expect(sessions.sent[0]!.text).toBe('what is this?');
+    expect(sessions.sent[0]!.files).toEqual([{ kind: 'photo', name: expect.stringMatching(/\.jpg$/), mimeType: 'image/jpeg', data: bytes }]);
+  });
+
+  it('presents an approval with buttons; Deny pressed decides it and the message says who; a stale press is told so', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    api.sendText(ada, 'clean up', { firstName: 'Ada' });
+    await waitUntil(() => sessions.sent.length === 1);
+    const sessionId = `session-${ada}`;
+    sessions.waiting.add('call_7_0');
+    sessions.emit(sessionId, {
+      type: 'approval_required', call_id: 'call_7_0', tool: 'terminal', args: {}, subject: 'rm -rf build', reason: 'not read-only', expires_at: '', is_subagent: false,
+    });
+    const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('rm -rf build')));
+    const buttons = approval.replyMarkup!.inline_keyboard!.flat();
+    expect(buttons.map((button) => button.text)).toEqual(['Allow once', 'Allow for this chat', 'Deny']);
+    const press = api.pressButton(ada, approval.message_id, buttons[2]!.callback_data!, { firstName: 'Ada' });
+    await waitUntil(() => sessions.decisions.length === 1);
+    expect(sessions.decisions[0]).toMatchObject({ callId: 'call_7_0', decision: 'deny', remember: 'once' });
+    await waitUntil(() => api.callbackAnswers.has((press.callback_query as { id: string }).id));
+    sessions.emit(sessionId, { type: 'approval_resolved', call_id: 'call_7_0', decision: 'deny', by: 'user', remember: 'once' });
+    await waitUntil(() => api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Denied by Ada'));
+    expect(api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.replyMarkup).toBeUndefined();
+
+    const stale = api.pressButton(ada, approval.message_id, buttons[0]!.callback_data!);
+    await waitUntil(() => api.callbackAnswers.get((stale.callback_query as { id: string }).id));
+    expect(api.callbackAnswers.get((stale.callback_query as { id: string }).id)).toMatchObject({ text: 'This approval is already decided.' });
+    expect(sessions.decisions).toHaveLength(1);
+  });
+
+  it('edits an approval decided in the page', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    api.sendText(ada, 'go');
+    await waitUntil(() => sessions.sent.length === 1);
+    const sessionId = `session-${ada}`;
+    sessions.emit(sessionId, { type: 'approval_required', call_id: 'c1', tool: 'file_write', args: {}, subject: '/tmp/x', reason: '', expires_at: '', is_subagent: false });
+    const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('/tmp/x')));
+    sessions.emit(sessionId, { type: 'approval_resolved', call_id: 'c1', decision: 'allow', by: 'user', remember: 'session' });
+    await waitUntil(() => api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed for this chat from the page'));
+  });
+
+  it('presents an approval the gate reports for its chat\'s session once, however many tell of it, and shows a page decision', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    api.sendText(ada, 'go');
+    await waitUntil(() => sessions.sent.length === 1);
+    const summary = { session_id: `session-${ada}`, call_id: 'c9', tool: 'terminal', subject: 'make deploy', expires_at: '' };
+    await Promise.all([
+      channel.presentApproval(summary),
+      channel.presentApproval({ ...summary, session_id: 'some-page-session', call_id: 'c10' }),
+    ]);
+    sessions.emit(summary.session_id, { type: 'approval_required', ...summary, args: {}, reason: 'asks', is_subagent: false });
+    await channel.presentApproval(summary);
+    expect(api.botMessages(ada).filter((message) => message.text.includes('make deploy'))).toHaveLength(1);
+    const approval = api.botMessages(ada).find((message) => message.text.includes('make deploy'))!;
+    await channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'once', via: 'page' });
+    expect(api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed once from the page')).toBe(true);
+  });
+});
