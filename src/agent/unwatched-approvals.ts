@@ -5,6 +5,9 @@ import type { ApprovalGate } from './approval-gate.ts';
 import type { PendingApprovalSummary } from './hearth-events.ts';
 import type { Notifications } from './notifications.ts';
 
+/** How long a session's last socket may be gone (a reload) before its waiting approvals are notified. */
+const reopenGraceMs = 2_000;
+
 export interface UnwatchedApprovalsOptions {
   db: Db;
   approvals: ApprovalGate;
@@ -17,7 +20,7 @@ export interface UnwatchedApprovalsOptions {
 /**
  * A call that waits in a run nobody watches (a schedule, a heartbeat, a closed page) raises a
  * notification, so someone decides: when it starts waiting with no socket open, or when the
- * last socket of its session closes while it waits. Each waiting call is notified at most once.
+ * last socket of its session closes while it waits (and no socket opens again shortly). Each waiting call is notified at most once.
  * Returns what to call when a session's last socket closed.
  */
 export function notifyUnwatchedApprovals(options: UnwatchedApprovalsOptions): (sessionId: string) => void {
@@ -41,6 +44,10 @@ export function notifyUnwatchedApprovals(options: UnwatchedApprovalsOptions): (s
   });
   approvals.on('resolved', (waiting: PendingApprovalSummary) => notified.delete(keyOf(waiting)));
   return (sessionId) => {
-    for (const waiting of approvals.pending()) if (waiting.session_id === sessionId) notify(waiting);
+    // A reload closes the page's socket for a moment: only a session still unwatched a little later is told about.
+    setTimeout(() => {
+      if (isWatched(sessionId)) return;
+      for (const waiting of approvals.pending()) if (waiting.session_id === sessionId) notify(waiting);
+    }, reopenGraceMs).unref();
   };
 }
