@@ -21,7 +21,7 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
 
   constructor(
     backends: Partial<Record<BackendId, LlmBackend>>,
-    readonly defaultBackend: BackendId,
+    private readonly defaultBackend: BackendId,
     maxConcurrent: number,
   ) {
     super();
