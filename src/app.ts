@@ -169,6 +169,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   services.add({ name: 'user tools', close: () => userTools.close() });
   const backendStatus = overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config));
   services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
+  backends.on('call', (outcome) => backendStatus.observeCall(outcome));
   const deps: AppDependencies = {
     db,
     config,

@@ -150,6 +150,32 @@ describe('backend status in the server', () => {
     expect((await next('backend_status')).backend).toMatchObject({ reachable: true, model_available: true });
   });
 
+  it('follows each call between checks: a call that cannot reach the backend marks it unreachable at once, an answered call reachable', async () => {
+    const llm = await scriptedOllama();
+    const port = Number(new URL(llm.url).port);
+    hearth = await startHearth({ llm, env: { OLLAMA_DEFAULT_MODEL: 'fake' } });
+    cleanups.push(() => hearth.close());
+    await hearth.app.backendStatus.firstCheck();
+    expect(hearth.app.backendStatus.current().reachable).toBe(true);
+    const events = await EventSocket.connect(`${hearth.baseUrl.replace('http', 'ws')}/ws/events`);
+    cleanups.push(() => events.close());
+    const next = () => events.nextMatching((event) => (event as { type: string }).type === 'backend_status', 'backend_status') as unknown as Promise<any>;
+    const sessionId = await hearth.createSession();
+
+    await llm.close();
+    const gone = next();
+    const failed = await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello?' });
+    expect(failed.body.error?.code ?? failed.body.error).toBeTruthy();
+    expect((await gone).backend).toMatchObject({ reachable: false, fix: 'Start Ollama (`ollama serve`) or set OLLAMA_HOST' });
+    expect((await gone).backend.message).toContain('ECONNREFUSED');
+
+    const back = await scriptedOllama(port);
+    back.script({ content: 'Here again.' });
+    const reachable = next();
+    expect((await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello?' })).body.content).toBe('Here again.');
+    expect((await reachable).backend).toMatchObject({ reachable: true, model_available: true });
+  });
+
   it('never holds up start-up or /health: a backend that never answers is still "not checked"', async () => {
     const held: Socket[] = [];
     const silent = createServer((socket) => held.push(socket));

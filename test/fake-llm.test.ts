@@ -1,7 +1,9 @@
 // The fake LLM of `npm run dev:fake-llm`, run as that command runs it (a child process), with
 // the real app pointed at it: each demo word shows the feature it stands for.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLlmProcess, type FakeLlmProcess } from './support/fake-llm-process.ts';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { runFakeLlmToExit, startFakeLlmProcess, type FakeLlmProcess } from './support/fake-llm-process.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 
 /** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
@@ -63,9 +65,13 @@ describe('npm run dev:fake-llm', () => {
     socket.close();
   });
 
-  it('writes roll_dice for "make a tool …", calls the new tool in the next round and answers with its result', async () => {
+  it('writes roll_dice for "make a tool …" once allowed, calls the new tool in the next round and answers with its result', async () => {
     const socket = await hearth.connect(await hearth.createSession('secretary'));
     socket.send({ type: 'message', content: 'Make a tool that rolls dice, then roll two six-sided dice' });
+    // The shipped profiles ask before a tool is installed.
+    const asked = await socket.next('approval_required', runTimeoutMs);
+    expect(asked).toMatchObject({ tool: 'write_tool', subject: 'roll_dice' });
+    socket.send({ type: 'approve', call_id: asked.call_id, decision: 'allow' });
     const end = await socket.next('stream_end', runTimeoutMs);
     const calls = socket.ofType('tool_call');
     expect(calls.map((call) => call.tool)).toEqual(['write_tool', 'roll_dice']);
@@ -81,4 +87,49 @@ describe('npm run dev:fake-llm', () => {
     expect(tools.body.tools.map((tool: { name: string }) => tool.name)).toContain('roll_dice');
     socket.close();
   }, 90_000);
+
+  it('takes the arguments from the message: a command in backticks, a daily time, a todo item', async () => {
+    const ask = async (profileId: string, content: string) => {
+      const socket = await hearth.connect(await hearth.createSession(profileId));
+      socket.send({ type: 'message', content });
+      const call = await socket.next('tool_started', runTimeoutMs);
+      const end = await socket.next('stream_end', runTimeoutMs);
+      const [finished] = socket.ofType('tool_call');
+      socket.close();
+      return { call, finished, end };
+    };
+
+    const uptime = await ask('server_admin', 'run `uptime`');
+    expect(uptime.call).toMatchObject({ tool: 'terminal', args: { command: 'uptime' } });
+
+    const reminder = await ask('secretary', 'remind me every day at 9 to check mail');
+    expect(reminder.call).toMatchObject({ tool: 'schedule', args: { action: 'create', cron: '0 9 * * *', prompt: 'Remind me to check mail.', name: 'check mail' } });
+    expect(reminder.finished?.success, reminder.finished?.result).toBe(true);
+    const schedules = (await hearth.request('GET', '/schedules')).body.schedules;
+    expect(schedules).toContainEqual(expect.objectContaining({ cron: '0 9 * * *', prompt: 'Remind me to check mail.' }));
+
+    const todo = await ask('secretary', 'add a todo to buy milk');
+    expect(todo.call).toMatchObject({ tool: 'todo', args: { action: 'set', items: ['buy milk'] } });
+    expect(todo.finished?.success, todo.finished?.result).toBe(true);
+  }, 90_000);
+
+  it('takes --port, and says in one line when that port is taken', async () => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const refused = await runFakeLlmToExit(['--port', String(port)]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr.trim()).toBe(`Port ${port} is already in use (another fake LLM, or Ollama?). Stop it, or pick another port: npm run dev:fake-llm -- --port ${port + 1}`);
+    } finally {
+      taken.close();
+    }
+    const other = await startFakeLlmProcess(['--port', String(port)]);
+    try {
+      expect(other.url).toBe(`http://127.0.0.1:${port}`);
+    } finally {
+      await other.stop();
+    }
+  }, 60_000);
 });

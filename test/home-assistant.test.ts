@@ -287,7 +287,9 @@ describe('home_assistant in a smart_home session', () => {
   it('says how to configure Home Assistant when HA_URL is empty', async () => {
     hearth = await startHearth();
     const { body } = await hearth.request('GET', '/integrations');
-    expect(body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant')).toMatchObject({ status: 'not_configured', message: 'HA_URL is not set' });
+    expect(body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant')).toMatchObject({ status: 'not_configured' });
+    const { message } = body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant');
+    expect(message).toMatch(/^HA_URL is not set: set HA_URL .* and HA_TOKEN .*long-lived access token.*Security → Long-lived access tokens/);
 
     hearth.llm.script({ toolCalls: [call({ action: 'search', query: 'kitchen light' })] }, { content: 'It is not set up.' });
     const socket = await smartHomeSession(hearth, 'Kitchen light?');

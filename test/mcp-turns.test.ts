@@ -218,6 +218,44 @@ describe('MCP servers in the app', () => {
     expect((await hearth.request('GET', '/agents/tools')).body.servers).toEqual([]);
   });
 
+  it('an MCP tool switched on is offered to every profile, as a user tool is, unless the profile sets mcp_tools: false; switched off, to none', async () => {
+    const { hearth, events } = await startWithServers(
+      { helper: fixtureServer() },
+      { profiles: { mcp_user: profile(['scratchpad', 'helper__pid']), no_mcp: profile(['scratchpad'], 'mcp_tools: false\n').replace('id: mcp_user', 'id: no_mcp') } },
+    );
+    await serversWhen(hearth, events, allConnected(1));
+    const offered = async (profileId: string) =>
+      (await hearth.request('GET', '/agents/profiles')).body.profiles.find((entry: { id: string }) => entry.id === profileId).enabled_tools as string[];
+    const entry = async (name: string) => (await hearth.request('GET', '/agents/tools')).body.tools.find((tool: { name: string }) => tool.name === name);
+
+    // As configured: only the profile naming a tool has it, and the Tools panel shows it off.
+    expect(await offered('secretary')).not.toContain('helper__echo');
+    expect(await offered('mcp_user')).toContain('helper__pid');
+    expect(await entry('helper__echo')).toMatchObject({ source: 'mcp', server: 'helper', enabled: false, prompt_characters: expect.any(Number) });
+    const before = (await hearth.request('GET', '/agents/profiles')).body.profiles.find((profile: { id: string }) => profile.id === 'secretary').prompt_characters;
+
+    expect((await hearth.request('PUT', '/agents/tools/helper__echo/enabled', { enabled: true })).body).toMatchObject({ name: 'helper__echo', enabled: true });
+    expect(await offered('secretary')).toContain('helper__echo');
+    expect(await offered('mcp_user')).toContain('helper__echo');
+    expect(await offered('no_mcp')).not.toContain('helper__echo');
+    const after = (await hearth.request('GET', '/agents/profiles')).body.profiles.find((profile: { id: string }) => profile.id === 'secretary').prompt_characters;
+    expect(after - before).toBe((await entry('helper__echo')).prompt_characters);
+
+    // Used in a turn of a profile that does not name it.
+    hearth.llm.script({ toolCalls: [{ name: 'helper__echo', arguments: { text: 'from the switch' } }] }, { content: 'Echoed.' });
+    const sessionId = await hearth.createSession('secretary');
+    const answered = await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Echo something' });
+    expect(answered.body.content).toBe('Echoed.');
+    const toolResult = hearth.llm.requests.at(-1)!.body.messages.find((message: { role: string }) => message.role === 'tool');
+    expect(toolResult.content).toContain('from the switch');
+
+    // Off takes it from every profile, even one that names it.
+    await hearth.request('PUT', '/agents/tools/helper__pid/enabled', { enabled: false });
+    expect(await offered('mcp_user')).not.toContain('helper__pid');
+    await hearth.request('PUT', '/agents/tools/helper__echo/enabled', { enabled: false });
+    expect(await offered('secretary')).not.toContain('helper__echo');
+  });
+
   it('a stdio server gets no secret from Hearth’s environment, and none is left running after shutdown, nor what it started', async () => {
     const llm = await startScriptedOllama();
     cleanups.push(() => llm.close());

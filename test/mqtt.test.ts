@@ -302,6 +302,20 @@ describe('mqtt connection in the app', () => {
     expect(house.received).toEqual([{ topic: 'hall/light/set', text: 'ON' }]);
   }, 30_000);
 
+  it('with no broker configured, a publish says how to configure one without asking for approval first', async () => {
+    hearth = await startHearth();
+    cleanups.push(() => hearth.close());
+    hearth.llm.script({ toolCalls: [{ name: 'mqtt', arguments: { action: 'publish', topic: 'zigbee2mqtt/garage_heater/set', payload: 'ON' } }] }, { content: 'MQTT is not set up.' });
+    const socket = await hearth.connect(await hearth.createSession('smart_home'));
+    cleanups.push(() => socket.close());
+    socket.send({ type: 'message', content: 'Turn the garage heater on' });
+    const first = await socket.nextMatching((event) => event.type === 'approval_required' || event.type === 'tool_call', 'approval_required or tool_call');
+    expect(first).toMatchObject({ type: 'tool_call', tool: 'mqtt', success: false });
+    expect((first as { result: string }).result).toMatch(/^No MQTT broker is configured\. Set MQTT_URL/);
+    expect((await socket.next('stream_end')).content).toBe('MQTT is not set up.');
+    expect(hearth.app.agent.deps.approvals.pending()).toEqual([]);
+  });
+
   it('a smart_home turn asks before a publish: denied publishes nothing, allowed publishes', async () => {
     const { broker } = await hearthWithBroker();
     const house = await observer(broker.url, 'zigbee2mqtt/#');

@@ -6,6 +6,7 @@ import type { HearthEvent } from '../src/agent/hearth-events.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { createTestTools } from './support/test-tools.ts';
+import { waitUntil } from './support/wait-until.ts';
 
 let hearth: Hearth | undefined;
 const sockets: EventSocket[] = [];
@@ -126,5 +127,38 @@ describe('notifications', () => {
     expect((await answered).body.content).toBe('It is 4.');
     const listed = (await server.request('GET', '/notifications')).body.notifications;
     expect(listed.map((item: { session_id?: string }) => item.session_id)).toEqual([unwatchedId]);
+  });
+
+  it('an approval still waiting when the last tab on its session closes raises a notification, once', async () => {
+    const server = await start();
+    const page = await openPage(server);
+    await page.next('hello');
+    server.llm.script({ toolCalls: [{ name: 'add_numbers', arguments: { a: 3, b: 4 } }] }, { content: 'It is 7.' });
+    const sessionId = await server.createSession('asking');
+    const first = await server.connect(sessionId);
+    const second = await server.connect(sessionId);
+    first.send({ type: 'message', content: 'Add three and four' });
+    const call = await first.next('approval_required');
+    first.close();
+    await first.closed();
+    // One tab is still open: nothing is raised yet.
+    const raised: unknown[] = [];
+    const unsubscribe = server.app.agent.events.subscribe((event) => {
+      if (event.type === 'notification') raised.push(event);
+    });
+    second.close();
+    const notification = await page.next('notification');
+    unsubscribe();
+    expect(raised).toHaveLength(1);
+    expect(notification).toMatchObject({ title: 'add_numbers waits for your decision in Add three and four', body: 'add_numbers', session_id: sessionId });
+
+    // A tab opened and closed again does not raise a second one for the same call.
+    const third = await server.connect(sessionId);
+    await third.next('approval_required');
+    third.close();
+    await third.closed();
+    expect((await server.request('POST', `/sessions/${sessionId}/approvals/${call.call_id}`, { decision: 'allow' })).status).toBe(200);
+    await waitUntil(async () => !server.app.agent.isRunning(sessionId));
+    expect((await server.request('GET', '/notifications')).body.notifications.map((item: { session_id?: string }) => item.session_id)).toEqual([sessionId]);
   });
 });

@@ -44,6 +44,7 @@ describe('loadProfiles', () => {
         planning_enabled: false,
         tools: [],
         user_tools: true,
+        mcp_tools: true,
         scratchpad_sections: [],
         approvals: { default: 'allow', deny: [], allow: [], ask: [] },
         jail: {},

@@ -67,8 +67,11 @@ describe('GET /agents/profiles', () => {
     expect(body.profiles.map((profile: any) => profile.id).sort()).toEqual(['secretary', 'server_admin', 'smart_home']);
     for (const profile of body.profiles) {
       expect(Object.keys(profile).sort()).toEqual(
-        ['backend', 'description', 'enabled_tools', 'examples', 'heartbeat', 'id', 'model', 'name', 'planning_enabled', 'temperature'].sort(),
+        ['backend', 'description', 'enabled_tools', 'examples', 'heartbeat', 'id', 'model', 'name', 'planning_enabled', 'prompt_characters', 'temperature'].sort(),
       );
+      // The shipped profiles stay under the per-call budget the Tools panel warns about.
+      expect(profile.prompt_characters, profile.id).toBeGreaterThan(1_000);
+      expect(profile.prompt_characters, profile.id).toBeLessThan(12_000);
       expect(profile.examples, profile.id).toHaveLength(2);
       // Off as shipped (README: Heartbeat and notifications).
       expect(profile.heartbeat, profile.id).toBeNull();
@@ -108,8 +111,10 @@ describe('GET /agents/tools', () => {
         description: expect.any(String),
         parameters: expect.objectContaining({ type: 'object' }),
         source: 'builtin',
+        prompt_characters: expect.any(Number),
       });
     }
+    expect(body.prompt_budget).toBe(12_000);
   });
 });
 
@@ -204,6 +209,7 @@ describe('GET /sessions', () => {
         created_at: expect.any(String),
         last_active: expect.any(String),
         running: false,
+        model: null,
       },
     ]);
   });
@@ -223,6 +229,7 @@ describe('GET /sessions/:id', () => {
       created_at: expect.any(String),
       last_active: expect.any(String),
       running: false,
+      model: null,
       messages: [],
     });
   });

@@ -178,6 +178,25 @@ describe('runs', () => {
     expect((await finished).sessionId).toBe(firstRun.sessionId);
     expect((await hearth.request('POST', '/schedules/nope/run')).status).toBe(404);
   });
+
+  it('a scheduled run\'s new session is announced as created once, then as updated', async () => {
+    const clock = new ManualClock('2026-11-24T07:00:00Z');
+    const hearth = await hearthAt(clock);
+    const changes: string[] = [];
+    onTestFinished(hearth.app.agent.events.subscribe((event) => {
+      if (event.type === 'sessions_changed') changes.push(`${event.change} ${event.session_id}`);
+    }));
+    const schedule = await create(hearth, { cron: '0 9 * * 1-5' });
+    let finished = nextFinish(hearth);
+    await hearth.request('POST', `/schedules/${schedule.id}/run`);
+    const { sessionId } = await finished;
+    expect(changes.filter((change) => change === `created ${sessionId}`)).toHaveLength(1);
+    expect(changes[0]).toBe(`created ${sessionId}`);
+    finished = nextFinish(hearth);
+    await hearth.request('POST', `/schedules/${schedule.id}/run`);
+    await finished;
+    expect(changes.filter((change) => change === `created ${sessionId}`)).toHaveLength(1);
+  });
 });
 
 describe('run statuses', () => {

@@ -74,6 +74,7 @@ function instantBackend(summary: string): LlmBackend & { inputs: number[] } {
       inputs.push(request.messages.reduce((total, message) => total + message.content.length, 0));
       return { ok: true, completion: { content: summary, thinking: '', toolCalls: [] } };
     },
+    listModels: async () => ({ ok: true, models: [{ name: 'bench' }] }),
   };
 }
 

@@ -38,6 +38,7 @@ export const api = {
   health: () => request('GET', '/health'),
   profiles: () => request('GET', '/agents/profiles'),
   tools: () => request('GET', '/agents/tools'),
+  models: () => request('GET', '/models'),
   setToolEnabled: (name, enabled) => request('PUT', `/agents/tools/${encodeURIComponent(name)}/enabled`, { enabled }),
   sessions: () => request('GET', '/sessions'),
   session: (id) => request('GET', `/sessions/${encodeURIComponent(id)}`),

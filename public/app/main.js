@@ -7,6 +7,7 @@ import { HearthEvents } from './hearth-events.js';
 import { fillIconPlaceholders } from './icons.js';
 import { IntegrationsPanel } from './integrations-panel.js';
 import { JailStatusView } from './jail-status.js';
+import { ModelPicker } from './model-picker.js';
 import { signIn } from './login.js';
 import { NotificationBell } from './notification-bell.js';
 import { ContextPanel, MemoryPanel, ToolsPanel } from './panels.js';
@@ -47,6 +48,7 @@ const header = new SessionHeader({
   share: byId('context-share'),
   onProfileChange: (profileId) => switchProfile(profileId),
 });
+const modelPicker = new ModelPicker(byId('session-profile'));
 const jailStatus = new JailStatusView(document.querySelector('.session-header'));
 const toolsPanel = new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : profileSelect.value) });
 const memoryPanel = new MemoryPanel(byId('memory-panel'));
@@ -223,6 +225,7 @@ function onViewChange(openedView, change) {
   if (change.running !== undefined || change.synced !== undefined || change.connection !== undefined) {
     composer.setState({ running: openedView.running, canSend: openedView.synced });
     header.show({ editable: openedView.synced && !openedView.running });
+    modelPicker.setEditable(openedView.synced && !openedView.running);
   }
   if (change.running !== undefined) sidebar.refreshSoon();
 }
@@ -268,6 +271,7 @@ function openSession(sessionId) {
   setDrawer(false);
   sidebar.setCurrent(sessionId);
   queueMicrotask(showApprovalsElsewhere);
+  void modelPicker.open(sessionId);
   if (!sessionId) {
     transcript.clear(profileCards());
     header.show({ title: '', profileId: '', context: { used: 0, max: 1 } });
@@ -372,6 +376,7 @@ async function loadProfiles() {
   else if (profiles.some((profile) => profile.id === 'secretary')) profileSelect.value = 'secretary';
   describeChosenProfile();
   header.setProfiles(profiles);
+  modelPicker.setProfiles(profiles);
 }
 
 /** The profile picker's tooltip is the chosen profile's description. */

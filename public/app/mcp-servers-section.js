@@ -26,15 +26,18 @@ function describe(tool) {
   return tool.description.endsWith(suffix) ? tool.description.slice(0, -suffix.length) : tool.description;
 }
 
+const characters = (count) => `${count.toLocaleString('en')} characters`;
+
 /**
  * The MCP servers of `/agents/tools` (README: MCP servers), one section each with its state, its
- * message and its tools, every tool with the switch `toolSwitch(tool)` gives. Errors naming a
+ * message and its tools, every tool with the switch `toolSwitch(tool)` gives, what it adds to
+ * every call's prompt, and a switch for all of a server's tools at once (`serverSwitch(server, tools)`). Errors naming a
  * server that is not listed (an entry of the file that could not be read) get a section of their
  * own, so each server in the file shows up. False when no server is configured.
  *
  * `inProfile(tool)` says whether the open session's profile has the tool; `profile` is that profile, if any.
  */
-export function mcpServersSection({ servers = [], tools, errors, profile, inProfile, toolSwitch }) {
+export function mcpServersSection({ servers = [], tools, errors, profile, inProfile, toolSwitch, serverSwitch }) {
   const listed = new Set(servers.map((server) => server.name));
   const unlisted = Map.groupBy(
     errors.filter((error) => error.server !== undefined && !listed.has(error.server)),
@@ -53,17 +56,19 @@ export function mcpServersSection({ servers = [], tools, errors, profile, inProf
     shown.map((server) => {
       const serverTools = server.tools.map((name) => byName.get(name)).filter(Boolean);
       const notes = errors.filter((error) => error.server === server.name && listed.has(server.name) && error.message !== server.message);
-      return serverSection(server, serverTools, notes, { profile, inProfile, toolSwitch });
+      return serverSection(server, serverTools, notes, { profile, inProfile, toolSwitch, serverSwitch });
     }),
   );
 }
 
-function serverSection(server, tools, notes, { profile, inProfile, toolSwitch }) {
+function serverSection(server, tools, notes, { profile, inProfile, toolSwitch, serverSwitch }) {
   const available = profile ? tools.filter((tool) => inProfile(tool)).length : 0;
+  const cost = tools.reduce((total, tool) => total + (tool.prompt_characters ?? 0), 0);
   const meta = [
     transportWords[server.transport] && `Over ${transportWords[server.transport]}`,
     server.unjailed && 'unjailed: runs as Hearth’s user, outside any jail',
     profile && tools.length > 0 && `${profile.name} uses ${available === 0 ? 'none' : available === tools.length ? 'all' : available} of them`,
+    tools.length > 0 && `all of them add ${characters(cost)} per turn`,
   ].filter(Boolean);
   return element(
     'section',
@@ -73,6 +78,7 @@ function serverSection(server, tools, notes, { profile, inProfile, toolSwitch })
       { className: 'mcp-server-title' },
       element('h4', { className: 'mcp-server-name' }, server.name),
       element('span', { className: 'mcp-server-state', dataset: { status: server.status } }, stateText(server)),
+      tools.length > 0 && serverSwitch(server, tools),
     ),
     meta.length > 0 && element('div', { className: 'tool-meta' }, meta.join(' · ')),
     server.message && element('p', { className: 'mcp-server-message', role: server.status === 'connecting' ? undefined : 'note' }, withInlineCode(server.message)),
@@ -89,6 +95,8 @@ function serverSection(server, tools, notes, { profile, inProfile, toolSwitch })
               { dataset: { toolName: tool.name, source: 'mcp', server: server.name, enabled: String(tool.enabled), ...(available !== undefined && { inProfile: String(available) }) } },
               element('div', { className: 'tool-title' }, element('code', {}, tool.name), toolSwitch(tool)),
               tool.description && element('p', { className: 'muted' }, describe(tool)),
+              tool.prompt_characters !== undefined &&
+                element('div', { className: 'tool-meta', dataset: { role: 'prompt-cost' } }, `Adds ${characters(tool.prompt_characters)} to every turn that offers it`),
             );
           }),
         ),

@@ -59,7 +59,7 @@ export class ToolsPanel {
     const read = ++this.#reads;
     const answer = await load(this.aside, 'Tools', () => Promise.all([api.tools(), api.profiles()]), () => this.refresh());
     if (!answer || read !== this.#reads) return;
-    const [{ tools, errors = [], servers = [] }, { profiles }] = answer;
+    const [{ tools, errors = [], servers = [], prompt_budget: promptBudget }, { profiles }] = answer;
     const profile = profiles.find((candidate) => candidate.id === this.profileId());
     const inProfile = profile ? profile.enabled_tools : [];
     const listed = tools.filter((tool) => tool.source !== 'mcp');
@@ -82,6 +82,7 @@ export class ToolsPanel {
             otherErrors.map((error) => element('li', { dataset: { toolError: error.file } }, element('code', {}, error.file), element('p', {}, error.message))),
           ),
         ),
+      promptBudgetWarning(profile, promptBudget),
       profile &&
         element(
           'section',
@@ -95,7 +96,8 @@ export class ToolsPanel {
         errors,
         profile,
         inProfile: (tool) => inProfile.includes(tool.name),
-        toolSwitch: (tool) => this.#switch(tool, 'On for every profile that names it or its server'),
+        toolSwitch: (tool) => this.#switch(tool, 'On: offered to every profile that does not set mcp_tools: false. Off: offered to none.'),
+        serverSwitch: (server, serverTools) => this.#serverSwitch(server, serverTools),
       }),
       element(
         'section',
@@ -106,7 +108,7 @@ export class ToolsPanel {
       element(
         'p',
         { className: 'muted tool-hint' },
-        'Drop a tool file into user-tools/ and every profile can use it, unless the profile sets user_tools: false. Switch a tool off here to take it away from every profile.',
+        'Drop a tool file into user-tools/ and every profile can use it, unless the profile sets user_tools: false. Switch an MCP server’s tools on here and every profile can use them, unless it sets mcp_tools: false. Switch a tool off here to take it away from every profile.',
       ),
     );
   }
@@ -126,6 +128,26 @@ export class ToolsPanel {
     );
   }
 
+  /** All of one MCP server's tools on or off at once; on while every one of them is. */
+  #serverSwitch(server, serverTools) {
+    const input = element('input', {
+      type: 'checkbox',
+      role: 'switch',
+      'aria-label': `Use all tools of ${server.name}`,
+      checked: serverTools.every((tool) => tool.enabled),
+    });
+    input.addEventListener('change', async () => {
+      input.disabled = true;
+      try {
+        for (const tool of serverTools) if (tool.enabled !== input.checked) await api.setToolEnabled(tool.name, input.checked);
+      } catch (error) {
+        input.closest('section')?.append(failure(error));
+      }
+      await this.refresh();
+    });
+    return element('label', { className: 'tool-switch', title: 'All of its tools, for every profile that does not set mcp_tools: false' }, input, element('span', {}, 'All on'));
+  }
+
   #switch(tool, title) {
     const input = element('input', { type: 'checkbox', role: 'switch', 'aria-label': `Use ${tool.name}`, checked: tool.enabled });
     input.addEventListener('change', async () => {
@@ -142,6 +164,17 @@ export class ToolsPanel {
     });
     return element('label', { className: 'tool-switch', title }, input, element('span', {}, 'On'));
   }
+}
+
+/** Said when the open session's profile sends more than the budget before any message (system prompt and tool schemas). */
+function promptBudgetWarning(profile, budget) {
+  if (!profile || budget === undefined || profile.prompt_characters === undefined || profile.prompt_characters <= budget) return false;
+  return element(
+    'p',
+    { className: 'tool-budget-warning', role: 'note', dataset: { role: 'prompt-budget-warning' } },
+    `${profile.name} sends ${profile.prompt_characters.toLocaleString('en')} characters of instructions and tool descriptions with every turn, past the budget of ${budget.toLocaleString('en')}: `,
+    'answers get slower and small models lose track. Switch off the tools it does not need.',
+  );
 }
 
 /** Outside the profile: user tools first (they can be switched), then the built-ins. */

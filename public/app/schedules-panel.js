@@ -12,7 +12,67 @@ const statusWords = {
   queued: 'queued (waiting for a free run slot)',
   stopped: 'stopped before it finished',
 };
-const timingPlaceholders = { cron: '0 9 * * 1-5', every: '30m, 2h or 1d' };
+/** The everyday choices first; a cron expression for the rest. */
+const kinds = [
+  ['daily', 'Every day at'],
+  ['weekdays', 'Weekdays (Mon–Fri) at'],
+  ['weekly', 'Every week on'],
+  ['every', 'Every N minutes or hours'],
+  ['at', 'Once, at'],
+  ['cron', 'Custom (cron)'],
+];
+/** Cron's day numbers, the week starting on Monday. */
+const weekdays = [
+  ['1', 'Monday'],
+  ['2', 'Tuesday'],
+  ['3', 'Wednesday'],
+  ['4', 'Thursday'],
+  ['5', 'Friday'],
+  ['6', 'Saturday'],
+  ['0', 'Sunday'],
+];
+const units = [
+  ['m', 'minutes'],
+  ['h', 'hours'],
+];
+/** The form fields that say when it runs: changing one asks for the next runs again. */
+const timingFields = new Set(['time', 'day', 'amount', 'unit', 'at', 'cron', 'timezone']);
+
+/** "09:30" and cron day fields → a cron expression. */
+function cronAt(time, days) {
+  const [hours, minutes] = (time || '').split(':').map(Number);
+  if (!Number.isInteger(hours) || !Number.isInteger(minutes)) return '';
+  return `${minutes} ${hours} * * ${days}`;
+}
+
+/** A `datetime-local` value ("2026-11-24T09:00", this browser's time) as ISO 8601 with this browser's offset. */
+export function localIsoWithOffset(value) {
+  const date = new Date(value);
+  if (!value || Number.isNaN(date.getTime())) return '';
+  const pad = (number) => String(Math.abs(number)).padStart(2, '0');
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:00${sign}${pad(Math.trunc(offset / 60))}:${pad(offset % 60)}`;
+}
+
+/** The form's choice as the one timing field `POST /schedules` takes (`cron`, `every` or `at`); undefined while incomplete. */
+export function timingOf(kind, fields) {
+  switch (kind) {
+    case 'daily':
+      return fields.time ? { cron: cronAt(fields.time, '*') } : undefined;
+    case 'weekdays':
+      return fields.time ? { cron: cronAt(fields.time, '1-5') } : undefined;
+    case 'weekly':
+      return fields.time && fields.day !== undefined ? { cron: cronAt(fields.time, fields.day) } : undefined;
+    case 'every':
+      return (fields.amount ?? '').trim() ? { every: `${fields.amount.trim()}${fields.unit ?? 'm'}` } : undefined;
+    case 'at':
+      return fields.at ? { at: localIsoWithOffset(fields.at) } : undefined;
+    default:
+      return (fields.cron ?? '').trim() ? { cron: fields.cron.trim() } : undefined;
+  }
+}
+
 /** How long typing must pause before the next runs are asked for. */
 const previewDelayMs = 300;
 
@@ -38,8 +98,20 @@ export function formatInZone(iso, timezone) {
   }
 }
 
+/** The crons the form makes, in words ("every day at 09:00"); undefined for any other. */
+export function describeCron(cron) {
+  const found = /^(\d{1,2}) (\d{1,2}) \* \* (\*|1-5|[0-6])$/.exec(cron);
+  if (!found) return undefined;
+  const time = `${found[2].padStart(2, '0')}:${found[1].padStart(2, '0')}`;
+  if (found[3] === '*') return `every day at ${time}`;
+  if (found[3] === '1-5') return `weekdays at ${time}`;
+  return `every ${weekdays.find(([value]) => value === found[3])[1]} at ${time}`;
+}
+
 /** When a schedule runs, in words, with its zone. */
 function describeTiming(schedule) {
+  const words = schedule.cron && describeCron(schedule.cron);
+  if (words) return [words, ' (', element('code', {}, schedule.cron), `) · ${schedule.timezone}`];
   if (schedule.cron) return [element('code', {}, schedule.cron), ` · ${schedule.timezone}`];
   if (schedule.every_ms) return `every ${describeDuration(schedule.every_ms)}`;
   if (schedule.at) return `once, ${formatInZone(schedule.at, schedule.timezone)} ${schedule.timezone}`;
@@ -48,13 +120,14 @@ function describeTiming(schedule) {
 
 /**
  * The Schedules panel (README: Schedules, reminders and notifications; `GET /schedules`): each schedule with when it runs, its next run
- * and last status; pause or resume, run now, delete; and a form that creates one with a cron, an
- * interval or a single time, previewing its next three runs (`POST /schedules/preview`) while the
- * person types.
+ * and last status; pause or resume, run now, delete; and a form that creates one — every day,
+ * weekdays or a day of the week at a time, every N minutes or hours, once, or a custom cron — for
+ * a profile, previewing its next three runs (`POST /schedules/preview`) while the person types.
  */
 export class SchedulesPanel {
   #created;
-  #kind = 'cron';
+  #kind = 'daily';
+  #profiles = [];
   #failure;
   /** What the form's preview shows: `{state: 'empty'}`, `{state: 'shown', nextRuns, timezone}` or `{state: 'refused', message}`. */
   #preview = { state: 'empty' };
@@ -69,8 +142,10 @@ export class SchedulesPanel {
   }
 
   async refresh() {
-    const answer = await load(this.aside, 'Schedules', () => api.schedules(), () => this.refresh());
-    if (!answer) return;
+    const loaded = await load(this.aside, 'Schedules', () => Promise.all([api.schedules(), api.profiles().catch(() => ({ profiles: [] }))]), () => this.refresh());
+    if (!loaded) return;
+    const [answer, { profiles }] = loaded;
+    this.#profiles = profiles;
     const focused = this.aside.contains(document.activeElement) ? document.activeElement.getAttribute('name') : undefined;
     const form = this.aside.querySelector('form.schedule-form');
     const typed = form ? Object.fromEntries(new FormData(form)) : undefined;
@@ -146,18 +221,15 @@ export class SchedulesPanel {
     const kindSelect = element(
       'select',
       { name: 'kind', 'aria-label': 'Repeats' },
-      [
-        ['cron', 'Cron expression'],
-        ['every', 'Every interval'],
-        ['at', 'Once, at a time'],
-      ].map(([value, label]) => element('option', { value, selected: value === this.#kind }, label)),
+      kinds.map(([value, label]) => element('option', { value, selected: value === this.#kind }, label)),
     );
     kindSelect.addEventListener('change', () => {
       this.#kind = kindSelect.value;
       const form = kindSelect.form;
-      form.querySelector('.schedule-timing').replaceWith(this.#timingInput());
+      form.querySelector('.schedule-timing').replaceWith(this.#timingInputs());
       this.#previewSoon(form);
     });
+    const profileId = typed.profile_id ?? (this.#profiles.some((profile) => profile.id === 'secretary') ? 'secretary' : this.#profiles[0]?.id);
     return element(
       'form',
       {
@@ -165,14 +237,25 @@ export class SchedulesPanel {
         'aria-label': 'New schedule',
         onsubmit: (event) => this.#create(event),
         oninput: (event) => {
-          if (event.target.name === 'timing' || event.target.name === 'timezone') this.#previewSoon(event.currentTarget);
+          if (timingFields.has(event.target.name)) this.#previewSoon(event.currentTarget);
         },
       },
       element('h3', {}, 'New schedule'),
       element('label', {}, element('span', {}, 'Name'), element('input', { type: 'text', name: 'name', required: true, maxlength: 200, value: typed.name ?? '' })),
       element('label', {}, element('span', {}, 'Prompt'), element('textarea', { name: 'prompt', required: true, rows: 2 }, typed.prompt ?? '')),
+      this.#profiles.length > 0 &&
+        element(
+          'label',
+          {},
+          element('span', {}, 'Profile'),
+          element(
+            'select',
+            { name: 'profile_id', 'aria-label': 'Profile', title: 'The profile its runs use' },
+            this.#profiles.map((profile) => element('option', { value: profile.id, selected: profile.id === profileId }, profile.name)),
+          ),
+        ),
       element('label', {}, element('span', {}, 'Repeats'), kindSelect),
-      this.#timingInput(typed.timing),
+      this.#timingInputs(typed),
       element(
         'label',
         {},
@@ -184,18 +267,31 @@ export class SchedulesPanel {
     );
   }
 
-  #timingInput(value = '') {
-    const input =
-      this.#kind === 'at'
-        ? element('input', { type: 'datetime-local', name: 'timing', required: true, 'aria-label': 'Run at (this browser\u2019s time)', value })
-        : element('input', { type: 'text', name: 'timing', required: true, placeholder: timingPlaceholders[this.#kind], 'aria-label': this.#kind === 'cron' ? 'Cron expression' : 'Interval', value });
-    return element('label', { className: 'schedule-timing' }, element('span', {}, this.#kind === 'at' ? 'At' : this.#kind === 'cron' ? 'Cron' : 'Every'), input);
+  /** The inputs the chosen kind needs, keeping what was typed. */
+  #timingInputs(typed = {}) {
+    const labelled = (label, input) => element('label', {}, element('span', {}, label), input);
+    const time = () => labelled('Time', element('input', { type: 'time', name: 'time', required: true, 'aria-label': 'Time', value: typed.time ?? '09:00' }));
+    const parts = {
+      daily: () => [time()],
+      weekdays: () => [time()],
+      weekly: () => [
+        labelled('Day', element('select', { name: 'day', 'aria-label': 'Day' }, weekdays.map(([value, label]) => element('option', { value, selected: value === (typed.day ?? '1') }, label)))),
+        time(),
+      ],
+      every: () => [
+        labelled('Every', element('input', { type: 'number', name: 'amount', required: true, min: 1, step: 1, 'aria-label': 'Every how many', value: typed.amount ?? '' })),
+        labelled('Unit', element('select', { name: 'unit', 'aria-label': 'Unit' }, units.map(([value, label]) => element('option', { value, selected: value === (typed.unit ?? 'm') }, label)))),
+      ],
+      at: () => [labelled('At', element('input', { type: 'datetime-local', name: 'at', required: true, 'aria-label': 'Run at (this browser\u2019s time)', value: typed.at ?? '' }))],
+      cron: () => [labelled('Cron', element('input', { type: 'text', name: 'cron', required: true, placeholder: '0 9 * * 1-5', 'aria-label': 'Cron expression', value: typed.cron ?? '' }))],
+    };
+    return element('div', { className: 'schedule-timing', dataset: { kind: this.#kind } }, parts[this.#kind]());
   }
 
-  /** The form's timing and zone as `POST /schedules` and its preview take them. */
+  /** The form's timing and zone as `POST /schedules` and its preview take them; undefined while the timing is incomplete. */
   #when(fields) {
-    const timing = this.#kind === 'at' ? { at: new Date(fields.timing).toISOString() } : { [this.#kind]: fields.timing.trim() };
-    return { timezone: fields.timezone.trim(), ...timing };
+    const timing = timingOf(this.#kind, fields);
+    return timing && { timezone: fields.timezone.trim(), ...timing };
   }
 
   #previewContent() {
@@ -222,15 +318,15 @@ export class SchedulesPanel {
   #previewSoon(form) {
     clearTimeout(this.#previewTimer);
     const generation = ++this.#previewGeneration;
-    const fields = Object.fromEntries(new FormData(form));
-    if ((fields.timing ?? '').trim() === '') {
+    const when = this.#when(Object.fromEntries(new FormData(form)));
+    if (!when) {
       this.#showPreview({ state: 'empty' });
       return;
     }
     this.#previewTimer = setTimeout(async () => {
       let preview;
       try {
-        const answer = await api.previewSchedule(this.#when(fields));
+        const answer = await api.previewSchedule(when);
         preview = { state: 'shown', nextRuns: answer.next_runs, timezone: answer.timezone };
       } catch (error) {
         preview = { state: 'refused', message: error.message };
@@ -249,7 +345,14 @@ export class SchedulesPanel {
     event.preventDefault();
     const fields = Object.fromEntries(new FormData(event.target));
     try {
-      const { schedule } = await api.createSchedule({ name: fields.name.trim(), prompt: fields.prompt, ...this.#when(fields) });
+      const when = this.#when(fields);
+      if (!when) throw new Error('say when it runs.');
+      const { schedule } = await api.createSchedule({
+        name: fields.name.trim(),
+        prompt: fields.prompt,
+        ...(fields.profile_id && { profile_id: fields.profile_id }),
+        ...when,
+      });
       this.#created = schedule;
       this.#failure = undefined;
       this.#resetPreview();

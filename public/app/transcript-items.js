@@ -3,6 +3,7 @@ import { element, foldable, withInlineCode } from './dom.js';
 import { icon } from './icons.js';
 import { MarkdownStream, renderMarkdown } from './markdown.js';
 import { answerActions, userActions } from './message-actions.js';
+import { toolArgumentsView } from './tool-arguments.js';
 
 const foldedResultLength = 600;
 const attachedFilesMarker = '\n\nAttached files:\n';
@@ -131,14 +132,6 @@ export class AssistantItem {
   }
 }
 
-function formatArguments(args) {
-  try {
-    return JSON.stringify(args, null, 2);
-  } catch {
-    return String(args);
-  }
-}
-
 /** One tool call: a spinner while it runs, then its result, green or red. */
 export class ToolCard {
   constructor({ callId, tool, args, subagent = false }) {
@@ -146,7 +139,8 @@ export class ToolCard {
     this.status = element('span', { className: 'tool-status', role: 'img', 'aria-label': 'running' });
     this.result = element('div', { className: 'tool-result-slot' });
     this.subagentActivity = tool === 'spawn_agent' ? element('div', { className: 'subagent-activity', 'aria-label': 'Sub-agent activity' }) : undefined;
-    this.args = foldable('Arguments', element('pre', { className: 'tool-args-text' }, formatArguments(args ?? {})), { className: 'tool-args' });
+    // Code the agent writes is read before it is trusted: a write_tool card shows it open.
+    this.args = foldable(tool === 'write_tool' ? 'Code' : 'Arguments', toolArgumentsView(tool, args), { className: 'tool-args', open: tool === 'write_tool' });
     this.node = element(
       'article',
       { className: 'item tool', dataset: { role: 'tool', tool, status: 'pending', callId: callId ?? '', ...(subagent && { subagent: 'true' }) } },

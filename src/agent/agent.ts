@@ -24,7 +24,8 @@ export type SendResult = { ok: true; outcome: Promise<TurnOutcome> } | { ok: fal
 
 /** The agent as the server sees it: start a turn, stop it, watch a session's events. */
 export class Agent {
-  private readonly hub = new RunHub();
+  private readonly hub = new RunHub((sessionId) => this.sessionUnwatched(sessionId));
+  private readonly sessionUnwatched: (sessionId: string) => void;
   private readonly turns = new Map<string, Promise<TurnOutcome>>();
   /** Post-turn work per session (compression); it never holds up the answer, and the next turn waits for it. */
   private readonly background = new Map<string, BackgroundTask>();
@@ -37,7 +38,7 @@ export class Agent {
   constructor(readonly deps: AgentDependencies) {
     deps.approvals.on('changed', () => this.events.publish({ type: 'approvals_changed', pending: deps.approvals.pending() }));
     this.notifications = new Notifications(deps.db, this.events);
-    notifyUnwatchedApprovals({ db: deps.db, approvals: deps.approvals, notifications: this.notifications, isWatched: (sessionId) => this.hub.isWatched(sessionId), logger: deps.logger });
+    this.sessionUnwatched = notifyUnwatchedApprovals({ db: deps.db, approvals: deps.approvals, notifications: this.notifications, isWatched: (sessionId) => this.hub.isWatched(sessionId), logger: deps.logger });
   }
 
   /** Starts a turn in the background; refused while the session already has one. */

@@ -16,12 +16,20 @@ const parentOnlyTools = new Set(['spawn_agent', 'switch_profile']);
 export function setupForProfile(
   profile: Profile,
   deps: AgentDependencies,
-  options: { subagent?: boolean; memory?: string | undefined; governingPolicies?: readonly ApprovalPolicy[]; sessionProfileId?: string | undefined } = {},
+  options: {
+    subagent?: boolean;
+    memory?: string | undefined;
+    governingPolicies?: readonly ApprovalPolicy[];
+    sessionProfileId?: string | undefined;
+    /** The model the session pinned (GET /models lists the default backend's): it replaces the profile's backend and model. */
+    sessionModel?: string | null;
+  } = {},
 ): ProfileSetup {
-  const choice = deps.backends.choose({
-    ...(profile.backend && { backend: profile.backend }),
-    ...(profile.model && { model: profile.model }),
-  });
+  const choice = deps.backends.choose(
+    options.sessionModel
+      ? { model: options.sessionModel }
+      : { ...(profile.backend && { backend: profile.backend }), ...(profile.model && { model: profile.model }) },
+  );
   if (!choice.ok) return choice;
   const toolNames = profileTools(profile, deps.tools)
     .map((tool) => tool.name)
@@ -67,6 +75,7 @@ export async function setupForSession(sessionId: string, deps: AgentDependencies
   const chosen = runProfileId === undefined || runProfileId === profile.id ? undefined : deps.profiles.get(runProfileId);
   return setupForProfile(profile, deps, {
     memory: await deps.memorySummary(),
+    sessionModel: session?.model ?? null,
     ...(chosen && { governingPolicies: [chosen.approvals] }),
   });
 }

@@ -21,6 +21,9 @@ export class RunHub {
   private readonly runs = new Map<string, ActiveRun>();
   private readonly listeners = new Map<string, Set<EventListener>>();
 
+  /** `onUnwatched` hears of a session whose last listener left. */
+  constructor(private readonly onUnwatched: (sessionId: string) => void = () => {}) {}
+
   isRunning(sessionId: string): boolean {
     return this.runs.has(sessionId);
   }
@@ -55,7 +58,10 @@ export class RunHub {
     listeners.add(listener);
     return () => {
       listeners.delete(listener);
-      if (listeners.size === 0 && this.listeners.get(sessionId) === listeners) this.listeners.delete(sessionId);
+      if (listeners.size === 0 && this.listeners.get(sessionId) === listeners) {
+        this.listeners.delete(sessionId);
+        this.onUnwatched(sessionId);
+      }
     };
   }
 

@@ -5,6 +5,9 @@ import type { ApprovalGate } from './approval-gate.ts';
 import type { PendingApprovalSummary } from './hearth-events.ts';
 import type { Notifications } from './notifications.ts';
 
+/** How long a session's last socket may be gone (a reload) before its waiting approvals are notified. */
+const reopenGraceMs = 2_000;
+
 export interface UnwatchedApprovalsOptions {
   db: Db;
   approvals: ApprovalGate;
@@ -14,11 +17,19 @@ export interface UnwatchedApprovalsOptions {
   logger: Logger;
 }
 
-/** A call that waits in a run nobody watches (a schedule, a heartbeat, a closed page) raises a notification, so someone decides. */
-export function notifyUnwatchedApprovals(options: UnwatchedApprovalsOptions): void {
+/**
+ * A call that waits in a run nobody watches (a schedule, a heartbeat, a closed page) raises a
+ * notification, so someone decides: when it starts waiting with no socket open, or when the
+ * last socket of its session closes while it waits (and no socket opens again shortly). Each waiting call is notified at most once.
+ * Returns what to call when a session's last socket closed.
+ */
+export function notifyUnwatchedApprovals(options: UnwatchedApprovalsOptions): (sessionId: string) => void {
   const { db, approvals, notifications, isWatched, logger } = options;
-  approvals.on('required', (waiting: PendingApprovalSummary) => {
-    if (isWatched(waiting.session_id)) return;
+  const notified = new Set<string>();
+  const keyOf = (waiting: PendingApprovalSummary) => `${waiting.session_id}\u0000${waiting.call_id}`;
+  const notify = (waiting: PendingApprovalSummary) => {
+    if (notified.has(keyOf(waiting))) return;
+    notified.add(keyOf(waiting));
     void (async () => {
       const session = await findSession(db, waiting.session_id);
       await notifications.raise({
@@ -27,5 +38,16 @@ export function notifyUnwatchedApprovals(options: UnwatchedApprovalsOptions): vo
         ...(session && { sessionId: session.id }),
       });
     })().catch((error: unknown) => logger.error({ err: error, sessionId: waiting.session_id }, 'notifying a waiting approval failed'));
+  };
+  approvals.on('required', (waiting: PendingApprovalSummary) => {
+    if (!isWatched(waiting.session_id)) notify(waiting);
   });
+  approvals.on('resolved', (waiting: PendingApprovalSummary) => notified.delete(keyOf(waiting)));
+  return (sessionId) => {
+    // A reload closes the page's socket for a moment: only a session still unwatched a little later is told about.
+    setTimeout(() => {
+      if (isWatched(sessionId)) return;
+      for (const waiting of approvals.pending()) if (waiting.session_id === sessionId) notify(waiting);
+    }, reopenGraceMs).unref();
+  };
 }

@@ -2,7 +2,7 @@ import { collectCompletion } from './collect.ts';
 import { abortedError } from './errors.ts';
 import { StallWatch } from './stall-watch.ts';
 import { guardedStream, type LlmDeltaEvent } from './guarded-stream.ts';
-import type { BackendId, ChatRequest, LlmBackend, LlmError, Usage } from './types.ts';
+import type { BackendId, ChatRequest, ListedModel, LlmBackend, LlmError, ModelList, Usage } from './types.ts';
 
 /** Whether the backend answered at all (a network failure before that means "unreachable"), and a sign of life per chunk. */
 export interface StreamProgress {
@@ -21,6 +21,8 @@ export interface BackendParts {
   /** Yields the deltas of one call and returns its usage; may throw, the guard turns that into data. */
   produce(request: ChatRequest, progress: StreamProgress): AsyncGenerator<LlmDeltaEvent, Usage | undefined>;
   describeFailure(error: unknown, progress: StreamProgress): LlmError;
+  /** Asks the backend for its models; may throw, describeFailure words what it throws. */
+  fetchModels(signal: AbortSignal): Promise<ListedModel[]>;
 }
 
 /** A backend from its two protocol-specific parts; streaming guards and `complete()` are shared. */
@@ -45,6 +47,14 @@ export function assembleBackend(parts: BackendParts): LlmBackend {
     },
     complete(request) {
       return collectCompletion(backend.stream(request));
+    },
+    async listModels(signal): Promise<ModelList> {
+      try {
+        return { ok: true, models: await parts.fetchModels(signal) };
+      } catch (error) {
+        if (signal.aborted) return { ok: false, error: { code: 'llm_unreachable', message: `${parts.name} did not list its models in time.` } };
+        return { ok: false, error: parts.describeFailure(error, { connected: false, touch: () => {} }) };
+      }
     },
   };
   return backend;

@@ -26,6 +26,11 @@ export async function probeBackend(target: BackendTarget, signal: AbortSignal): 
   return target.backend === 'ollama' ? probeOllama(target, signal) : probeOpenAI(target, signal);
 }
 
+/** What puts an unreachable backend right. */
+export function unreachableFix(target: BackendTarget): string {
+  return target.backend === 'ollama' ? 'Start Ollama (`ollama serve`) or set OLLAMA_HOST' : 'Check OPENAI_BASE_URL and OPENAI_API_KEY';
+}
+
 async function probeOllama(target: BackendTarget, signal: AbortSignal): Promise<ProbeResult> {
   const unreachableFix = 'Start Ollama (`ollama serve`) or set OLLAMA_HOST';
   const answer = await getJson(new URL('api/tags', withTrailingSlash(target.url)), {}, signal);

@@ -1,17 +1,22 @@
+import { EventEmitter } from 'node:events';
 import type { Config } from '../config.ts';
 import { ConcurrencyGate } from './concurrency-gate.ts';
 import { createOllamaBackend } from './ollama.ts';
 import { queuedBackend } from './queued-backend.ts';
-import type { BackendId, LlmBackend, LlmError } from './types.ts';
+import { collectCompletion } from './collect.ts';
+import type { BackendId, LlmBackend, LlmError, LlmStreamEvent, ModelList } from './types.ts';
 
 export type BackendChoice = { ok: true; backend: LlmBackend; model: string } | { ok: false; error: LlmError };
+
+/** How one call to a backend ended: it answered, or it could not be reached (other endings say nothing about reachability). */
+export type CallOutcome = { backend: BackendId; model: string; reached: boolean; message?: string };
 
 /**
  * The configured backends, and which backend and model a profile's call goes to. Every backend
  * is handed out behind its own gate of `maxConcurrent` places (LLM_MAX_CONCURRENT), so no call,
  * whoever makes it, has more than that many requests in flight at one backend.
  */
-export class BackendRegistry {
+export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome] }> {
   private readonly backends: Partial<Record<BackendId, LlmBackend>> = {};
 
   constructor(
@@ -19,9 +24,45 @@ export class BackendRegistry {
     private readonly defaultBackend: BackendId,
     maxConcurrent: number,
   ) {
+    super();
     for (const [id, backend] of Object.entries(backends) as [BackendId, LlmBackend][]) {
-      this.backends[id] = queuedBackend(backend, new ConcurrencyGate(maxConcurrent));
+      this.backends[id] = queuedBackend(this.observed(backend), new ConcurrencyGate(maxConcurrent));
     }
+  }
+
+  /** The models the default backend offers (GET /models); its listing does not wait for a place in the queue. */
+  async defaultModels(signal: AbortSignal): Promise<{ backend: BackendId } & ModelList> {
+    const choice = this.choose();
+    if (!choice.ok && !this.backends[this.defaultBackend]) return { backend: this.defaultBackend, ...choice };
+    const listed = await this.backends[this.defaultBackend]!.listModels(signal);
+    if (listed.ok) this.emit('call', { backend: this.defaultBackend, model: '', reached: true });
+    else if (listed.error.code === 'llm_unreachable') this.emit('call', { backend: this.defaultBackend, model: '', reached: false, message: listed.error.message });
+    return { backend: this.defaultBackend, ...listed };
+  }
+
+  /** Reports each call's ending as `call`, so the backend status follows what calls find between its checks. */
+  private observed(backend: LlmBackend): LlmBackend {
+    const report = (outcome: CallOutcome) => this.emit('call', outcome);
+    const observed: LlmBackend = {
+      id: backend.id,
+      defaultModel: backend.defaultModel,
+      async *stream(request) {
+        let reported = false;
+        for await (const event of backend.stream(request)) {
+          if (!reported) {
+            const outcome = callOutcome(event);
+            if (outcome) {
+              reported = true;
+              report({ backend: backend.id, model: request.model, ...outcome });
+            }
+          }
+          yield event;
+        }
+      },
+      complete: (request) => collectCompletion(observed.stream(request)),
+      listModels: (signal) => backend.listModels(signal),
+    };
+    return observed;
   }
 
   /** The OpenAI client (~150 modules) is loaded only when an OpenAI-compatible endpoint is configured. */
@@ -63,4 +104,10 @@ export class BackendRegistry {
     }
     return { ok: true, backend, model };
   }
+}
+
+/** The first content or a clean end means the backend answered; only llm_unreachable means it could not be reached. */
+function callOutcome(event: LlmStreamEvent): { reached: boolean; message?: string } | undefined {
+  if (event.type === 'error') return event.error.code === 'llm_unreachable' ? { reached: false, message: event.error.message } : undefined;
+  return { reached: true };
 }

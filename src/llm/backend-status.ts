@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Config } from '../config.ts';
-import { probeBackend, type BackendTarget, type ProbeResult } from './backend-probe.ts';
+import { probeBackend, unreachableFix, type BackendTarget, type ProbeResult } from './backend-probe.ts';
 import type { BackendId } from './types.ts';
 
 /** The default backend and model as last checked (README: GET /status). */
@@ -71,6 +71,27 @@ export class BackendStatusMonitor extends EventEmitter<{ changed: [status: Backe
   check(): Promise<BackendStatus> {
     this.running ??= this.runCheck().finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  /**
+   * What a call to the backend just found: a call that could not reach it marks it unreachable
+   * at once, and one that was answered marks it reachable at once, without waiting for the next check.
+   */
+  observeCall(outcome: { backend: BackendId; model: string; reached: boolean; message?: string }): void {
+    if (outcome.backend !== this.target.backend || this.stopping.signal.aborted) return;
+    const previous = this.status;
+    if (previous.reachable === outcome.reached) return;
+    // Answered with another model: whether the configured one is there is for a check to say.
+    if (outcome.reached && outcome.model !== this.target.model) {
+      void this.check();
+      return;
+    }
+    const finding: ProbeResult = outcome.reached
+      ? { reachable: true, model_available: true }
+      : { reachable: false, model_available: false, message: outcome.message ?? `Cannot reach ${this.target.url}.`, fix: unreachableFix(this.target) };
+    this.status = { backend: this.target.backend, model: this.target.model, url: this.target.url, ...finding, checked_at: new Date().toISOString() };
+    this.markChecked(this.status);
+    this.emit('changed', this.status);
   }
 
   async stop(): Promise<void> {

@@ -95,6 +95,11 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
     stallTimeoutMs: options.stallTimeoutMs,
     produce,
     describeFailure,
+    async fetchModels(signal) {
+      const client = new Ollama({ host: options.host, fetch: (input, init) => baseFetch(input, { ...init, signal }) });
+      const { models } = await client.list();
+      return models.map((model) => ({ name: model.name, size: model.size }));
+    },
   });
 }
 

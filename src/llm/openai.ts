@@ -9,7 +9,7 @@ import type { LlmDeltaEvent } from './guarded-stream.ts';
 import { toOpenAIMessage, toOpenAITool } from './openai-messages.ts';
 import { ThinkTagSplitter, type SplitPiece } from './think-tag-splitter.ts';
 import { ToolCallAssembler } from './tool-call-assembler.ts';
-import type { ChatRequest, LlmBackend, LlmError, Usage } from './types.ts';
+import type { ChatRequest, ListedModel, LlmBackend, LlmError, Usage } from './types.ts';
 
 export interface OpenAIBackendOptions {
   baseUrl: string;
@@ -93,6 +93,14 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
     stallTimeoutMs: options.stallTimeoutMs,
     produce,
     describeFailure,
+    async fetchModels(signal) {
+      const listed: ListedModel[] = [];
+      for await (const model of client.models.list({ signal })) {
+        const contextLength = (model as { context_length?: unknown }).context_length;
+        listed.push({ name: model.id, ...(typeof contextLength === 'number' && { context_length: contextLength }) });
+      }
+      return listed;
+    },
   });
 }
 

@@ -38,6 +38,7 @@ export function queuedBackend(backend: LlmBackend, gate: ConcurrencyGate): LlmBa
     complete(request) {
       return collectCompletion(queued.stream(request));
     },
+    listModels: (signal) => backend.listModels(signal),
   };
   return queued;
 }

@@ -82,6 +82,16 @@ export type CompletionResult = { ok: true; completion: Completion } | { ok: fals
 
 export type BackendId = 'ollama' | 'openai';
 
+/** One model a backend offers (GET /models). */
+export interface ListedModel {
+  name: string;
+  /** Bytes on disk (Ollama). */
+  size?: number;
+  context_length?: number;
+}
+
+export type ModelList = { ok: true; models: ListedModel[] } | { ok: false; error: LlmError };
+
 export interface LlmBackend {
   readonly id: BackendId;
   /** The model used when a profile names none. */
@@ -89,4 +99,6 @@ export interface LlmBackend {
   stream(request: ChatRequest): AsyncIterable<LlmStreamEvent>;
   /** A whole, non-streamed completion (planning, summaries, titles, extraction). */
   complete(request: ChatRequest): Promise<CompletionResult>;
+  /** The models the backend offers now (Ollama's /api/tags, an OpenAI-compatible /models). */
+  listModels(signal: AbortSignal): Promise<ModelList>;
 }

@@ -138,6 +138,7 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       planning_enabled: frontMatter.planning_enabled ?? false,
       tools: frontMatter.tools ?? [],
       user_tools: frontMatter.user_tools ?? true,
+      mcp_tools: frontMatter.mcp_tools ?? true,
       scratchpad_sections: frontMatter.scratchpad_sections ?? [],
       approvals,
       jail: { ...frontMatter.jail },

@@ -19,6 +19,8 @@ export interface Profile {
   tools: string[];
   /** Whether every user tool that is switched on joins `tools` (front matter `user_tools: false` opts out). */
   user_tools: boolean;
+  /** Whether every MCP tool switched on in the Tools panel joins `tools` (front matter `mcp_tools: false` opts out). */
+  mcp_tools: boolean;
   scratchpad_sections: string[];
   /** Which calls run, wait for the person, or are refused (README: Approvals). */
   approvals: ApprovalPolicy;
@@ -58,6 +60,7 @@ export const ProfileFrontMatterSchema = Type.Object(
       Type.Array(Type.String({ pattern: TOOL_NAME_PATTERN }), { uniqueItems: true, default: [] }),
     ),
     user_tools: Type.Optional(Type.Boolean({ default: true })),
+    mcp_tools: Type.Optional(Type.Boolean({ default: true })),
     scratchpad_sections: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { uniqueItems: true, default: [] }),
     ),

@@ -30,7 +30,7 @@ export async function runHeartbeat(runner: HeartbeatRunner, profileId: string): 
   const profile = profiles.get(profileId);
   if (!profile) return { status: 'skipped', reason: 'unknown_profile' };
   // Titled on the first run, and again if the person deleted it; announced from its first answer on, as the page's are.
-  const session = await sessions.findOrCreate(`heartbeat:${profileId}`, { profileId, title: `Heartbeat: ${profile.name}`, announce: false });
+  const session = await sessions.findOrCreate(`heartbeat:${profileId}`, { profileId, title: `Heartbeat: ${profile.name}` });
   if (!session.ok) return { status: 'skipped', reason: 'unknown_profile' };
   const sessionId = session.session.id;
   const before = await lastDisplayMessageId(db, sessionId);

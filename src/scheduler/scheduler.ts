@@ -310,7 +310,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     const { db, sessions } = this.options;
     const current = this.schedules.get(schedule.id)?.sessionId ?? schedule.sessionId;
     if (current !== null && (await sessions.find(current))) return current;
-    const created = await sessions.create({ profileId: schedule.profileId, title: schedule.name, announce: true });
+    const created = await sessions.create({ profileId: schedule.profileId, title: schedule.name });
     if (!created.ok) throw new Error(created.message);
     if (this.schedules.has(schedule.id)) {
       await updateSchedule(db, schedule.id, { sessionId: created.session.id });

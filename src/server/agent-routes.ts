@@ -1,12 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Agent } from '../agent/agent.ts';
-import { profileTools } from '../agent/profile-tools.ts';
+import { promptCharacters, profileTools, toolPromptCharacters } from '../agent/profile-tools.ts';
+import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
 import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
 import { toolEntries, toolErrors } from '../tools/tool-entries.ts';
 
+const modelListTimeoutMs = 10_000;
+/** What a profile's system prompt and tool schemas should stay under per call (docs/architecture.md, Budgets). */
+const promptBudgetCharacters = 12_000;
 const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const SwitchBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
@@ -24,12 +28,25 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
       temperature: profile.temperature,
       planning_enabled: profile.planning_enabled,
       enabled_tools: profileTools(profile, tools).map((tool) => tool.name),
+      prompt_characters: promptCharacters(profile, options.agent.deps.persona, tools),
       heartbeat: profile.heartbeat ? { every: profile.heartbeat.every, active_hours: describeActiveHours(profile.heartbeat) ?? null } : null,
     })),
     errors: profiles.errors(),
   }));
 
-  app.get('/agents/tools', async () => ({ tools: toolEntries(sources), errors: toolErrors(sources), servers: mcp.servers() }));
+  // The person picks a session's model from these (the page's model picker, PATCH /sessions/:id {model}).
+  app.get('/models', async () => {
+    const listed = await backends.defaultModels(AbortSignal.timeout(modelListTimeoutMs));
+    if (!listed.ok) throw new ApiError(agentErrorCode(listed.error.code), listed.error.message);
+    return { backend: listed.backend, models: listed.models };
+  });
+
+  app.get('/agents/tools', async () => ({
+    tools: toolEntries(sources).map((entry) => ({ ...entry, prompt_characters: toolPromptCharacters(entry) })),
+    errors: toolErrors(sources),
+    servers: mcp.servers(),
+    prompt_budget: promptBudgetCharacters,
+  }));
 
   // Built-ins are chosen by the profiles; user and MCP tools are switched on or off for every profile at once.
   app.put<{ Params: Static<typeof ToolParams>; Body: Static<typeof SwitchBody> }>(
@@ -41,8 +58,9 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
         throw new ApiError('invalid_request', `${name} is a built-in tool: a profile's "tools" list decides which profiles have it.`);
       }
       const known = () => toolEntries(sources).find((entry) => entry.source !== 'builtin' && entry.name === name);
-      if (!known()) throw new ApiError('not_found', `There is no user or MCP tool named ${name}.`);
-      const outcome = await toolSwitches.set(name, request.body.enabled);
+      const entry = known();
+      if (!entry) throw new ApiError('not_found', `There is no user or MCP tool named ${name}.`);
+      const outcome = await toolSwitches.set(name, request.body.enabled, { everywhere: entry.source === 'mcp' });
       if (!outcome.ok) throw new ApiError('tools_file_malformed', outcome.message);
       return known();
     },

@@ -22,6 +22,8 @@ const PatchBody = Type.Object(
     title: Type.Optional(Type.String({ maxLength: 200 })),
     profile_id: Type.Optional(Type.String({ minLength: 1 })),
     pinned: Type.Optional(Type.Boolean()),
+    /** The model this session's turns use; null returns to the profile's. */
+    model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -46,6 +48,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     created_at: session.createdAt,
     last_active: session.lastActive,
     running: sessions.isRunning(session.id),
+    model: session.model,
     // Only a channel's session carries it (`telegram`): the page marks those.
     ...(session.origin !== null && { origin: session.origin }),
   });
@@ -110,6 +113,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     await updateSession(db, id, {
       ...(body.title !== undefined && { title: body.title.trim(), titleSetByUser: true }),
       ...(body.pinned !== undefined && { pinned: body.pinned }),
+      ...(body.model !== undefined && { model: body.model }),
     });
     if (body.profile_id !== undefined) {
       const switched = await sessions.switchProfile(id, body.profile_id);

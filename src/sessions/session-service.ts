@@ -8,6 +8,7 @@ import { createSession, findSession, listRecentSessions, updateSession, type Ses
 /** The profile a session gets when nobody names one: the page's New session, the REST API, schedules, channels. */
 export const defaultProfileId = 'secretary';
 
+/** A new session is announced to open pages (sessions_changed `created`) by its first stored message, whoever made it. */
 export interface NewSession {
   /** The default profile when absent. */
   profileId?: string;
@@ -15,8 +16,6 @@ export interface NewSession {
   title?: string;
   /** The channel the session comes from (`telegram`): the page shows its mark. */
   origin?: string;
-  /** Tell every open page at once (sessions_changed `created`); the page's own New session is shown from its first message on. */
-  announce?: boolean;
 }
 
 export type SwitchedProfile =
@@ -68,7 +67,6 @@ export class SessionService {
     let session = await createSession(db, profileId, request.origin ?? null);
     if (request.title !== undefined) session = (await updateSession(db, session.id, { title: request.title, titleSetByUser: true })) ?? session;
     this.options.onSessionCreated?.();
-    if (request.announce) this.agent.sessionChanged(session.id, 'created');
     return { ok: true, session };
   }
 
@@ -110,11 +108,11 @@ export class SessionService {
     return bindSessionKey(this.agent.deps.db, key, sessionId);
   }
 
-  /** The session the key leads to; made (announced, and bound to the key) when there is none, or when it was deleted. */
+  /** The session the key leads to; made (and bound to the key) when there is none, or when it was deleted. */
   async findOrCreate(key: string, request: NewSession = {}): Promise<CreatedSession> {
     const existing = await this.findByKey(key);
     if (existing) return { ok: true, session: existing };
-    const created = await this.create({ announce: true, ...request });
+    const created = await this.create(request);
     if (created.ok) await this.bindKey(key, created.session.id);
     return created;
   }

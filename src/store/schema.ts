@@ -11,6 +11,8 @@ export interface SessionsTable {
   last_active: string;
   /** The channel the session came from (`telegram`); null for the page's, schedules' and heartbeats'. */
   origin: string | null;
+  /** The model the session's turns use instead of its profile's; null follows the profile. */
+  model: string | null;
 }
 
 export type BufferName = 'display' | 'context';

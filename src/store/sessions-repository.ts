@@ -14,6 +14,8 @@ export interface Session {
   lastActive: string;
   /** The channel the session came from (`telegram`); null for the page's, schedules' and heartbeats'. */
   origin: string | null;
+  /** The model pinned for the session's turns (the page's model picker); null follows the profile's. */
+  model: string | null;
 }
 
 export interface SessionChanges {
@@ -22,9 +24,11 @@ export interface SessionChanges {
   profileId?: string;
   pinned?: boolean;
   contextTokens?: number;
+  /** null returns the session to its profile's model. */
+  model?: string | null;
 }
 
-const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active', 'origin'] as const;
+const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active', 'origin', 'model'] as const;
 
 function fromRow(row: SessionsTable): Session {
   return {
@@ -37,6 +41,7 @@ function fromRow(row: SessionsTable): Session {
     createdAt: row.created_at,
     lastActive: row.last_active,
     origin: row.origin,
+    model: row.model,
   };
 }
 
@@ -52,6 +57,7 @@ export async function createSession(db: Db, profileId: string, origin: string | 
     created_at: now,
     last_active: now,
     origin,
+    model: null,
   };
   await db.insertInto('sessions').values(row).execute();
   return fromRow(row);
@@ -111,6 +117,7 @@ export async function updateSession(db: Db, id: string, changes: SessionChanges)
     ...(changes.profileId !== undefined && { profile_id: changes.profileId }),
     ...(changes.pinned !== undefined && { pinned: changes.pinned ? 1 : 0 }),
     ...(changes.contextTokens !== undefined && { context_tokens: changes.contextTokens }),
+    ...(changes.model !== undefined && { model: changes.model }),
   };
   if (Object.keys(values).length > 0) await db.updateTable('sessions').set(values).where('id', '=', id).execute();
   return findSession(db, id);

@@ -24,7 +24,7 @@ const toolFilePattern = /^[^_.][^/\\]*\.(?:ts|mts|js|mjs)$/;
 interface Sources {
   registry: ToolRegistry;
   userTools: Pick<UserToolManager, 'errors' | 'fileOf'>;
-  switches: Pick<ToolSwitches, 'isEnabled' | 'errors'>;
+  switches: Pick<ToolSwitches, 'isEnabled' | 'isOnEverywhere' | 'errors'>;
   mcp: { errors(): ToolLoadError[] };
 }
 
@@ -35,7 +35,8 @@ interface Sources {
  */
 export function toolEntries({ registry, userTools, switches }: Omit<Sources, 'mcp'>): ToolEntry[] {
   const entries: ToolEntry[] = registry.summaries().map((summary) => {
-    if (summary.source === 'mcp') return { ...summary, source: 'mcp', server: summary.server ?? '', enabled: switches.isEnabled(summary.name) };
+    // An MCP tool is "on" once switched on for every profile; otherwise only profiles naming it have it.
+    if (summary.source === 'mcp') return { ...summary, source: 'mcp', server: summary.server ?? '', enabled: switches.isOnEverywhere(summary.name) };
     if (summary.source !== 'user') return summary;
     const enabled = switches.isEnabled(summary.name);
     return { ...summary, source: 'user', enabled, file: userTools.fileOf(summary.name) ?? `${summary.name}.ts`, status: enabled ? 'loaded' : 'disabled' };

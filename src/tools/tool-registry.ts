@@ -43,6 +43,7 @@ export class ToolRegistry extends EventEmitter<{ changed: [sourceId: string] }> 
   private readonly sources = new Map<string, SourceEntry>();
   private byName = new Map<string, RegisteredTool>();
   private switchedOn: (name: string) => boolean = () => true;
+  private onEverywhere: (name: string) => boolean = () => false;
   private readonly builtinSource: ToolSource;
 
   constructor(builtins: Tool[] = []) {
@@ -91,8 +92,9 @@ export class ToolRegistry extends EventEmitter<{ changed: [sourceId: string] }> 
   }
 
   /** Whether a tool that is not a built-in is switched on (ToolSwitches decides; every one is on until it is given). */
-  setSwitch(isEnabled: (name: string) => boolean): void {
+  setSwitch(isEnabled: (name: string) => boolean, isOnEverywhere: (name: string) => boolean = () => false): void {
     this.switchedOn = isEnabled;
+    this.onEverywhere = isOnEverywhere;
   }
 
   isEnabled(name: string): boolean {
@@ -111,10 +113,11 @@ export class ToolRegistry extends EventEmitter<{ changed: [sourceId: string] }> 
 
   /**
    * The tools a profile exposes, in its order: the ones it names, `mcp:<server>` for all of one
-   * server's tools, `*` for every built-in and MCP tool; then, with `userTools`, every user tool.
+   * server's tools, `*` for every built-in and MCP tool; then, with `userTools`, every user tool,
+   * and with `mcpTools`, every MCP tool switched on for every profile.
    * A tool switched off is never exposed; names that do not exist are skipped.
    */
-  forNames(names: readonly string[], options: { userTools: boolean }): Tool[] {
+  forNames(names: readonly string[], options: { userTools: boolean; mcpTools?: boolean }): Tool[] {
     const chosen = new Set<string>();
     for (const name of names) {
       if (name === '*') {
@@ -126,6 +129,7 @@ export class ToolRegistry extends EventEmitter<{ changed: [sourceId: string] }> 
       }
     }
     if (options.userTools) for (const entry of this.ofKind('user')) chosen.add(entry.tool.name);
+    if (options.mcpTools) for (const entry of this.ofKind('mcp')) if (this.onEverywhere(entry.tool.name)) chosen.add(entry.tool.name);
     return [...chosen].flatMap((name) => {
       const entry = this.byName.get(name);
       return entry && this.isEnabled(name) ? [entry.tool] : [];

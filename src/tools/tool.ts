@@ -64,6 +64,11 @@ export interface Tool<Arguments = any> {
    * work into another profile's rules; undefined otherwise.
    */
   mustAsk?(args: Arguments, context?: ToolContext): string | undefined;
+  /**
+   * Why this call cannot run now (its integration is not configured…), said to the model before
+   * the person is asked to approve it; undefined when it can run.
+   */
+  precheck?(args: Arguments, context: ToolContext): string | undefined;
   /** Wall-clock limit of one call; the registry's default applies when absent. */
   timeoutMs?: number;
   execute(args: Arguments, context: ToolContext): Promise<ToolOutput>;

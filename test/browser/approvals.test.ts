@@ -376,6 +376,40 @@ describe.skipIf(skipBrowserTests)('the page follows the whole Hearth over /ws/ev
     await page.locator(`${sel.sessionItem}[data-session-id="${sessionId}"]`).waitFor({ state: 'detached' });
   });
 
+  it('shows the code write_tool would install as highlighted TypeScript with its permissions, and installs nothing when denied', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const code = [
+      "export const name = 'list_processes';",
+      "export const description = 'Lists the running processes.';",
+      'export const permissions = { childProcess: true };',
+      "export const parameters = { type: 'object', properties: {}, required: [] };",
+      'export async function execute(params: Record<string, never>, ctx: unknown): Promise<string> {',
+      "  return 'none';",
+      '}',
+      '',
+    ].join('\n');
+    hearth.llm.script({ toolCalls: [{ name: 'write_tool', arguments: { name: 'list_processes', code } }] }, { content: 'Not installed, then.' });
+    const { page } = await browser.openSession(hearth, 'secretary');
+    await sendMessage(page, 'Make a tool that lists processes');
+
+    const card = page.locator(`${sel.tool}[data-tool="write_tool"]`);
+    const approval = card.locator(sel.approval);
+    await approval.waitFor();
+    const written = card.locator('[data-role="written-tool"]');
+    expect(await written.isVisible()).toBe(true);
+    // The code reads as code, line by line, coloured as TypeScript, not as a JSON string full of \n.
+    expect(await written.locator('code.language-typescript').textContent()).toBe(code);
+    expect(await written.locator('code .hljs-keyword').first().textContent()).toBe('export');
+    expect(await written.locator('[data-role="written-tool-permissions"]').textContent()).toBe('Asks for permissions beyond the sandbox: childProcess');
+    expect(await written.evaluate((node) => node.compareDocumentPosition(node.closest('article')!.querySelector('[data-role="approval"]')!) & Node.DOCUMENT_POSITION_FOLLOWING)).toBeTruthy();
+    await screenshot(page, 'approval-write-tool');
+
+    await approval.locator(sel.deny).click();
+    expect(await outcomeOf(approval)).toBe('Denied by you');
+    await waitForAnswer(page, 'Not installed, then.');
+    expect(existsSync(path.join(hearth.config.TOOLS_DIR, 'list_processes.ts'))).toBe(false);
+  });
+
   it('follows tools_changed in the Tools panel and the profile lists with no session open', browserTest, async () => {
     const hearth = await browser.hearth();
     const page = await browser.openPage(hearth);

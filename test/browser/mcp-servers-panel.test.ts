@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Hearth } from '../support/hearth-server.ts';
-import { browserTest, screenshot, skipBrowserTests, useBrowser, waitForApp } from '../support/browser.ts';
+import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp } from '../support/browser.ts';
 import { everythingStdio, fixtureServer, missingCommand, writeMcpConfig } from '../support/mcp-servers.ts';
 import { runTool } from '../support/tool-context.ts';
 
@@ -28,6 +28,7 @@ interface ToolEntry {
   source: string;
   server?: string;
   enabled?: boolean;
+  prompt_characters?: number;
 }
 
 async function agentTools(hearth: Hearth): Promise<{ tools: ToolEntry[]; servers: ServerSummary[] }> {
@@ -52,7 +53,7 @@ const missingMessage = 'command not found: hearth-test-no-such-command';
 describe.skipIf(skipBrowserTests)('MCP servers on the page', () => {
   const browser = useBrowser();
 
-  it('groups MCP tools by server with its state, switches one off, and follows mcp.json edits live in the Tools and Integrations panels', browserTest, async () => {
+  it('groups MCP tools by server with its state, switches one on for every profile, and follows mcp.json edits live in the Tools and Integrations panels', browserTest, async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-browser-mcp-'));
     onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
     const mcpFile = path.join(dataDir, 'mcp.json');
@@ -75,16 +76,20 @@ describe.skipIf(skipBrowserTests)('MCP servers on the page', () => {
     expect(everythingSummary.tools.length).toBeGreaterThan(5);
     expect(await everything.locator('.mcp-server-name').textContent()).toBe('everything');
     expect(await everything.locator('.mcp-server-state').textContent()).toBe(`connected · ${everythingSummary.tools.length} tools`);
-    expect(await everything.locator('.tool-meta').first().textContent()).toBe('Over stdio · Personal Secretary uses none of them');
+    expect(await everything.locator('.tool-meta').first().textContent()).toMatch(/^Over stdio · Personal Secretary uses none of them · all of them add [\d,]+ characters per turn$/);
     const shownNames = await everything.locator('li[data-tool-name]').evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.toolName));
     expect(shownNames).toEqual(everythingSummary.tools);
     const echoEntry = entries.find((entry) => entry.name === 'everything__echo')!;
-    expect(echoEntry).toMatchObject({ source: 'mcp', server: 'everything', enabled: true });
+    // Off as configured: a server's tools reach only the profiles that name them until switched on here.
+    expect(echoEntry).toMatchObject({ source: 'mcp', server: 'everything', enabled: false });
     const echo = everything.locator('li[data-tool-name="everything__echo"]');
     expect(await echo.locator('p.muted').textContent()).toBe(echoEntry.description.replace(' (MCP server everything)', ''));
-    expect(await echo.locator('input[role="switch"]').isChecked()).toBe(true);
+    expect(await echo.locator('input[role="switch"]').isChecked()).toBe(false);
     expect(await echo.getAttribute('data-in-profile')).toBe('false');
-    expect(await everything.locator('input[role="switch"]').count()).toBe(everythingSummary.tools.length);
+    expect(await echo.locator('[data-role="prompt-cost"]').textContent()).toBe(`Adds ${echoEntry.prompt_characters!.toLocaleString('en')} characters to every turn that offers it`);
+    // One switch per tool, and one for the whole server.
+    expect(await everything.locator('li input[role="switch"]').count()).toBe(everythingSummary.tools.length);
+    expect(await everything.locator('input[aria-label="Use all tools of everything"]').isChecked()).toBe(false);
     // MCP tools are only under their server, never in the profile's or the other tools' lists.
     expect(await tools.locator('li[data-source="mcp"]:not(section.mcp-server li)').count()).toBe(0);
 
@@ -105,10 +110,30 @@ describe.skipIf(skipBrowserTests)('MCP servers on the page', () => {
     await broken.scrollIntoViewIfNeeded();
     await screenshot(page, 'mcp-servers-tools-panel-failed');
 
-    // Switching a tool off through the panel: the server's list says so, and the panel shows it off under its server.
+    // Switching a tool on through the panel offers it to the open session's profile, which does not name it.
     await echo.locator('input[role="switch"]').click();
+    await everything.locator('li[data-tool-name="everything__echo"][data-enabled="true"][data-in-profile="true"]').waitFor();
+    expect((await agentTools(hearth)).tools.find((entry) => entry.name === 'everything__echo')).toMatchObject({ enabled: true });
+    expect(await everything.locator('.tool-meta').first().textContent()).toMatch(/^Over stdio · Personal Secretary uses 1 of them · all of them add [\d,]+ characters per turn$/);
+    expect(await tools.locator('[data-role="prompt-budget-warning"]').count()).toBe(0);
+
+    // And it is used in the same session, from the next message on.
+    hearth.llm.script({ toolCalls: [{ name: 'everything__echo', arguments: { message: 'switched on' } }] }, { content: 'It echoed.' });
+    await sendMessage(page, 'Echo something');
+    await page.locator(`${sel.tool}[data-tool="everything__echo"][data-status="done"]`).waitFor();
+    await waitForAnswer(page, 'It echoed.');
+    expect(await page.locator(`${sel.tool}[data-tool="everything__echo"] .tool-result-text`).textContent()).toContain('switched on');
+
+    // The whole server at once: the profile's prompt then passes the budget, and the panel says so.
+    await everything.locator('input[aria-label="Use all tools of everything"]').click();
+    await tools.locator('[data-role="prompt-budget-warning"]').waitFor();
+    expect(await tools.locator('[data-role="prompt-budget-warning"]').textContent()).toMatch(/^Personal Secretary sends [\d,]+ characters .* past the budget of 12,000/);
+    expect(await everything.locator('li input[role="switch"]:not(:checked)').count()).toBe(0);
+    await screenshot(page, 'mcp-servers-tools-panel-over-budget');
+    await everything.locator('input[aria-label="Use all tools of everything"]').click();
+    await tools.locator('[data-role="prompt-budget-warning"]').waitFor({ state: 'detached' });
     await everything.locator('li[data-tool-name="everything__echo"][data-enabled="false"]').waitFor();
-    expect(await everything.locator('li[data-tool-name="everything__echo"] input[role="switch"]').isChecked()).toBe(false);
+    // Off takes it from every profile.
     expect((await agentTools(hearth)).tools.find((entry) => entry.name === 'everything__echo')).toMatchObject({ enabled: false });
 
     // A second page with the Integrations panel open: the servers are there as mcp:<name>.

@@ -281,9 +281,13 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     await sendMessage(page, 'Make a tool that rolls dice, then roll two six-sided dice');
     const written = page.locator(`${sel.tool}[data-tool="write_tool"]`);
     const rolled = page.locator(`${sel.tool}[data-tool="roll_dice"]`);
+    // The shipped profiles ask before a tool is installed, with its code on the card.
+    await written.locator(sel.approval).waitFor({ timeout: runTimeoutMs });
+    expect(await written.locator('[data-role="written-tool"] code.language-typescript').textContent()).toContain("export const name = 'roll_dice'");
+    await written.locator(sel.allowOnce).click();
     await rolled.and(page.locator('[data-status="done"]')).waitFor({ timeout: runTimeoutMs });
     expect(await written.getAttribute('data-status')).toBe('done');
-    expect(await written.locator('.tool-args-text').textContent()).toContain('roll_dice');
+    expect(await written.locator('[data-role="written-tool"]').textContent()).toContain('roll_dice');
     expect(await written.locator('.tool-result-text').textContent()).toMatch(/^Installed/);
     const roll = (await rolled.locator('.tool-result-text').textContent()) ?? '';
     expect(roll).toMatch(/^Rolled 2d6: [1-6] \+ [1-6] = \d+$/);

@@ -143,7 +143,7 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await row.waitFor();
     expect(await row.locator('.schedule-name').textContent()).toBe('Morning <i>brief</i>');
     expect(await row.locator('.schedule-name i').count()).toBe(0);
-    expect(await row.locator('.schedule-when').textContent()).toBe('0 9 * * 1-5 · Europe/Berlin');
+    expect(await row.locator('.schedule-when').textContent()).toBe('weekdays at 09:00 (0 9 * * 1-5) · Europe/Berlin');
     expect(await row.locator('.schedule-next').textContent()).toMatch(/^Next: .*09:00/);
     expect(await row.locator('.schedule-last').textContent()).toBe('Last: never run');
     expect(await row.getAttribute('data-enabled')).toBe('true');
@@ -175,7 +175,8 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await form.locator('[name="name"]').fill('Stretch');
     await form.locator('[name="prompt"]').fill('Remind me to stretch');
     await form.locator('[name="kind"]').selectOption('every');
-    await form.locator('[name="timing"][aria-label="Interval"]').fill('2h');
+    await form.locator('[name="amount"]').fill('2');
+    await form.locator('[name="unit"]').selectOption('h');
     await form.locator('[name="timezone"]').fill('Europe/Berlin');
     await form.locator('button[type="submit"]').click();
     const preview = panel.locator('.schedule-preview');
@@ -190,10 +191,67 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await form.locator('[name="name"]').fill('Broken');
     await form.locator('[name="prompt"]').fill('Never');
     await panel.locator('form.schedule-form [name="kind"]').selectOption('cron');
-    await panel.locator('form.schedule-form [name="timing"]').fill('not a cron');
+    await panel.locator('form.schedule-form [name="cron"]').fill('not a cron');
     await panel.locator('form.schedule-form button[type="submit"]').click();
     await panel.locator('.panel-error[role="alert"]', { hasText: 'cron:' }).waitFor();
     expect((await hearth.request('GET', '/schedules')).body.schedules).toHaveLength(1);
+  });
+
+  it('makes everyday timings without cron: every day at 9 for a chosen profile, weekdays, a day of the week, once at a time', browserTest, async () => {
+    // Tuesday 08:00 in Berlin.
+    const hearth = await browser.hearth({ clock: new ManualClock('2026-11-24T07:00:00Z') });
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    const panel = await openSchedulesPanel(page);
+    const form = panel.locator('form.schedule-form');
+    await form.waitFor();
+    // Every day at a time is the first choice, at 09:00 until changed; every shipped profile can be picked.
+    expect(await form.locator('[name="kind"]').inputValue()).toBe('daily');
+    expect(await form.locator('[name="profile_id"] option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value).sort())).toEqual(['secretary', 'server_admin', 'smart_home']);
+    expect(await form.locator('[name="profile_id"]').inputValue()).toBe('secretary');
+    await form.locator('[name="name"]').fill('Mail');
+    await form.locator('[name="prompt"]').fill('Remind me to check mail');
+    await form.locator('[name="profile_id"]').selectOption('smart_home');
+    await form.locator('[name="timezone"]').fill('Europe/Berlin');
+    await form.locator('[name="time"]').fill('09:00');
+    await form.locator('section.schedule-next-runs[data-state="shown"] li').nth(2).waitFor();
+    expect(await form.locator('section.schedule-next-runs li').evaluateAll((items) => items.map((item) => item.getAttribute('data-at')))).toEqual([
+      '2026-11-24T09:00:00+01:00',
+      '2026-11-25T09:00:00+01:00',
+      '2026-11-26T09:00:00+01:00',
+    ]);
+    await form.locator('button[type="submit"]').click();
+    await panel.locator('.schedule-preview li').nth(2).waitFor();
+    const [daily] = (await hearth.request('GET', '/schedules')).body.schedules;
+    expect(daily).toMatchObject({ name: 'Mail', cron: '0 9 * * *', profile_id: 'smart_home', timezone: 'Europe/Berlin' });
+    expect(await panel.locator(`li[data-schedule-id="${daily.id}"] .schedule-when`).textContent()).toBe('every day at 09:00 (0 9 * * *) · Europe/Berlin');
+    await screenshot(page, 'schedule-form-daily');
+
+    const create = async (name: string, choose: () => Promise<void>) => {
+      await form.locator('[name="name"]').fill(name);
+      await form.locator('[name="prompt"]').fill(name);
+      await form.locator('[name="timezone"]').fill('Europe/Berlin');
+      await choose();
+      await form.locator('button[type="submit"]').click();
+      await expect.poll(async () => (await hearth.request('GET', '/schedules')).body.schedules.find((schedule: { name: string }) => schedule.name === name)).toBeTruthy();
+      return (await hearth.request('GET', '/schedules')).body.schedules.find((schedule: { name: string }) => schedule.name === name);
+    };
+    expect(await create('Standup', async () => {
+      await form.locator('[name="kind"]').selectOption('weekdays');
+      await form.locator('[name="time"]').fill('09:30');
+    })).toMatchObject({ cron: '30 9 * * 1-5' });
+    expect(await create('Bins', async () => {
+      await form.locator('[name="kind"]').selectOption('weekly');
+      await form.locator('[name="day"]').selectOption('0');
+      await form.locator('[name="time"]').fill('19:00');
+    })).toMatchObject({ cron: '0 19 * * 0' });
+    const once = await create('Dentist', async () => {
+      await form.locator('[name="kind"]').selectOption('at');
+      await form.locator('[name="at"]').fill('2026-12-01T15:30');
+    });
+    // The browser's own time, sent with its offset.
+    const browserOffset = await page.evaluate(() => new Date('2026-12-01T15:30').getTimezoneOffset());
+    expect(Date.parse(once.at)).toBe(Date.parse('2026-12-01T15:30:00Z') + browserOffset * 60_000);
   });
 
   it('previews the next three runs while the person types, in the schedule\'s zone, across the DST change', browserTest, async () => {
@@ -217,7 +275,8 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     );
 
     await form.locator('[name="timezone"]').fill('Europe/Berlin');
-    await form.locator('[name="timing"]').pressSequentially('0 9 * * *');
+    await form.locator('[name="kind"]').selectOption('cron');
+    await form.locator('[name="cron"]').pressSequentially('0 9 * * *');
     await shownRuns(JSON.stringify(['2026-03-28T09:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00']));
     const berlin = await nextRuns.locator('li').allTextContents();
     expect(berlin).toHaveLength(3);
@@ -230,9 +289,9 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     for (const text of await nextRuns.locator('li').allTextContents()) expect(text).toMatch(/09:00.* Asia\/Tokyo$/);
 
     // A bad pattern or zone: the server's reason, naming the field.
-    await form.locator('[name="timing"]').fill('61 * * * *');
+    await form.locator('[name="cron"]').fill('61 * * * *');
     await form.locator('section.schedule-next-runs[data-state="refused"]', { hasText: 'cron:' }).waitFor();
-    await form.locator('[name="timing"]').fill('0 9 * * *');
+    await form.locator('[name="cron"]').fill('0 9 * * *');
     await form.locator('[name="timezone"]').fill('Mars/Olympus');
     await form.locator('section.schedule-next-runs[data-state="refused"]', { hasText: 'timezone:' }).waitFor();
 
@@ -240,9 +299,10 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await form.locator('[name="timezone"]').fill('Europe/Berlin');
     await form.locator('[name="kind"]').selectOption('every');
     await form.locator('section.schedule-next-runs[data-state="empty"]').waitFor();
-    await form.locator('[name="timing"][aria-label="Interval"]').pressSequentially('12h');
+    await form.locator('[name="unit"]').selectOption('h');
+    await form.locator('[name="amount"]').pressSequentially('12');
     await shownRuns(JSON.stringify(['2026-03-28T20:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-29T21:00:00+02:00']));
-    await form.locator('[name="timing"]').fill('30s');
+    await form.locator('[name="amount"]').fill('0');
     await form.locator('section.schedule-next-runs[data-state="refused"]', { hasText: 'every:' }).waitFor();
 
     expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);

@@ -9,11 +9,26 @@ export interface FakeLlmProcess {
   stop(): Promise<void>;
 }
 
-export async function startFakeLlmProcess(): Promise<FakeLlmProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/fake-llm-cli.ts')], {
+function spawnCli(args: readonly string[]) {
+  return spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/fake-llm-cli.ts'), ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, FAKE_LLM_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** Runs the CLI until it exits by itself (a refused start), with what it wrote. */
+export async function runFakeLlmToExit(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(args);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
+  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+export async function startFakeLlmProcess(args: readonly string[] = []): Promise<FakeLlmProcess> {
+  const child = spawnCli(args);
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const read = (data: Buffer): void => {

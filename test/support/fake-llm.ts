@@ -86,6 +86,50 @@ function todoItems(tool: OfferedTool, text: string): unknown[] {
   );
 }
 
+/** A command in backticks or quotes after "run" ("run `uptime`", 'run "df -h"'), for the terminal. */
+function quotedCommand(text: string): string | undefined {
+  const found = /\b(?:run|execute)\b[^`"'\n]*(?:`([^`]+)`|"([^"]+)"|'([^']+)')/i.exec(text);
+  return (found?.[1] ?? found?.[2] ?? found?.[3])?.trim() || undefined;
+}
+
+/** "every day at 9", "every weekday at 7:30 pm": a daily (or weekday) cron, and what is left of the message as the prompt. */
+function dailySchedule(text: string): { name: string; prompt: string; cron: string } | undefined {
+  const found = /\bevery\s+(day|weekday)\s+at\s+(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm)?/i.exec(text);
+  if (!found) return undefined;
+  let hour = Number(found[2]);
+  const minute = Number(found[3] ?? 0);
+  if (found[4]?.toLowerCase() === 'pm' && hour < 12) hour += 12;
+  if (found[4]?.toLowerCase() === 'am' && hour === 12) hour = 0;
+  if (hour > 23 || minute > 59) return undefined;
+  const rest = (text.slice(0, found.index) + text.slice(found.index + found[0].length))
+    .replace(/\s+/g, ' ')
+    .replace(/^\s*(please\s+)?remind me\s*/i, '')
+    .replace(/^\s*to\s+/i, '')
+    .replace(/[.!\s]+$/, '')
+    .trim();
+  const task = rest || 'check in';
+  return { name: task, prompt: `Remind me to ${task}.`, cron: `${minute} ${hour} * * ${found[1]!.toLowerCase() === 'weekday' ? '1-5' : '*'}` };
+}
+
+/** "add a todo to buy milk", "add todo: call mum": the item, without the asking words. */
+function todoToAdd(text: string): string | undefined {
+  const found = /\badd\s+(?:an?\s+)?(?:item\s+)?(?:to\s+(?:my|the)\s+)?todo(?:\s+list)?\b\s*(?::|to\b)?\s*(.*)$/is.exec(text);
+  const item = found?.[1]?.replace(/[.!\s]+$/, '').trim();
+  return item || undefined;
+}
+
+/** A call taken from the message's own words, for the three everyday asks a newcomer tries first. */
+function everydayToolCall(tools: OfferedTool[], text: string): ScriptStep['toolCalls'] {
+  const offers = (name: string): boolean => tools.some((tool) => tool.name === name);
+  const command = quotedCommand(text);
+  if (command && offers('terminal') && !offers(command)) return [{ name: 'terminal', arguments: { command } }];
+  const schedule = dailySchedule(text);
+  if (schedule && offers('schedule')) return [{ name: 'schedule', arguments: { action: 'create', ...schedule } }];
+  const item = todoToAdd(text);
+  if (item && offers('todo')) return [{ name: 'todo', arguments: { action: 'set', items: [item] } }];
+  return undefined;
+}
+
 function chooseToolCall(tools: OfferedTool[], text: string): ScriptStep['toolCalls'] {
   // A tool named in backticks ("use the `shout` tool") is the one called, e.g. one just dropped into user-tools/.
   const named = tools.find((tool) => text.includes(`\`${tool.name}\``));
@@ -177,6 +221,10 @@ export function fakeLlmStep(request: RecordedRequest): ScriptStep {
   const calledSinceUser = messages.slice(lastUser + 1).some((message) => Array.isArray(message?.tool_calls));
   if (demoWords.makeTool.test(userText) && offers('write_tool') && !calledSinceUser) return writeToolStep(thinkingWanted);
   if (demoWords.long.test(userText)) return longStep(thinkingWanted);
+  const everyday = calledSinceUser ? undefined : everydayToolCall(tools, userText);
+  if (everyday) {
+    return { ...(thinkingWanted ? { thinking: `I will call ${everyday[0]!.name} with what the message says.` } : {}), toolCalls: everyday, delayMs: 15 };
+  }
   if (tools.length > 0 && toolWords.test(userText) && !calledSinceUser) {
     return {
       ...(thinkingWanted ? { thinking: 'The user mentioned tools, todos or notes. I will call a tool.' } : {}),

@@ -122,18 +122,29 @@ async function reply(exchange: ChatExchange): Promise<void> {
   stream.end('data: [DONE]\n\n');
 }
 
-function serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[]): boolean {
+function serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[], listed: readonly string[] = []): boolean {
   if (method !== 'GET' || path !== '/v1/models') return false;
-  const names = new Set([defaultModel]);
+  const names = new Set([defaultModel, ...listed]);
   for (const request of requests) if (typeof request.body?.model === 'string') names.add(request.body.model);
   const data = [...names].map((name) => ({ id: name, object: 'model', created: 0, owned_by: 'scripted' }));
   sendJson(response, 200, { object: 'list', data });
   return true;
 }
 
-export function startScriptedOpenAI(options?: ServerOptions): Promise<ScriptedLlm> {
+export interface ScriptedOpenAIOptions extends ServerOptions {
+  /** Models /v1/models lists from the start (it also lists every model asked for). */
+  models?: string[];
+}
+
+export function startScriptedOpenAI(options?: ScriptedOpenAIOptions): Promise<ScriptedLlm> {
   return startScriptedServer(
-    { urlPath: '/v1', chatPath: '/v1/chat/completions', serveOther, sendError, reply },
+    {
+      urlPath: '/v1',
+      chatPath: '/v1/chat/completions',
+      serveOther: (method, path, response, requests) => serveOther(method, path, response, requests, options?.models),
+      sendError,
+      reply,
+    },
     options,
   );
 }

@@ -27,7 +27,7 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
       return (await service.findByKey(chatSessionKey(chatId)))?.id;
     },
     async newSession(chatId, profileId) {
-      const created = await service.create({ origin: 'telegram', announce: true, ...(profileId !== undefined && { profileId }) });
+      const created = await service.create({ origin: 'telegram', ...(profileId !== undefined && { profileId }) });
       if (!created.ok) return { ok: false, reason: created.message };
       await service.bindKey(chatSessionKey(chatId), created.session.id);
       return { ok: true, sessionId: created.session.id };

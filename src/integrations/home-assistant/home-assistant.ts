@@ -73,8 +73,7 @@ export class HomeAssistant {
 
   start(): void {
     if (!this.configured) {
-      const missing = this.options.url === '' ? 'HA_URL' : 'HA_TOKEN';
-      this.report('not_configured', `${missing} is not set`);
+      this.report('not_configured', notConfiguredMessage(this.options.url === '' ? 'HA_URL' : 'HA_TOKEN'));
       return;
     }
     this.report('connecting');
@@ -196,4 +195,12 @@ export class HomeAssistant {
     this.current = { status, ...(message !== undefined && { message }) };
     this.options.integrations.report({ name: integrationName, status, ...(message !== undefined && { message }), details });
   }
+}
+
+/** What is missing and how to put it right, as MQTT's entry says it. */
+export function notConfiguredMessage(missing: 'HA_URL' | 'HA_TOKEN'): string {
+  return (
+    `${missing} is not set: set HA_URL (e.g. http://homeassistant.local:8123) and HA_TOKEN in Hearth's .env and restart Hearth. ` +
+    'HA_TOKEN is a long-lived access token: in Home Assistant, your profile (bottom left) → Security → Long-lived access tokens → Create token.'
+  );
 }

@@ -8,6 +8,7 @@ import * as notifications from './2026-11-25-notifications.ts';
 import * as schedules from './2026-11-25-schedules.ts';
 import * as scheduleRunStatus from './2026-11-26-schedule-run-status.ts';
 import * as sessionKeys from './2026-11-27-session-keys.ts';
+import * as sessionModel from './2026-11-28-session-model.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-25-schedules': schedules,
   '2026-11-26-schedule-run-status': scheduleRunStatus,
   '2026-11-27-session-keys': sessionKeys,
+  '2026-11-28-session-model': sessionModel,
 };
 
 export const migrationProvider: MigrationProvider = {

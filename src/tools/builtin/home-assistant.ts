@@ -210,6 +210,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
       if (args.action === 'call_service') return serviceCallSubject(resolveServiceCall(args));
       return [args.action, args.query ?? args.entity_id ?? args.domain ?? ''].join(' ').trim();
     },
+    precheck: () => (homeAssistant?.configured ? undefined : notConfigured),
     async execute(args, context) {
       const ha = homeAssistant;
       if (!ha?.configured) return failure(notConfigured);

@@ -43,6 +43,8 @@ export interface MqttBroker {
   ): Promise<{ messages: ReceivedMessage[]; end: 'waited' | 'limit' | 'stopped' | 'disconnected' } | { failure: string }>;
 }
 
+const notConfigured = 'No MQTT broker is configured. Set MQTT_URL and restart Hearth.';
+
 function failure(output: string): ToolOutput {
   return { output, success: false };
 }
@@ -60,7 +62,7 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
   async function publish(args: MqttArguments, signal: AbortSignal): Promise<ToolOutput> {
     const problem = publishTopicProblem(args.topic);
     if (problem) return failure(problem);
-    if (!broker?.configured) return failure(broker?.unavailableMessage() ?? 'No MQTT broker is configured. Set MQTT_URL and restart Hearth.');
+    if (!broker?.configured) return failure(broker?.unavailableMessage() ?? notConfigured);
     const qos = args.qos ?? 0;
     const retain = args.retain ?? false;
     const payload = payloadBytes(args.payload);
@@ -73,7 +75,7 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
   async function read(args: MqttArguments, signal: AbortSignal): Promise<ToolOutput> {
     const problem = readFilterProblem(args.topic);
     if (problem) return failure(problem);
-    if (!broker?.configured) return failure(broker?.unavailableMessage() ?? 'No MQTT broker is configured. Set MQTT_URL and restart Hearth.');
+    if (!broker?.configured) return failure(broker?.unavailableMessage() ?? notConfigured);
     const requestedWaitMs = args.wait_ms ?? defaultWaitMs;
     const waitMs = Math.min(Math.max(requestedWaitMs, shortestWaitMs), maximumWaitMs);
     const startedAt = Date.now();
@@ -102,6 +104,7 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
     parameters,
     timeoutMs: maximumWaitMs + 20_000,
     subject: (args) => `${args.action} ${args.topic}`,
+    precheck: () => (broker?.configured ? undefined : (broker?.unavailableMessage() ?? notConfigured)),
     async execute(args, context) {
       const action: Action = args.action;
       switch (action) {
