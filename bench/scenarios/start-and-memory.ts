@@ -20,12 +20,12 @@ export async function startAndMeasure(options: ServerOptions): Promise<MeasuredS
   return {
     server,
     rows: [
-      { scenario: '5a. Start: spawn → first 200 from `/health`', measured: milliseconds(startMs, 0), target: '< 2,000 ms', passed: startMs < 2_000 },
+      { scenario: '5a. Start: spawn → first 200 from `/health`', measured: milliseconds(startMs, 0), target: '< 1,000 ms', passed: startMs < 1_000 },
       {
         scenario: `5b. Idle RSS (${settleMs / 1000} s after start)`,
         measured: megabytes(idleKilobytes),
-        target: '< 120 MB',
-        passed: idleKilobytes < 120 * 1024,
+        target: '< 100 MB',
+        passed: idleKilobytes < 100 * 1024,
       },
     ],
     details: [
