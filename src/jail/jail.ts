@@ -187,12 +187,14 @@ export class Jail {
   }
 }
 
-
 function isInsideAny(folders: readonly string[], candidate: string): boolean {
   return folders.some((folder) => candidate === folder || candidate.startsWith(`${folder}/`));
 }
 
-/** A temporary folder the caller chose inside a writable folder stays; otherwise the jail's private /tmp. A strict jail's home is its work folder. */
+/**
+ * A temporary folder the caller chose inside a writable folder stays; otherwise the jail's
+ * private /tmp. A strict jail's home is its work folder.
+ */
 function jailEnvironment(environment: NodeJS.ProcessEnv, spec: JailSpec): NodeJS.ProcessEnv {
   const temporary = environment.TMPDIR !== undefined && isInsideAny(spec.writable, environment.TMPDIR) ? environment.TMPDIR : '/tmp';
   return { ...environment, TMPDIR: temporary, ...(spec.kind === 'strict' && { HOME: spec.writable[0] ?? '/tmp' }) };
