@@ -216,7 +216,7 @@ function reportJail(jail: Jail, logger: Logger): void {
 export interface BuildOptions {
   /** Watch TOOLS_DIR and PROFILES_DIR and hot-reload them (on unless turned off). */
   watch?: boolean;
-  /** Channels people also reach Hearth through (DESIGN §17), beside those the configuration turns on (TELEGRAM_BOT_TOKEN). */
+  /** Channels people also reach Hearth through (docs/architecture.md, *Adding a channel*), beside those the configuration turns on (TELEGRAM_BOT_TOKEN). */
   channels?: readonly Channel[];
 }
 

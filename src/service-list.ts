@@ -2,7 +2,7 @@ import type { Logger } from './logger.ts';
 
 /**
  * Something the app starts and ends: registered where it is created, so its start and its end
- * sit beside each other (DESIGN §17, docs/architecture.md "Services").
+ * sit beside each other (docs/architecture.md, *Where to add things*).
  */
 export interface Service {
   /** For the log when it fails to end. */

@@ -20,7 +20,7 @@ export interface ChannelContext {
 }
 
 /**
- * One way a person reaches Hearth besides the page (DESIGN §17): a chat app, for instance. The
+ * One way a person reaches Hearth besides the page (docs/architecture.md, *Adding a channel*): a chat app, for instance. The
  * app starts every registered channel after the scheduler and stops it at shutdown, while the
  * runs are being stopped. Each call below is made for every channel; a channel that throws or
  * rejects is logged and never holds up another.

@@ -1,5 +1,5 @@
 /**
- * How much of the machine a process started for the agent may see (DESIGN §13a).
+ * How much of the machine a process started for the agent may see (docs/security.md, *The jail*).
  * - `strict`: its own user, PID, IPC, UTS, mount and network namespaces; a read-only system;
  *   the session folder as the only writable place plus a private /tmp.
  * - `host`: the host's processes, services and files as Hearth's user sees them, minus

@@ -78,7 +78,7 @@ export async function probeJail(environment: NodeJS.ProcessEnv = process.env): P
 }
 
 /**
- * Builds the jails every process Hearth starts for the agent runs in (DESIGN §13a): a strict
+ * Builds the jails every process Hearth starts for the agent runs in (docs/security.md, *The jail*): a strict
  * one for code, user tools and MCP servers, a host one for a server admin's terminal. The
  * machine is probed once (`probeJail`); `status` says what holds, and `wrap` turns a command
  * into its jailed form.

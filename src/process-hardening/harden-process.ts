@@ -8,7 +8,7 @@ import {
 import { loadLibc, type Libc } from './libc.ts';
 
 /**
- * Closing Hearth's own process to the other processes of its user (DESIGN §13a).
+ * Closing Hearth's own process to the other processes of its user (docs/security.md, *Hearth's own process*).
  *
  * `/proc/<pid>/environ` shows the environment a process was started with, whatever it deletes
  * from `process.env` later. So when that environment holds anything beyond the harmless names

@@ -31,7 +31,7 @@ export interface RunProcessOptions {
    * what a crashed run left (see process-markers.ts).
    */
   marker?: string;
-  /** The jail the process runs in (DESIGN §13a); without it, it runs as the server's user, unjailed. */
+  /** The jail the process runs in (docs/security.md, *The jail*); without it, it runs as the server's user, unjailed. */
   jail?: { jail: Jail; spec: JailSpec };
 }
 

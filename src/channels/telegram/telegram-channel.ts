@@ -121,7 +121,7 @@ interface FollowedSession {
 }
 
 /**
- * The Telegram channel (DESIGN §17): long polling with grammY (`deleteWebhook` at start, no
+ * The Telegram channel (README: Telegram): long polling with grammY (`deleteWebhook` at start, no
  * inbound port), one session per private chat of an allowed user, answers streamed by edits,
  * approvals as buttons, commands. A bad token or an outage is a `failed` status with the reason
  * and a retry with backoff, never a crash; the token is in no log or status.

@@ -219,7 +219,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     this.set('connected', undefined);
   }
 
-  /** A stdio server's command inside its jail (DESIGN §13a), or undefined to run it as configured. */
+  /** A stdio server's command inside its jail (docs/security.md, *The jail*), or undefined to run it as configured. */
   private async jailedCommand(): Promise<JailedCommand | undefined> {
     const { config, jail } = this.options;
     if (config.transport !== 'stdio' || jail === undefined) return undefined;
