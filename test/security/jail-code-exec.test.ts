@@ -5,8 +5,6 @@
 // session's pending approval; renice Hearth; make a FIFO, socket or file outside their folder;
 // connect to a Unix socket outside it.
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -14,7 +12,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventSocket } from '../support/event-socket.ts';
 import { findingsOf, hearthAddresses, javascriptAttack, pythonAttack, type AttackTargets } from './jail-attack-programs.ts';
-import { attackerProfile, callTools, expectNothingLeaked, niceOf, startJailedHearth, storePrivateMessage, type JailedHearth } from './jail-harness.ts';
+import {
+  attackerProfile,
+  callTools,
+  expectNothingLeaked,
+  hearthTargets,
+  listenOnForeignSocket,
+  niceOf,
+  startJailedHearth,
+  storePrivateMessage,
+  type ForeignSocket,
+  type JailedHearth,
+} from './jail-harness.ts';
 
 const privateMessage = 'the alarm code is 8812-Z';
 const pythonInstalled = spawnSync('python3', ['--version']).status === 0;
@@ -24,9 +33,7 @@ let socket: EventSocket;
 let pendingSocket: EventSocket;
 let pendingSessionId: string;
 let marker: string;
-let foreignFolder: string;
-let foreignServer: Server;
-let foreignConnections = 0;
+let foreign: ForeignSocket | undefined;
 let targets: AttackTargets;
 
 beforeAll(async () => {
@@ -42,23 +49,13 @@ beforeAll(async () => {
   pendingSocket.send({ type: 'message', content: 'Make the file.' });
   await pendingSocket.next('approval_required', 30_000);
 
-  foreignFolder = await mkdtemp(path.join(tmpdir(), 'hearth-foreign-'));
-  foreignServer = createServer((connection) => {
-    foreignConnections += 1;
-    connection.destroy();
-  });
-  await new Promise<void>((resolve) => foreignServer.listen(path.join(foreignFolder, 'socket'), resolve));
+  foreign = await listenOnForeignSocket();
 
   const escape = `hearth-jail-escape-${randomBytes(4).toString('hex')}`;
   targets = {
-    hearthPid: hearth.pid,
-    parentPid: hearth.parentPid,
-    port: hearth.port,
-    envFile: path.join(hearth.projectDir, '.env'),
-    database: path.join(hearth.dataDir, 'hearth.db'),
-    wal: path.join(hearth.dataDir, 'hearth.db-wal'),
-    outside: [path.join(tmpdir(), escape), path.join(hearth.dataDir, escape), path.join(hearth.projectDir, escape), path.join(hearth.sessionFilesDir, pendingSessionId, escape), path.join(foreignFolder, escape)],
-    foreignSocket: path.join(foreignFolder, 'socket'),
+    ...hearthTargets(hearth),
+    outside: [path.join(tmpdir(), escape), path.join(hearth.dataDir, escape), path.join(hearth.projectDir, escape), path.join(hearth.sessionFilesDir, pendingSessionId, escape), path.join(foreign.folder, escape)],
+    foreignSocket: foreign.socket,
     pendingSessionId,
   };
   socket = await hearth.connect(await hearth.createSession('attacker'));
@@ -67,9 +64,8 @@ beforeAll(async () => {
 afterAll(async () => {
   socket?.close();
   pendingSocket?.close();
-  foreignServer?.close();
   await hearth?.close();
-  if (foreignFolder) await rm(foreignFolder, { recursive: true, force: true });
+  await foreign?.close();
 });
 
 describe('code_exec in its strict jail', () => {
@@ -100,7 +96,7 @@ describe('code_exec in its strict jail', () => {
 
       expect([await niceOf(hearth.pid), await niceOf(hearth.parentPid)]).toEqual(niceBefore);
       expect(findings.sockets[targets.foreignSocket]).toMatch(/^error/);
-      expect(foreignConnections).toBe(0);
+      expect(foreign!.connections()).toBe(0);
       for (const place of targets.outside) {
         for (const suffix of ['-js-file', '-js-socket', '-py-fifo', '-py-socket', '-py-file']) expect(existsSync(place + suffix), place + suffix).toBe(false);
       }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'vitest';
 import type { EventOf } from '../../src/agent/events.ts';
@@ -16,6 +17,7 @@ import type { ScriptedLlm, ScriptedToolCall } from '../support/scripted-llm.ts';
 import { startScriptedOllama } from '../support/scripted-ollama.ts';
 import { prepareProfiles } from '../support/server-child.ts';
 import { waitUntil } from '../support/wait-until.ts';
+import type { AttackTargets } from './jail-attack-programs.ts';
 import { toolModule, type ToolFile } from './user-tools-harness.ts';
 
 const project = path.resolve('.');
@@ -291,4 +293,44 @@ export async function waitForUserTools(hearth: JailedHearth, names: string[]): P
     const text = JSON.stringify(body);
     return names.every((name) => text.includes(name)) ? body : undefined;
   }, 30_000);
+}
+
+/** What an attack program aims at in a running Hearth: its process, the one above it, its port and its files. */
+export function hearthTargets(hearth: JailedHearth): Pick<AttackTargets, 'hearthPid' | 'parentPid' | 'port' | 'envFile' | 'database' | 'wal'> {
+  return {
+    hearthPid: hearth.pid,
+    parentPid: hearth.parentPid,
+    port: hearth.port,
+    envFile: path.join(hearth.projectDir, '.env'),
+    database: path.join(hearth.dataDir, 'hearth.db'),
+    wal: path.join(hearth.dataDir, 'hearth.db-wal'),
+  };
+}
+
+/** A Unix socket the test listens on in a folder of its own, outside every jail; counts the connections it gets. */
+export interface ForeignSocket {
+  folder: string;
+  socket: string;
+  connections(): number;
+  close(): Promise<void>;
+}
+
+export async function listenOnForeignSocket(): Promise<ForeignSocket> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'hearth-foreign-'));
+  const socket = path.join(folder, 'socket');
+  let connections = 0;
+  const server = createServer((connection) => {
+    connections += 1;
+    connection.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  return {
+    folder,
+    socket,
+    connections: () => connections,
+    close: async () => {
+      server.close();
+      await rm(folder, { recursive: true, force: true });
+    },
+  };
 }

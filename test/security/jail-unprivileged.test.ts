@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lanDeviceUnavailable, startLanDevice, type LanDevice } from '../support/lan-device.ts';
 import { unprivilegedUser, type UnprivilegedUser } from '../support/unprivileged-user.ts';
 import { findingsOf, hearthAddresses, javascriptAttack, type AttackTargets } from './jail-attack-programs.ts';
-import { attackerProfile, callTools, expectNothingLeaked, niceOf, startJailedHearth, storePrivateMessage, waitForUserTools, type JailedHearth } from './jail-harness.ts';
+import { attackerProfile, callTools, expectNothingLeaked, hearthTargets, niceOf, startJailedHearth, storePrivateMessage, waitForUserTools, type JailedHearth } from './jail-harness.ts';
 
 const privateMessage = 'the alarm code is 6020-K';
 const noLanDevice = lanDeviceUnavailable();
@@ -88,12 +88,7 @@ describe('Hearth run by an unprivileged user', () => {
     const socket = await hearth.connect(await hearth.createSession('attacker'));
     const escape = path.join(outsideFolder, `escape-${randomBytes(4).toString('hex')}`);
     const targets: AttackTargets = {
-      hearthPid: hearth.pid,
-      parentPid: hearth.parentPid,
-      port: hearth.port,
-      envFile: path.join(hearth.projectDir, '.env'),
-      database: path.join(hearth.dataDir, 'hearth.db'),
-      wal: path.join(hearth.dataDir, 'hearth.db-wal'),
+      ...hearthTargets(hearth),
       outside: [escape, path.join(hearth.dataDir, 'escape')],
       foreignSocket: path.join(outsideFolder, 'no-socket'),
       pendingSessionId: 'none',

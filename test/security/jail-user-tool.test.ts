@@ -3,31 +3,33 @@
 // from `execute`: it reads nothing of Hearth, reaches Hearth on no spelling of the machine,
 // renices nothing, makes nothing outside its folder and reaches no Unix socket outside it.
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingsOf, hearthAddresses, javascriptAttack, type AttackTargets } from './jail-attack-programs.ts';
-import { attackerProfile, callTools, expectNothingLeaked, niceOf, startJailedHearth, waitForUserTools, type JailedHearth } from './jail-harness.ts';
+import {
+  attackerProfile,
+  callTools,
+  expectNothingLeaked,
+  hearthTargets,
+  listenOnForeignSocket,
+  niceOf,
+  startJailedHearth,
+  waitForUserTools,
+  type ForeignSocket,
+  type JailedHearth,
+} from './jail-harness.ts';
 
 let hearth: JailedHearth;
-let foreignFolder: string;
-let foreignServer: Server;
-let foreignConnections = 0;
+let foreign: ForeignSocket | undefined;
 let targets: AttackTargets;
 
 beforeAll(async () => {
-  foreignFolder = await mkdtemp(path.join(tmpdir(), 'hearth-foreign-'));
-  foreignServer = createServer((connection) => {
-    foreignConnections += 1;
-    connection.destroy();
-  });
-  await new Promise<void>((resolve) => foreignServer.listen(path.join(foreignFolder, 'socket'), resolve));
+  foreign = await listenOnForeignSocket();
   const escape = `hearth-jail-escape-${randomBytes(4).toString('hex')}`;
   // The port is known only once Hearth runs; the tool reads its targets from its parameters.
-  const placeholder: AttackTargets = { hearthPid: 0, parentPid: 0, port: 0, envFile: '', database: '', wal: '', outside: [], foreignSocket: path.join(foreignFolder, 'socket'), pendingSessionId: 'none' };
+  const placeholder: AttackTargets = { hearthPid: 0, parentPid: 0, port: 0, envFile: '', database: '', wal: '', outside: [], foreignSocket: foreign.socket, pendingSessionId: 'none' };
   const body = javascriptAttack(placeholder)
     .replace(/const targets = .*;\n/, `const targets = { ...JSON.parse(params.targets), addresses: ${JSON.stringify(hearthAddresses())} };\n`)
     .replace('console.log(JSON.stringify(found));', "return '\\n' + JSON.stringify(found) + '\\n';");
@@ -39,20 +41,14 @@ beforeAll(async () => {
   await waitForUserTools(hearth, ['attack_tool']);
   targets = {
     ...placeholder,
-    hearthPid: hearth.pid,
-    parentPid: hearth.parentPid,
-    port: hearth.port,
-    envFile: path.join(hearth.projectDir, '.env'),
-    database: path.join(hearth.dataDir, 'hearth.db'),
-    wal: path.join(hearth.dataDir, 'hearth.db-wal'),
-    outside: [path.join(tmpdir(), escape), path.join(hearth.dataDir, escape), path.join(hearth.projectDir, escape), path.join(foreignFolder, escape)],
+    ...hearthTargets(hearth),
+    outside: [path.join(tmpdir(), escape), path.join(hearth.dataDir, escape), path.join(hearth.projectDir, escape), path.join(foreign.folder, escape)],
   };
 }, 120_000);
 
 afterAll(async () => {
-  foreignServer?.close();
   await hearth?.close();
-  if (foreignFolder) await rm(foreignFolder, { recursive: true, force: true });
+  await foreign?.close();
 });
 
 describe('a user tool granted network, in its strict jail', () => {
@@ -70,7 +66,7 @@ describe('a user tool granted network, in its strict jail', () => {
     expect(Object.keys(findings.http)).toHaveLength(hearthAddresses().length);
     expect([await niceOf(hearth.pid), await niceOf(hearth.parentPid)]).toEqual(niceBefore);
     expect(findings.sockets[targets.foreignSocket]).toMatch(/^error/);
-    expect(foreignConnections).toBe(0);
+    expect(foreign!.connections()).toBe(0);
     for (const place of targets.outside) for (const suffix of ['-js-file', '-js-socket']) expect(existsSync(place + suffix), place + suffix).toBe(false);
   }, 150_000);
 });
