@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../src/agent/events.ts';
-import { TelegramChannel, type TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
+import type { TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
 import type { Logger } from '../src/logger.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { recordingLogger } from './support/recording-logger.ts';
@@ -12,6 +12,7 @@ import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 import { guardedProfile, markingTool } from './support/marking-tool.ts';
+import { telegramChannelFor } from './support/telegram-test-channel.ts';
 
 // DESIGN §17 through the whole app: the real grammY client, the Bot API stand-in, the scripted LLM.
 
@@ -44,15 +45,7 @@ interface StartOptions {
 async function start(options: StartOptions = {}) {
   api ??= await startTelegramBotApi();
   dataDir ??= await mkdtemp(path.join(tmpdir(), 'hearth-telegram-app-'));
-  const channel = new TelegramChannel({
-    token: api.token,
-    allowedUsers: String(ada),
-    apiRoot: api.apiRoot,
-    filesDirectory: path.join(dataDir, 'session-files'),
-    editIntervalMs: 50,
-    pollTimeoutSeconds: 5,
-    ...options.channel,
-  });
+  const channel = telegramChannelFor(api, dataDir, ada, options.channel);
   const server = await startHearth({
     backend: options.backend ?? 'ollama',
     dataDir,

@@ -2,11 +2,11 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TelegramChannel } from '../src/channels/telegram/telegram-channel.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 import { guardedProfile, markingTool } from './support/marking-tool.ts';
+import { telegramChannelFor } from './support/telegram-test-channel.ts';
 
 // The Telegram channel on the real app and session service, against the Bot API stand-in.
 
@@ -27,14 +27,7 @@ afterEach(async () => {
 async function start(backend: 'ollama' | 'openai', runs: string[] = []) {
   api = await startTelegramBotApi();
   dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-telegram-'));
-  const channel = new TelegramChannel({
-    token: api.token,
-    allowedUsers: String(ada),
-    apiRoot: api.apiRoot,
-    filesDirectory: path.join(dataDir, 'session-files'),
-    editIntervalMs: 50,
-    pollTimeoutSeconds: 5,
-  });
+  const channel = telegramChannelFor(api, dataDir, ada);
   hearth = await startHearth({ backend, dataDir, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
   await waitUntil(() => channel.status.state === 'connected');
   return { server: hearth, api, channel };
