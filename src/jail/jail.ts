@@ -199,3 +199,15 @@ function jailEnvironment(environment: NodeJS.ProcessEnv, spec: JailSpec): NodeJS
   const temporary = environment.TMPDIR !== undefined && isInsideAny(spec.writable, environment.TMPDIR) ? environment.TMPDIR : '/tmp';
   return { ...environment, TMPDIR: temporary, ...(spec.kind === 'strict' && { HOME: spec.writable[0] ?? '/tmp' }) };
 }
+
+/**
+ * Why bubblewrap could not start the jailed command, read from its stderr: inside a jail the
+ * spawn succeeds (bubblewrap runs) and a missing command surfaces there instead of as ENOENT.
+ */
+export function jailedStartFailure(stderr: string): 'ENOENT' | 'EACCES' | undefined {
+  const line = /^bwrap: execvp [^\n]*/m.exec(stderr)?.[0];
+  if (line === undefined) return undefined;
+  if (line.includes('No such file or directory')) return 'ENOENT';
+  if (line.includes('Permission denied')) return 'EACCES';
+  return undefined;
+}

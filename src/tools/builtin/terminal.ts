@@ -2,7 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
-import type { Jail } from '../../jail/jail.ts';
+import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailSpec } from '../../jail/jail-spec.ts';
 import { ProcessMarkers } from '../process-markers.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
@@ -247,7 +247,7 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
       if (result.spawnError?.code === 'ENOENT') return failure(`Command not found: "${plan.executable}". Is it installed and on PATH?`);
       if (result.spawnError?.code === 'EACCES') return failure(`Permission denied: "${plan.executable}" is not executable.`);
       if (result.spawnError) return failure(`Could not start "${plan.executable}": ${result.spawnError.message}`);
-      if (result.exitCode === 1 && /^bwrap: execvp [^\n]*No such file or directory/m.test(result.stderr)) {
+      if (result.exitCode === 1 && jailedStartFailure(result.stderr) === 'ENOENT') {
         return failure(`Command not found: "${plan.executable}". Is it installed and on PATH (inside the jail, the system folders)?`);
       }
       return describeProcessResult(result, timeoutSeconds);

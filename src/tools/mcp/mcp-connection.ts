@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Jail } from '../../jail/jail.ts';
+import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailedCommand } from '../../jail/jail-spec.ts';
 import { mcpJailSpec } from './mcp-jail.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -428,8 +428,9 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     if (code === 'ENOENT') return `command not found: ${config.command}`;
     if (code === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
     // Inside a jail, bubblewrap is what was spawned: it says so when the command is missing there.
-    if (/^bwrap: execvp [^\n]*No such file or directory/m.test(attempt.stderr)) return `command not found: ${config.command}`;
-    if (/^bwrap: execvp [^\n]*Permission denied/m.test(attempt.stderr)) return `command cannot be run (permission denied, inside its jail): ${config.command}`;
+    const jailed = jailedStartFailure(attempt.stderr);
+    if (jailed === 'ENOENT') return `command not found: ${config.command}`;
+    if (jailed === 'EACCES') return `command cannot be run (permission denied, inside its jail): ${config.command}`;
     const printed = lastLines(attempt.stderr);
     // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
