@@ -74,18 +74,39 @@ function namespaces(spec: JailSpec, surroundings: JailSurroundings, ownNetwork: 
   ];
 }
 
-function strictFileSystem(surroundings: JailSurroundings): string[] {
+interface SystemView {
+  /** The system roots bound read-only (or recreated as links) with /etc's secrets covered. */
+  args: string[];
+  /** The roots that are real folders, where Hearth's own paths are looked for. */
+  folders: string[];
+}
+
+let systemView: SystemView | undefined;
+
+/** The machine's system folders change only with the machine: read once, not for every jailed process. */
+function readSystemView(): SystemView {
+  if (systemView) return systemView;
   const args: string[] = [];
+  const folders: string[] = [];
   for (const root of systemRoots) {
     const kind = kindOf(root);
     if (kind === 'link') args.push('--symlink', readlinkSync(root), root);
-    else if (kind === 'folder') args.push('--ro-bind', root, root);
+    else if (kind === 'folder') {
+      args.push('--ro-bind', root, root);
+      folders.push(root);
+    }
   }
   for (const secret of etcSecrets()) args.push(...hide(secret));
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  systemView = { args, folders };
+  return systemView;
+}
+
+function strictFileSystem(surroundings: JailSurroundings): string[] {
+  const system = readSystemView();
+  const args = [...system.args, '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
   // Hearth installed under a system folder (/usr/lib/hearth, /etc/hearth) is hidden there too.
   for (const entry of surroundings.hiddenPaths) {
-    if (systemRoots.some((root) => kindOf(root) === 'folder' && isInside(root, entry))) args.push(...hide(entry));
+    if (system.folders.some((root) => isInside(root, entry))) args.push(...hide(entry));
   }
   return args;
 }
