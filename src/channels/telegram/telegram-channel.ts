@@ -479,6 +479,8 @@ export class TelegramChannel implements Channel {
         if (!event.is_subagent) answer().setStatus(`⚙ ${event.tool}…`);
         break;
       case 'approval_required':
+        // What follows the decision belongs below the approval, where the chat scrolls to, not in an edit above it.
+        finish(undefined);
         void this.showApproval(followed.sessionId, followed.chatId, event);
         break;
       case 'approval_resolved':
