@@ -1,3 +1,5 @@
+import { ownEventLoopTurn } from '../event-loop-turns.ts';
+
 /** A piece of the answer streaming now, as it is checkpointed. */
 export interface DraftPiece {
   text: string;
@@ -13,41 +15,10 @@ export interface DraftCheckpointOptions {
 }
 
 /**
- * The checkpoint writes of every streaming answer, one per turn of the event loop. Answers that
- * start together reach their timer together: written in the same tick, 100 drafts held every
- * socket for the whole batch (the p99 chunk lag of bench scenario 4); taken in turn, with the
- * sockets served between them, a chunk waits for one write at most.
- */
-class WriteLane {
-  private readonly queue: (() => Promise<void>)[] = [];
-  private busy = false;
-
-  run(write: () => Promise<void>): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push(() => write().then(resolve, reject));
-      this.next();
-    });
-  }
-
-  private next(): void {
-    const write = this.busy ? undefined : this.queue.shift();
-    if (!write) return;
-    this.busy = true;
-    // An immediate queued while immediates run waits for the next turn, after the poll phase.
-    setImmediate(() =>
-      void write().finally(() => {
-        this.busy = false;
-        this.next();
-      }),
-    );
-  }
-}
-
-const lane = new WriteLane();
-
-/**
  * Saves a streaming answer as it grows, about once a second or every few KB, so a crash
- * loses at most that much. Each save appends only what is new since the last one.
+ * loses at most that much. Each save appends only what is new since the last one, in an
+ * event-loop turn of its own: answers that start together reach their timer together, and
+ * 100 drafts written in one tick held every socket for the whole batch.
  */
 export class DraftCheckpoint {
   private pending: DraftPiece = { text: '', thinking: '' };
@@ -81,6 +52,6 @@ export class DraftCheckpoint {
     const piece = this.pending;
     if (piece.text === '' && piece.thinking === '') return;
     this.pending = { text: '', thinking: '' };
-    this.writing = this.writing.then(() => lane.run(() => this.options.write(piece))).catch(this.options.onError);
+    this.writing = this.writing.then(ownEventLoopTurn).then(() => this.options.write(piece)).catch(this.options.onError);
   }
 }

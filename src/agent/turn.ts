@@ -1,3 +1,4 @@
+import { ownEventLoopTurn } from '../event-loop-turns.ts';
 import type { LlmError } from '../llm/types.ts';
 import type { Db } from '../store/database.ts';
 import type { NewMessage } from '../store/message.ts';
@@ -89,6 +90,8 @@ export async function runTurn(
   onStored: (change: 'created' | 'updated') => void = () => {},
 ): Promise<TurnOutcome> {
   const { db, config } = deps;
+  // Turns sent together start one per event-loop turn, so the answers already streaming are served between them.
+  await ownEventLoopTurn();
   const started = await startTurn(sessionId, request, deps, background);
   if (!started.ok) {
     context.emit({ type: 'error', code: started.refusal.code, message: started.refusal.message });
@@ -157,6 +160,7 @@ async function runStartedTurn(
       signal: context.signal,
     });
   }
+  await ownEventLoopTurn();
   const conversation = await storedConversation(db, deps.images, sessionId);
   if (resolved.ok) await plan(resolved, deps, conversation, context);
 

@@ -1,12 +1,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { eventLoopTurnNumber } from '../event-loop-turns.ts';
 import { abortedError } from './errors.ts';
 import type { LlmError, LlmStreamEvent, Usage } from './types.ts';
 
 /**
  * A stream whose chunks are already buffered is read through promise callbacks alone,
- * which never let the event loop reach other sockets; after this long without a break
- * the stream waits one event-loop turn, so a backend sending as fast as it can does not
- * starve other clients.
+ * which never let the event loop reach other sockets; after this long of reading within
+ * one event-loop turn the stream waits for the next, so a backend sending as fast as it
+ * can does not starve other clients. A chunk that had to be waited for starts a new share.
  */
 const fairShareMs = 10;
 
@@ -29,12 +30,14 @@ export async function* guardedStream(
   }
   const deltas = produce();
   let ending: LlmStreamEvent;
-  let turnStarted = performance.now();
+  let turn = eventLoopTurnNumber();
+  let shareStarted = performance.now();
   try {
     while (true) {
-      if (performance.now() - turnStarted > fairShareMs) {
-        await nextTurn();
-        turnStarted = performance.now();
+      if (eventLoopTurnNumber() === turn && performance.now() - shareStarted > fairShareMs) await nextTurn();
+      if (eventLoopTurnNumber() !== turn) {
+        turn = eventLoopTurnNumber();
+        shareStarted = performance.now();
       }
       const step = await deltas.next();
       if (signal.aborted) {
