@@ -242,7 +242,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   app.decorate('agent', agent);
   const clock = deps.clock ?? systemClock;
-  const timezone = config.SCHEDULER_TIMEZONE || serverTimeZone();
+  // Looked up when a schedule or heartbeat first needs it: asking ICU loads about 6 MB of its data.
+  let serverZone: string | undefined;
+  const timezone = () => config.SCHEDULER_TIMEZONE || (serverZone ??= serverTimeZone());
   const scheduler = new Scheduler({ db: deps.db, sessions, clock, defaultTimezone: timezone, logger: deps.logger, maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
   deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);

@@ -11,7 +11,7 @@ export interface HeartbeatTimersOptions {
   events: HearthEventHub;
   clock: Clock;
   /** The zone active hours are read in (the scheduler's). */
-  timezone: string;
+  timezone: () => string;
   logger: Logger;
 }
 
@@ -79,7 +79,7 @@ export class HeartbeatTimers extends EventEmitter<{ heartbeat_finished: [profile
   private beat(profileId: string): void {
     const { runner, clock, timezone, logger } = this.options;
     const settings = runner.profiles.get(profileId)?.heartbeat;
-    if (!settings || !isWithinActiveHours(settings, clock.now(), timezone)) return;
+    if (!settings || !isWithinActiveHours(settings, clock.now(), timezone())) return;
     const run = runHeartbeat(runner, profileId)
       .then((result) => void this.emit('heartbeat_finished', profileId, result))
       .catch((error: unknown) => logger.error({ err: error, profileId }, 'heartbeat run failed'))

@@ -26,8 +26,8 @@ export interface SchedulerOptions {
   db: Db;
   sessions: SessionService;
   clock: Clock;
-  /** SCHEDULER_TIMEZONE, else the server's zone. */
-  defaultTimezone: string;
+  /** SCHEDULER_TIMEZONE, else the server's zone; asked each time a schedule names none. */
+  defaultTimezone: () => string;
   logger: Logger;
   /** SCHEDULER_MAX_CONCURRENT: runs at once; further due runs wait in order, `queued`. */
   maxConcurrentRuns: number;
@@ -61,12 +61,14 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   private readonly stopping = new AbortController();
 
   readonly clock: Clock;
-  readonly defaultTimezone: string;
+
+  get defaultTimezone(): string {
+    return this.options.defaultTimezone();
+  }
 
   constructor(private readonly options: SchedulerOptions) {
     super();
     this.clock = options.clock;
-    this.defaultTimezone = options.defaultTimezone;
     this.runSlots = new ConcurrencyGate(options.maxConcurrentRuns);
     // Every run waiting for a slot listens for it.
     setMaxListeners(0, this.stopping.signal);
@@ -107,7 +109,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     if (!name.ok) return name;
     const prompt = checkText(fields, 'prompt');
     if (!prompt.ok) return prompt;
-    const when = checkWhen(fields, this.options.defaultTimezone, now);
+    const when = checkWhen(fields, this.defaultTimezone, now);
     if (!when.ok) return when;
     const { timing, timezone } = when.value;
     const profileId = fields.profile_id ?? this.options.sessions.defaultProfileId;
@@ -136,7 +138,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   /** The next `count` runs a schedule with these timing fields would have if it were created now; nothing is stored. */
   preview(fields: ScheduleFields, count = 3): Checked<{ timezone: string; nextRuns: Date[] }> {
     const now = this.options.clock.now();
-    const when = checkWhen(fields, this.options.defaultTimezone, now);
+    const when = checkWhen(fields, this.defaultTimezone, now);
     if (!when.ok) return when;
     const { timing, timezone } = when.value;
     return { ok: true, value: { timezone, nextRuns: nextRuns(timing, timezone, now, now, count) } };
