@@ -106,7 +106,7 @@ export function decisionLine(outcome: ApprovalOutcome): string {
 /** The approval message once decided (sent without a keyboard, so the buttons go). */
 export function decidedApprovalHtml(approval: ApprovalView, outcome: ApprovalOutcome): string {
   const mark = outcome.decision === 'allow' ? '✅' : '⛔';
-  return `${approvalHtml(approval).replace(/^🔐 <b>Approval needed<\/b>/, '🔐 <b>Approval</b>')}\n\n${mark} <b>${escapeHtml(decisionLine(outcome))}</b>`;
+  return `${approvalHtml(approval).replace(/^\u{1F510} <b>Approval needed<\/b>/u, '🔐 <b>Approval</b>')}\n\n${mark} <b>${escapeHtml(decisionLine(outcome))}</b>`;
 }
 
 /** The callback answer for a button on an approval that is no longer waiting. */

@@ -34,7 +34,7 @@ const either =
 
 const measuresTemperature: KindTest = (entity, domain) =>
   domain === 'climate' ||
-  (domain === 'sensor' && (entity.attributes.device_class === 'temperature' || /°[CF]/.test(String(entity.attributes.unit_of_measurement ?? ''))));
+  (domain === 'sensor' && (entity.attributes.device_class === 'temperature' || /\u00B0[CF]/.test(String(entity.attributes.unit_of_measurement ?? ''))));
 
 const kindWords = new Map<string, KindTest>([
   ['light', inDomain('light')],

@@ -323,7 +323,7 @@ try {
   for (const diagnostic of [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]) {
     if (diagnostic.file === undefined || diagnostic.file.fileName !== fileName || diagnostic.start === undefined) continue;
     if (diagnostic.category !== ts.DiagnosticCategory.Error) continue;
-    // TypeScript's advice on changing the project setup ("Do you need to install…") does not apply here.
+    // TypeScript's advice on changing the project setup ("Do you need to install...") does not apply here.
     const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ').replace(/ Do you need to (?:install|change) .*$/, '');
     if (environmental(diagnostic, text)) continue;
     const { line, character } = source.getLineAndCharacterOfPosition(diagnostic.start);

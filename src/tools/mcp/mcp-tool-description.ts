@@ -30,7 +30,7 @@ export function shortDescription(text: string, options: { sentences: number; max
 function firstParagraph(text: string): string {
   const lines: string[] = [];
   for (const line of text.trim().split(/\r?\n/)) {
-    if (line.trim() === '' || (lines.length > 0 && /^\s*(?:[-*•]|\d+[.)])\s/.test(line))) break;
+    if (line.trim() === '' || (lines.length > 0 && /^\s*(?:[-*\u2022]|\d+[.)])\s/.test(line))) break;
     lines.push(line.trim());
   }
   return lines.join(' ').replace(/\s+/g, ' ');
@@ -39,7 +39,7 @@ function firstParagraph(text: string): string {
 /** The offsets just after each sentence's final punctuation (and any closing quote or bracket). */
 function sentenceEnds(text: string): number[] {
   const ends: number[] = [];
-  const boundary = /([.!?]+)(["'”’)\]]*)(?=\s+(\S)|$)|[。！？]/gu;
+  const boundary = /([.!?]+)(["'\u201D\u2019)\]]*)(?=\s+(\S)|$)|[\u3002\uFF01\uFF1F]/gu;
   for (let match = boundary.exec(text); match !== null; match = boundary.exec(text)) {
     const end = match.index + match[0].length;
     const next = match[3];
