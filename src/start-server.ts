@@ -1,5 +1,6 @@
 import { buildApp, createDependencies } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { startIdleMemoryTrim } from './idle-memory-trim.ts';
 import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
 import { logStartUpSummary } from './start-up-summary.ts';
 import type { HardeningReport } from './process-hardening/harden-process.ts';
@@ -43,4 +44,5 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
     });
   }
   void logStartUpSummary(url, deps);
+  startIdleMemoryTrim(() => !app.agent.busy, deps.logger);
 }

@@ -73,6 +73,20 @@ describe('npm start (the bundle in dist/)', () => {
     expect(session.status).toBe(201);
   });
 
+  it('is plain ASCII in every module main.js reaches, so V8 keeps each source at one byte a character', async () => {
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      const text = readFileSync(path.join('dist', file), 'utf8');
+      expect([...text.matchAll(/[^\x00-\x7f]/g)].map((match) => text.slice(match.index - 30, match.index + 10)), file).toEqual([]);
+      for (const match of text.matchAll(/(?:from\s*|import\s*\(\s*)"\.\/([^"]+\.js)"/g)) visit(match[1]!);
+    };
+    visit('main.js');
+    // The server and its lazily imported integrations, not only the entry.
+    expect(reached.size).toBeGreaterThan(5);
+  });
+
   it('names src/ files, not the bundle, in a stack trace', async () => {
     const dataDir = await temporaryFolder('hearth-built-');
     const notAFile = path.join(dataDir, 'hearth.db');
@@ -87,6 +101,38 @@ describe('npm start (the bundle in dist/)', () => {
     expect(code).not.toBe(0);
     expect(stderr).toMatch(/^\s+at openDatabase \(.*\/src\/store\/database\.ts:\d+:\d+\)$/m);
     expect(stderr).not.toMatch(/dist\/main\.js/);
+  });
+});
+
+describe('npm start, once idle', () => {
+  it('gives back the memory start-up grew, and then still answers and shuts down on SIGTERM', async () => {
+    const dataDir = await temporaryFolder('hearth-idle-');
+    await prepareProfiles(dataDir);
+    await cp('user-tools', path.join(dataDir, 'user-tools'), { recursive: true });
+    const port = await unusedPort();
+    const child = spawn(process.execPath, npmStartArguments(), {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'debug', LOG_FORMAT: 'json', OLLAMA_HOST: `http://127.0.0.1:${await unusedPort()}`, ...folderEnvironment(dataDir), PROFILES_DIR: path.join(dataDir, 'profiles') },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let log = '';
+    child.stdout.on('data', (data: Buffer) => (log += data.toString()));
+    const exited = once(child, 'exit');
+    cleanups.push(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    });
+    const trimmed = await waitUntil(() => {
+      const line = log.split('\n').find((candidate) => candidate.includes('gave memory back'));
+      return line === undefined ? undefined : (JSON.parse(line) as { young_mb: [number, number]; rss_mb: [number, number] });
+    }, 30_000);
+    expect(trimmed.young_mb[1]).toBeLessThan(trimmed.young_mb[0]);
+    expect(trimmed.rss_mb[1]).toBeLessThan(trimmed.rss_mb[0]);
+    // A collection asked of the inspector once deadlocked the process (Node 20, a worker thread alive).
+    const health = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5_000) });
+    expect(health.status).toBe(200);
+    child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    expect(code).toBe(0);
   });
 });
 

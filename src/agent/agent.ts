@@ -144,6 +144,11 @@ export class Agent {
     return this.hub.isRunning(sessionId);
   }
 
+  /** Whether any session has a turn or background work (compression) in progress. */
+  get busy(): boolean {
+    return this.turns.size > 0 || this.background.size > 0;
+  }
+
   subscribe(sessionId: string, listener: EventListener): () => void {
     return this.hub.subscribe(sessionId, listener);
   }

@@ -5,7 +5,7 @@ import {
   isKeptInExecEnvironment,
   restartEnvironment,
 } from './exec-environment.ts';
-import { loadLibc, type Libc } from './libc.ts';
+import { libc, type Libc } from './libc.ts';
 
 /**
  * Closing Hearth's own process to the other processes of its user (docs/security.md, *Hearth's own process*).
@@ -38,13 +38,7 @@ export class EnvironmentRestoreError extends Error {
 
 const memoryFileName = 'hearth-environment';
 
-let libc: Libc | string | undefined;
 let secretsAtStart: boolean | undefined;
-
-function boundLibc(): Libc | string {
-  libc ??= loadLibc();
-  return libc;
-}
 
 /**
  * Run first in src/main.ts, before the rest of the server is loaded. Either never returns (the
@@ -56,7 +50,7 @@ export function hardenProcess(): HardeningReport {
   const problems: string[] = [];
   // Read before the process turns non-dumpable: then its own environ is root's too.
   const names = execEnvironmentNames();
-  const library = boundLibc();
+  const library = libc();
   if (typeof library === 'string') problems.push(library);
   else {
     const failure = library.makeNonDumpable();
@@ -75,7 +69,7 @@ export function hardenProcess(): HardeningReport {
 
 /** This process's state now; in a process that never ran hardenProcess (tests) as it is. */
 export function processHardeningState(): ProcessHardening {
-  const library = boundLibc();
+  const library = libc();
   const beyondKept = () => (execEnvironmentNames() ?? []).some((name) => !isKeptInExecEnvironment(name));
   return {
     dumpable: typeof library === 'string' || library.isDumpable(),

@@ -11,6 +11,8 @@ export interface Libc {
   createInheritableMemoryFile(name: string): number | string;
   /** execve; returns only when it failed, saying why. */
   execute(executable: string, argv: string[], environment: string[]): string;
+  /** malloc_trim(0): glibc gives the free pages of its heaps back to the system; false where there is none (musl). */
+  trimMallocHeaps(): boolean;
 }
 
 const PR_GET_DUMPABLE = 3;
@@ -41,6 +43,12 @@ export function loadLibc(): Libc | string {
   } catch (error) {
     return `cannot reach libc through koffi: ${(error as Error).message}`;
   }
+  let mallocTrim: ((pad: number) => number) | undefined;
+  try {
+    mallocTrim = koffi.load(null).func('int malloc_trim(size_t pad)');
+  } catch {
+    mallocTrim = undefined;
+  }
   const failure = (call: string) => {
     const code = koffi.errno();
     const name = Object.entries(constants.errno).find(([, value]) => value === code)?.[0] ?? 'unknown';
@@ -62,5 +70,18 @@ export function loadLibc(): Libc | string {
       for (const { descriptor, flags } of stdio) fcntl(descriptor, F_SETFD, flags);
       return failed;
     },
+    trimMallocHeaps: () => {
+      if (!mallocTrim) return false;
+      mallocTrim(0);
+      return true;
+    },
   };
+}
+
+let bound: Libc | string | undefined;
+
+/** The process's one binding of libc (loaded on first use), or why there is none. */
+export function libc(): Libc | string {
+  bound ??= loadLibc();
+  return bound;
 }
