@@ -1,4 +1,4 @@
-import { Session } from 'node:inspector';
+import type { Session } from 'node:inspector';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { Logger } from './logger.ts';
 import { libc } from './process-hardening/libc.ts';
@@ -90,14 +90,18 @@ let session: Session | undefined;
  * start size and the old one is compacted, in one pause of some tens of milliseconds. Node offers
  * it through its in-process inspector session (no port is opened), not `global.gc`. The session
  * stays connected: disconnecting inside the reply, with a worker thread alive, deadlocks Node 20.
+ * False, doing nothing, in a Node built without the inspector, where importing it throws.
  */
-export function collectGarbageGivingMemoryBack(): Promise<void> {
+export async function collectGarbageGivingMemoryBack(): Promise<boolean> {
+  if (!process.features.inspector) return false;
   if (!session) {
+    const { Session } = await import('node:inspector');
     session = new Session();
     session.connect();
   }
   const connected = session;
-  return new Promise<void>((resolve) => connected.post('HeapProfiler.collectGarbage', () => resolve()));
+  await new Promise<void>((resolve) => connected.post('HeapProfiler.collectGarbage', () => resolve()));
+  return true;
 }
 
 const megabytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
@@ -107,7 +111,7 @@ export function startIdleMemoryTrim(quiet: () => boolean, logger: Logger, interv
   const collect = async () => {
     const before = { young: readYoungGeneration().size, rss: process.memoryUsage.rss() };
     const startedAt = performance.now();
-    await collectGarbageGivingMemoryBack();
+    if (!(await collectGarbageGivingMemoryBack())) return;
     // What V8 and the parser freed goes back to glibc's heaps; only this gives those pages up.
     const library = libc();
     if (typeof library !== 'string') library.trimMallocHeaps();
