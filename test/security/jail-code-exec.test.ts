@@ -15,6 +15,7 @@ import { findingsOf, hearthAddresses, javascriptAttack, pythonAttack, type Attac
 import {
   attackerProfile,
   callTools,
+  expectHearthUnreached,
   expectNothingLeaked,
   hearthTargets,
   listenOnForeignSocket,
@@ -90,11 +91,7 @@ describe('code_exec in its strict jail', () => {
       const findings = findingsOf(result!.result);
 
       expectNothingLeaked(hearth, [result!], fromRequest, [privateMessage]);
-      for (const file of [targets.envFile, targets.database, targets.wal]) expect(findings.reads[file], file).toMatch(/^error/);
-      for (const [address, outcome] of Object.entries(findings.http)) expect(outcome, address).toMatch(/^error/);
-      expect(Object.keys(findings.http)).toHaveLength(hearthAddresses().length);
-
-      expect([await niceOf(hearth.pid), await niceOf(hearth.parentPid)]).toEqual(niceBefore);
+      await expectHearthUnreached(hearth, findings, targets, niceBefore);
       expect(findings.sockets[targets.foreignSocket]).toMatch(/^error/);
       expect(foreign!.connections()).toBe(0);
       for (const place of targets.outside) {

@@ -17,7 +17,7 @@ import type { ScriptedLlm, ScriptedToolCall } from '../support/scripted-llm.ts';
 import { startScriptedOllama } from '../support/scripted-ollama.ts';
 import { prepareProfiles } from '../support/server-child.ts';
 import { waitUntil } from '../support/wait-until.ts';
-import type { AttackTargets } from './jail-attack-programs.ts';
+import { hearthAddresses, type AttackTargets, type Findings } from './jail-attack-programs.ts';
 import { toolModule, type ToolFile } from './user-tools-harness.ts';
 
 const project = path.resolve('.');
@@ -273,6 +273,17 @@ export function expectNothingLeaked(hearth: JailedHearth, results: readonly Even
     expect(toolText, `a tool result holds ${value}`).not.toContain(value);
     expect(modelText, `a request to the model holds ${value}`).not.toContain(value);
   }
+}
+
+/**
+ * What an attack program found of Hearth: none of its files read, none of its addresses answering
+ * over HTTP, and its process and the one above it at the nice values taken before the attack.
+ */
+export async function expectHearthUnreached(hearth: JailedHearth, findings: Findings, targets: AttackTargets, niceBefore: number[]): Promise<void> {
+  for (const file of [targets.envFile, targets.database, targets.wal]) expect(findings.reads[file], file).toMatch(/^error/);
+  for (const [address, outcome] of Object.entries(findings.http)) expect(outcome, address).toMatch(/^error/);
+  expect(Object.keys(findings.http)).toHaveLength(hearthAddresses().length);
+  expect([await niceOf(hearth.pid), await niceOf(hearth.parentPid)]).toEqual(niceBefore);
 }
 
 /** The nice value of a process (field 19 of /proc/<pid>/stat). */

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lanDeviceUnavailable, startLanDevice, type LanDevice } from '../support/lan-device.ts';
 import { unprivilegedUser, type UnprivilegedUser } from '../support/unprivileged-user.ts';
 import { findingsOf, hearthAddresses, javascriptAttack, type AttackTargets } from './jail-attack-programs.ts';
-import { attackerProfile, callTools, expectNothingLeaked, hearthTargets, niceOf, startJailedHearth, storePrivateMessage, waitForUserTools, type JailedHearth } from './jail-harness.ts';
+import { attackerProfile, callTools, expectHearthUnreached, expectNothingLeaked, hearthTargets, niceOf, startJailedHearth, storePrivateMessage, waitForUserTools, type JailedHearth } from './jail-harness.ts';
 
 const privateMessage = 'the alarm code is 6020-K';
 const noLanDevice = lanDeviceUnavailable();
@@ -100,10 +100,7 @@ describe('Hearth run by an unprivileged user', () => {
     expect(result!.success, result!.result).toBe(true);
     const findings = findingsOf(result!.result);
     expectNothingLeaked(hearth, [result!], fromRequest, [privateMessage]);
-    for (const file of [targets.envFile, targets.database, targets.wal]) expect(findings.reads[file], file).toMatch(/^error/);
-    expect(Object.keys(findings.http)).toHaveLength(hearthAddresses().length);
-    for (const [address, outcome] of Object.entries(findings.http)) expect(outcome, address).toMatch(/^error/);
-    expect([await niceOf(hearth.pid), await niceOf(hearth.parentPid)]).toEqual(niceBefore);
+    await expectHearthUnreached(hearth, findings, targets, niceBefore);
     for (const place of targets.outside) for (const suffix of ['-js-file', '-js-socket']) expect(existsSync(place + suffix), place + suffix).toBe(false);
   }, 150_000);
 
