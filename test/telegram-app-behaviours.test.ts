@@ -14,7 +14,7 @@ import { waitUntil } from './support/wait-until.ts';
 import { guardedProfile, markingTool } from './support/marking-tool.ts';
 import { telegramChannelFor } from './support/telegram-test-channel.ts';
 
-// DESIGN §17 through the whole app: the real grammY client, the Bot API stand-in, the scripted LLM.
+// The Telegram channel (docs/architecture.md, Adding a channel) through the whole app: the real grammY client, the Bot API stand-in, the scripted LLM.
 
 const ada = 7_300_001;
 const stranger = 7_399_999;

@@ -1,4 +1,4 @@
-// Scenario 20: MCP servers (DESIGN §16).
+// Scenario 20: MCP servers (docs/architecture.md, Tool sources and MCP servers).
 // (a) An `echo` call to the fixture MCP server (test/support/mcp-fixture-server.mjs, over stdio)
 //     through Hearth's tool, in this process: McpServers over a temp mcp.json, its registry entry
 //     called through executeToolCall (as the tool loop calls it) and through Tool.execute, against

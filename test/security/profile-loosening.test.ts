@@ -1,4 +1,4 @@
-// The ways a model got around the shipped profiles' approval rules (issue 24, DESIGN §13b),
+// The ways a model got around the shipped profiles' approval rules (issue 24, docs/security.md, Approvals),
 // each tried through the real server with a scripted model: every one is now asked or
 // refused, and nothing reaches the disk or the stand-in HTTP server unasked.
 import { once } from 'node:events';

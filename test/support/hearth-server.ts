@@ -33,7 +33,7 @@ export interface HearthOptions {
   clock?: Clock;
   /** The environment the jail looks for bubblewrap and pasta in (a PATH without bwrap makes it unavailable). */
   jailEnvironment?: NodeJS.ProcessEnv;
-  /** Channels registered beside the page (DESIGN §17). */
+  /** Channels registered beside the page (docs/architecture.md, Adding a channel). */
   channels?: Channel[];
   /** The app's logger (tests that read what was logged); a silent one otherwise. */
   logger?: Logger;
