@@ -36,6 +36,7 @@ const ConfigSchema = Type.Object({
   CONTEXT_SUMMARY_TEMPERATURE: Type.Number({ default: 0.3, minimum: 0, maximum: 2 }),
   MEMORY_IDLE_MINUTES: Count(30),
   FS_ALLOWED_PATHS: Text('*'),
+  FS_WRITABLE_PATHS: Text(''),
   TERMINAL_ALLOWED_COMMANDS: Text('*'),
   SSH_HOSTS_FILE: Text('ssh_hosts.json'),
   USER_TOOL_TIMEOUT_MS: Count(30000, 100),
@@ -60,6 +61,9 @@ const ConfigSchema = Type.Object({
   MCP_CONFIG_FILE: Text('mcp.json'),
   MCP_TOOL_TIMEOUT_MS: Count(60000, 100),
   JAIL: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  JAIL_MAX_PROCESSES: Count(256, 16),
+  JAIL_MAX_MEMORY_MB: Count(1024, 64),
+  JAIL_TMP_MB: Count(256, 1),
   LOG_FORMAT: Type.Union([Type.Literal(''), Type.Literal('pretty'), Type.Literal('json')], { default: '' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),

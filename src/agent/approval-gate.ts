@@ -82,7 +82,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       subject,
       commandSubject: tool.commandSubject === true,
       hiddenCharacters,
-      mustAsk: tool.mustAsk?.(args, context),
+      mustAsk: await tool.mustAsk?.(args, context),
       destructive: tool.destructive === true,
     });
     const record = { sessionId, callId: request.callId, tool: tool.name, subject, rule: judgement.rule, isSubagent: context.isSubagent };

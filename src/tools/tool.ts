@@ -63,7 +63,7 @@ export interface Tool<Arguments = any> {
    * (a deny rule still denies), e.g. a user tool asking for permissions, or the model moving
    * work into another profile's rules; undefined otherwise.
    */
-  mustAsk?(args: Arguments, context?: ToolContext): string | undefined;
+  mustAsk?(args: Arguments, context?: ToolContext): string | undefined | Promise<string | undefined>;
   /**
    * Why this call cannot run now (its integration is not configured…), said to the model before
    * the person is asked to approve it; undefined when it can run.
