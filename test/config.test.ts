@@ -47,6 +47,7 @@ describe('parseConfig defaults', () => {
       CONTEXT_SUMMARY_TEMPERATURE: 0.3,
       MEMORY_IDLE_MINUTES: 30,
       FS_ALLOWED_PATHS: '*',
+      FS_WRITABLE_PATHS: '',
       TERMINAL_ALLOWED_COMMANDS: '*',
       SSH_HOSTS_FILE: 'ssh_hosts.json',
       USER_TOOL_TIMEOUT_MS: 30000,
@@ -72,6 +73,9 @@ describe('parseConfig defaults', () => {
       MCP_CONFIG_FILE: 'mcp.json',
       MCP_TOOL_TIMEOUT_MS: 60000,
       JAIL: 'on',
+      JAIL_MAX_PROCESSES: 256,
+      JAIL_MAX_MEMORY_MB: 1024,
+      JAIL_TMP_MB: 256,
       LOG_FORMAT: '',
       LOG_LEVEL: 'info',
     });
