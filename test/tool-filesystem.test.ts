@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createFilesystemTool } from '../src/tools/builtin/filesystem.ts';
-import { isInside, resolveAllowedPath } from '../src/tools/builtin/path-access.ts';
+import { isInside, resolveAllowedPath } from '../src/tools/host-files/path-access.ts';
 import type { Tool, ToolContext } from '../src/tools/tool.ts';
 import { runTool, toolContext } from './support/tool-context.ts';
 

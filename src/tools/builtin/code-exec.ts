@@ -10,8 +10,8 @@ import { describeProcessResult, runProcess } from '../process-runner.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import { linksLeavingFolder, nodePermissionArguments, pythonGuardArguments, type SandboxPolicy } from './code-sandbox.ts';
-import { parseAllowedRoots } from './path-access.ts';
-import { sessionWorkFolder } from './work-folder.ts';
+import { parseAllowedRoots } from '../host-files/path-access.ts';
+import { sessionWorkFolder } from '../host-files/work-folder.ts';
 
 const languages = ['javascript', 'python'] as const;
 type Language = (typeof languages)[number];

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { runProcess } from '../process-runner.ts';
-import { isInside, realpathAllowingMissing, type AllowedRoots } from './path-access.ts';
+import { isInside, realpathAllowingMissing, type AllowedRoots } from '../host-files/path-access.ts';
 import { packagePath } from '../../package-root.ts';
 
 /** What one code_exec program may touch. */

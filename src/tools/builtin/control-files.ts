@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../../config.ts';
-import { isInside, realpathAllowingMissing } from './path-access.ts';
+import { isInside, realpathAllowingMissing } from '../host-files/path-access.ts';
 
 /**
  * Hearth's own control files and folders. The filesystem tool never writes them, whatever

@@ -6,8 +6,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
 import { createControlFileGuard } from './control-files.ts';
-import { parseAllowedRoots, resolveAllowedPath } from './path-access.ts';
-import { sessionWorkFolder } from './work-folder.ts';
+import { parseAllowedRoots, resolveAllowedPath } from '../host-files/path-access.ts';
+import { sessionWorkFolder } from '../host-files/work-folder.ts';
 
 const actions = ['read', 'write', 'append', 'list', 'delete', 'mkdir'] as const;
 type Action = (typeof actions)[number];

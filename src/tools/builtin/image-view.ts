@@ -4,8 +4,8 @@ import type { Config } from '../../config.ts';
 import type { Tool } from '../tool.ts';
 import { describeSize, fetchLimited, megabyte, parseHttpUrl } from './http/fetch-limited.ts';
 import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
-import { parseAllowedRoots, resolveAllowedPath } from './path-access.ts';
-import { sessionWorkFolder } from './work-folder.ts';
+import { parseAllowedRoots, resolveAllowedPath } from '../host-files/path-access.ts';
+import { sessionWorkFolder } from '../host-files/work-folder.ts';
 
 const parameters = Type.Object(
   {

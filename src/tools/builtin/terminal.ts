@@ -10,9 +10,9 @@ import type { Tool, ToolOutput } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import { argumentRules, findCommandRunner, forcedArguments, matchArgumentRule } from './command-policy.ts';
 import { checkGitArguments, checkRepositoryConfig, gitSafetyArguments } from './git-policy.ts';
-import { isInside, parseAllowedRoots, resolveAllowedPath, type AllowedRoots } from './path-access.ts';
+import { isInside, parseAllowedRoots, resolveAllowedPath, type AllowedRoots } from '../host-files/path-access.ts';
 import { interpreterFolders } from '../../jail/interpreters.ts';
-import { sessionWorkFolder } from './work-folder.ts';
+import { sessionWorkFolder } from '../host-files/work-folder.ts';
 
 const defaultTimeoutSeconds = 60;
 const maximumTimeoutSeconds = 600;

@@ -1,6 +1,6 @@
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isInside, realpathAllowingMissing } from '../builtin/path-access.ts';
+import { isInside, realpathAllowingMissing } from '../host-files/path-access.ts';
 import type { ToolPermission } from './protocol.ts';
 
 /** What one host process may do besides reading its own script and its modules' folders. */

@@ -6,7 +6,7 @@ import type { ResourceLimits } from 'node:worker_threads';
 import type { Logger } from '../../logger.ts';
 import type { Db } from '../../store/database.ts';
 import { kvDelete, kvGet, kvList, kvSet } from '../../store/user-tool-kv-repository.ts';
-import { sessionWorkFolder } from '../builtin/work-folder.ts';
+import { sessionWorkFolder } from '../host-files/work-folder.ts';
 import type { Tool, ToolContext, ToolResult } from '../tool.ts';
 import { hearthInstance, processMarkerVariable } from '../process-markers.ts';
 import type { Jail } from '../../jail/jail.ts';
