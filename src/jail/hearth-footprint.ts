@@ -32,31 +32,49 @@ function sshKeyFiles(hostsFile: string): string[] {
   }
 }
 
+/** One of Hearth's own files or folders, named by the setting (or role) that places it. */
+export interface FootprintEntry {
+  /** `installation`, `working folder`, `.env`, a config key (`DATA_DIR`, `DB_PATH`…), `SSH key` or `~/.ssh`. */
+  setting: string;
+  /** Absolute, as configured (links not resolved). */
+  path: string;
+  folder: boolean;
+}
+
 /**
- * Every file and folder of Hearth's that no jail may see: the installation (sources, tool
- * sources, `.env`), DATA_DIR (database and WAL), every session's folder, profiles, manuals,
- * the persona, `mcp.json`, the SSH hosts file and the keys it names, and the user's ~/.ssh.
- * Paths that do not exist yet are listed too, so a file created later is hidden as well.
+ * Every file and folder of Hearth's: the installation (sources, tool sources, `.env`), the
+ * working folder, DATA_DIR (database and its journal files), every session's folder, profiles,
+ * manuals, the persona, `mcp.json`, the SSH hosts file and the keys it names, and the user's
+ * ~/.ssh. Paths that do not exist yet are listed too, so a file created later is covered as well.
  */
-export function hearthPaths(config: Config, workingFolder = process.cwd()): string[] {
-  const dataDir = path.resolve(config.DATA_DIR);
-  const listed = [
-    projectFolder,
-    workingFolder,
-    path.join(workingFolder, '.env'),
-    dataDir,
-    config.DB_PATH === '' ? path.join(dataDir, 'hearth.db') : config.DB_PATH,
-    config.SESSION_FILES_DIR,
-    config.PROFILES_DIR,
-    config.TOOLS_DIR,
-    config.MANUALS_DIR,
-    config.SSH_HOSTS_FILE,
-    ...sshKeyFiles(path.resolve(config.SSH_HOSTS_FILE)),
-    config.MCP_CONFIG_FILE,
-    ...(config.PERSONA_FILE === '' ? [] : [config.PERSONA_FILE]),
-    path.join(os.homedir(), '.ssh'),
+export function hearthFootprint(config: Config, workingFolder = process.cwd()): FootprintEntry[] {
+  const at = (entry: string) => path.resolve(workingFolder, entry);
+  const dataDir = at(config.DATA_DIR);
+  const database = config.DB_PATH === '' ? path.join(dataDir, 'hearth.db') : at(config.DB_PATH);
+  const folder = (setting: string, entry: string): FootprintEntry => ({ setting, path: at(entry), folder: true });
+  const file = (setting: string, entry: string): FootprintEntry => ({ setting, path: at(entry), folder: false });
+  return [
+    folder('installation', projectFolder),
+    folder('working folder', workingFolder),
+    file('.env', path.join(workingFolder, '.env')),
+    file('.env', path.join(projectFolder, '.env')),
+    folder('DATA_DIR', dataDir),
+    ...['', '-wal', '-shm', '-journal'].map((suffix) => file('DB_PATH', database + suffix)),
+    folder('SESSION_FILES_DIR', config.SESSION_FILES_DIR),
+    folder('PROFILES_DIR', config.PROFILES_DIR),
+    folder('TOOLS_DIR', config.TOOLS_DIR),
+    folder('MANUALS_DIR', config.MANUALS_DIR),
+    file('SSH_HOSTS_FILE', config.SSH_HOSTS_FILE),
+    ...sshKeyFiles(at(config.SSH_HOSTS_FILE)).map((key) => file('SSH key', key)),
+    file('MCP_CONFIG_FILE', config.MCP_CONFIG_FILE),
+    ...(config.PERSONA_FILE === '' ? [] : [file('PERSONA_FILE', config.PERSONA_FILE)]),
+    folder('~/.ssh', path.join(os.homedir(), '.ssh')),
   ];
-  return [...new Set(listed.flatMap((entry) => spellings(path.resolve(workingFolder, entry))))];
+}
+
+/** Every path of hearthFootprint in both spellings (as configured and as links resolve it): what no jail may see. */
+export function hearthPaths(config: Config, workingFolder = process.cwd()): string[] {
+  return [...new Set(hearthFootprint(config, workingFolder).flatMap((entry) => spellings(entry.path)))];
 }
 
 function parentOf(pid: number): number | undefined {
