@@ -52,7 +52,7 @@ export async function executeToolCall(call: ToolCallRequest, options: ExecuteOpt
   }
   if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
   // Nobody is asked to approve a call that cannot run anyway.
-  const unready = entry.tool.precheck?.(call.arguments, context);
+  const unready = await entry.tool.precheck?.(call.arguments, context);
   if (unready !== undefined) return failure(unready);
   const authorization = await options.authorize(entry, call.arguments);
   if (!authorization.allowed) return failure(authorization.message);

@@ -66,9 +66,10 @@ export interface Tool<Arguments = any> {
   mustAsk?(args: Arguments, context?: ToolContext): string | undefined | Promise<string | undefined>;
   /**
    * Why this call cannot run now (its integration is not configured…), said to the model before
-   * the person is asked to approve it; undefined when it can run.
+   * the person is asked to approve it; undefined when it can run. May answer asynchronously
+   * (the path policy resolves links before it knows).
    */
-  precheck?(args: Arguments, context: ToolContext): string | undefined;
+  precheck?(args: Arguments, context: ToolContext): string | undefined | Promise<string | undefined>;
   /** Wall-clock limit of one call; the registry's default applies when absent. */
   timeoutMs?: number;
   execute(args: Arguments, context: ToolContext): Promise<ToolOutput>;
