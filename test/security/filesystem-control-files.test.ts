@@ -13,7 +13,8 @@ import { unrestrictedProfile } from '../support/unrestricted-profile.ts';
 // Issue 13: a steered model with the filesystem tool and FS_ALLOWED_PATHS=* (the default) could
 // rewrite a profile's approval rules, drop a user tool past write_tool's question, or read the
 // database (every session) and .env (the secrets). Every attack below would succeed without the
-// guard: the file would change, or its text would be in the result.
+// guard: the file would change, or its text would be in the result. Since issue 31 these places are
+// part of the path policy's never-list (src/tools/host-files/path-policy.ts), for reads as well.
 
 let server: string;
 let tool: Tool;
@@ -114,10 +115,11 @@ describe('the filesystem tool and Hearth\'s control files, with FS_ALLOWED_PATHS
     expect(await readFile(paths.env, 'utf8')).toBe('AUTH_TOKEN=env-file-secret\n');
   });
 
-  it('still reads and lists profiles, manuals and the persona, and writes in the session\'s own folder inside DATA_DIR', async () => {
-    expect(await runTool(tool, { action: 'read', path: path.join(paths.profiles, 'admin.md') })).toMatchObject({ success: true, output: expect.stringContaining('default: ask') });
-    expect(await runTool(tool, { action: 'list', path: paths.profiles })).toMatchObject({ success: true, output: expect.stringContaining('admin.md') });
-    expect(await runTool(tool, { action: 'read', path: paths.persona })).toMatchObject({ success: true });
+  it('never reads or lists profiles, manuals or the persona either (issue 31), and still writes in the session\'s own folder inside DATA_DIR', async () => {
+    await expectRefused({ action: 'read', path: path.join(paths.profiles, 'admin.md') }, 'PROFILES_DIR');
+    await expectRefused({ action: 'list', path: paths.profiles }, 'PROFILES_DIR');
+    await expectRefused({ action: 'read', path: path.join(paths.manuals, 'terminal.md') }, 'MANUALS_DIR');
+    await expectRefused({ action: 'read', path: paths.persona }, 'PERSONA_FILE');
     const written = await runTool(tool, { action: 'write', path: 'report.md', content: 'done' });
     expect(written).toMatchObject({ success: true, output: 'Wrote 4 bytes to report.md (new file).' });
     expect(await readFile(path.join(paths.work, 'report.md'), 'utf8')).toBe('done');

@@ -1,13 +1,12 @@
 import type { Dirent } from 'node:fs';
-import fs from 'node:fs/promises';
+import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
-import { createControlFileGuard } from './control-files.ts';
-import { parseAllowedRoots, resolveAllowedPath } from '../host-files/path-access.ts';
-import { sessionWorkFolder } from '../host-files/work-folder.ts';
+import { createPathPolicy, writingActions, type PathDecision } from '../host-files/path-policy.ts';
+import { appendFlags, ChangedWhileChecked, createFlags, inside, openFolderInside, openInside, openPinned, openPinnedFolder, readFlags, sameIdentity, writeFlags } from '../host-files/pinned-files.ts';
 
 const actions = ['read', 'write', 'append', 'list', 'delete', 'mkdir'] as const;
 type Action = (typeof actions)[number];
@@ -60,107 +59,185 @@ function describeError(error: unknown, action: Action, shown: string): string {
 
 type ReadOutcome = { kind: 'text'; text: string; truncated: boolean } | { kind: 'binary' };
 
-async function readText(file: string, signal: AbortSignal): Promise<ReadOutcome> {
-  const handle = await fs.open(file, 'r');
+async function readText(handle: FileHandle, signal: AbortSignal): Promise<ReadOutcome> {
+  const decoder = new TextDecoder('utf-8');
+  const buffer = Buffer.alloc(readChunkBytes);
+  let text = '';
+  while (text.length <= maximumReadCharacters) {
+    signal.throwIfAborted();
+    const { bytesRead } = await handle.read(buffer, 0, readChunkBytes, null);
+    if (bytesRead === 0) return { kind: 'text', text: text + decoder.decode(), truncated: false };
+    const chunk = buffer.subarray(0, bytesRead);
+    if (chunk.includes(0)) return { kind: 'binary' };
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return { kind: 'text', text: text.slice(0, maximumReadCharacters), truncated: true };
+}
+
+type Decided = Extract<PathDecision, { ok: true }>;
+
+/** Runs `work` with the descriptor, closing it whatever happens. */
+async function using<Result>(opening: Promise<FileHandle>, work: (handle: FileHandle) => Promise<Result>): Promise<Result> {
+  const handle = await opening;
   try {
-    const decoder = new TextDecoder('utf-8');
-    const buffer = Buffer.alloc(readChunkBytes);
-    let text = '';
-    while (text.length <= maximumReadCharacters) {
-      signal.throwIfAborted();
-      const { bytesRead } = await handle.read(buffer, 0, readChunkBytes, null);
-      if (bytesRead === 0) return { kind: 'text', text: text + decoder.decode(), truncated: false };
-      const chunk = buffer.subarray(0, bytesRead);
-      if (chunk.includes(0)) return { kind: 'binary' };
-      text += decoder.decode(chunk, { stream: true });
-    }
-    return { kind: 'text', text: text.slice(0, maximumReadCharacters), truncated: true };
+    return await work(handle);
   } finally {
     await handle.close();
   }
 }
 
-async function read(file: string, shown: string, signal: AbortSignal): Promise<ToolOutput> {
-  const stats = await fs.stat(file);
-  if (stats.isDirectory()) return failure(`${shown} is a folder, not a file. Use action "list" to see its contents.`);
-  if (!stats.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it cannot be read.`);
-  if (stats.size === 0) return `${shown} is empty (0 bytes).`;
-  const outcome = await readText(file, signal);
-  if (outcome.kind === 'binary') {
-    return `${shown} is a binary file (${bytes(stats.size)}), not text, so its contents are not shown. Use a tool made for its type, or a terminal command such as \`file\` or \`xxd | head\`, to inspect it.`;
-  }
-  if (!outcome.truncated) return `Contents of ${shown} (${bytes(stats.size)}):\n${outcome.text}`;
-  return (
-    `Contents of ${shown} (first ${formatNumber(maximumReadCharacters)} characters of ${bytes(stats.size)}):\n${outcome.text}\n` +
-    `… [truncated: the file is longer than ${formatNumber(maximumReadCharacters)} characters; use a terminal command such as grep, tail or sed -n to see other parts]`
-  );
+const enoent = () => Object.assign(new Error('no such file'), { code: 'ENOENT' });
+
+async function read(decided: Decided, shown: string, signal: AbortSignal): Promise<ToolOutput> {
+  const { leaf } = decided;
+  if (leaf === undefined) throw enoent();
+  if (leaf.isDirectory()) return failure(`${shown} is a folder, not a file. Use action "list" to see its contents.`);
+  if (!leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it cannot be read.`);
+  return using(openPinned(decided.real, readFlags, leaf), async (handle) => {
+    const size = Number(leaf.size);
+    if (size === 0) return `${shown} is empty (0 bytes).`;
+    const outcome = await readText(handle, signal);
+    if (outcome.kind === 'binary') {
+      return `${shown} is a binary file (${bytes(size)}), not text, so its contents are not shown. Use a tool made for its type, or a terminal command such as \`file\` or \`xxd | head\`, to inspect it.`;
+    }
+    if (!outcome.truncated) return `Contents of ${shown} (${bytes(size)}):\n${outcome.text}`;
+    return (
+      `Contents of ${shown} (first ${formatNumber(maximumReadCharacters)} characters of ${bytes(size)}):\n${outcome.text}\n` +
+      `… [truncated: the file is longer than ${formatNumber(maximumReadCharacters)} characters; use a terminal command such as grep, tail or sed -n to see other parts]`
+    );
+  });
 }
 
-async function write(file: string, shown: string, content: string | undefined): Promise<ToolOutput> {
+/** Opens the leaf's folder, creating the missing folders on the way inside pinned ones; gives it with its real path. */
+async function openLeafFolder(decided: Decided): Promise<{ folder: FileHandle; real: string }> {
+  let real = decided.existingFolder.real;
+  let folder = await openPinnedFolder(real, decided.existingFolder.stats);
+  for (const name of decided.missingFolders) {
+    try {
+      await fs.mkdir(inside(folder, name)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      });
+      const next = await openFolderInside(folder, real, name);
+      await folder.close();
+      folder = next;
+      real = path.join(real, name);
+    } catch (error) {
+      await folder.close();
+      throw error;
+    }
+  }
+  return { folder, real };
+}
+
+/** A file with several names could be one of Hearth's own under another name: never written. */
+function severalNames(decided: Decided, shown: string): ToolOutput | undefined {
+  const links = decided.leaf?.isFile() ? Number(decided.leaf.nlink) : 1;
+  if (links <= 1) return undefined;
+  return failure(`Refused: ${shown} is a file with ${links} names (hard links); the filesystem tool does not change such a file, since another of its names may be a file no tool may change.`);
+}
+
+/** Writes (replacing) or appends to the decided file, creating it and its folders when missing. */
+async function store(decided: Decided, content: string, mode: 'write' | 'append'): Promise<number | undefined> {
+  const { leaf } = decided;
+  if (leaf !== undefined) {
+    const flags = mode === 'append' ? appendFlags : writeFlags;
+    await using(openPinned(decided.real, flags, leaf), async (handle) => {
+      if (mode === 'write') await handle.truncate(0);
+      await handle.writeFile(content);
+    });
+    return Number(leaf.size);
+  }
+  const { folder, real } = await openLeafFolder(decided);
+  try {
+    await using(openInside(folder, real, path.basename(decided.real), createFlags), (handle) => handle.writeFile(content));
+  } finally {
+    await folder.close();
+  }
+  return undefined;
+}
+
+async function write(decided: Decided, shown: string, content: string | undefined): Promise<ToolOutput> {
   if (content === undefined) return failure(`Send content: the text to write to ${shown}.`);
-  const previous = await fs.stat(file).catch(() => undefined);
-  if (previous?.isDirectory()) return failure(`${shown} is a folder, not a file; choose a file name inside it.`);
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  await fs.writeFile(file, content);
-  const replaced = previous ? ` (replaced ${bytes(previous.size)})` : ' (new file)';
+  if (decided.leaf?.isDirectory()) return failure(`${shown} is a folder, not a file; choose a file name inside it.`);
+  if (decided.leaf !== undefined && !decided.leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
+  const refused = severalNames(decided, shown);
+  if (refused) return refused;
+  const previous = await store(decided, content, 'write');
+  const replaced = previous !== undefined ? ` (replaced ${bytes(previous)})` : ' (new file)';
   return `Wrote ${bytes(Buffer.byteLength(content))} to ${shown}${replaced}.`;
 }
 
-async function append(file: string, shown: string, content: string | undefined): Promise<ToolOutput> {
+async function append(decided: Decided, shown: string, content: string | undefined): Promise<ToolOutput> {
   if (content === undefined || content === '') return failure(`Send content: the text to append to ${shown}.`);
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  await fs.appendFile(file, content);
-  const { size } = await fs.stat(file);
-  return `Appended ${bytes(Buffer.byteLength(content))} to ${shown} (now ${bytes(size)}).`;
+  if (decided.leaf?.isDirectory()) throw Object.assign(new Error('is a folder'), { code: 'EISDIR' });
+  if (decided.leaf !== undefined && !decided.leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
+  const refused = severalNames(decided, shown);
+  if (refused) return refused;
+  const previous = (await store(decided, content, 'append')) ?? 0;
+  return `Appended ${bytes(Buffer.byteLength(content))} to ${shown} (now ${bytes(previous + Buffer.byteLength(content))}).`;
 }
 
-async function describeEntry(folder: string, entry: Dirent): Promise<string> {
-  const location = path.join(folder, entry.name);
+async function describeEntry(folder: FileHandle, entry: Dirent): Promise<string> {
+  const location = inside(folder, entry.name);
   if (entry.isSymbolicLink()) return `link  ${entry.name} -> ${await fs.readlink(location).catch(() => '?')}`;
   if (entry.isDirectory()) return `dir   ${entry.name}/`;
   const size = await fs.lstat(location).then((stats) => bytes(stats.size), () => 'size unknown');
   return `${entry.isFile() ? 'file' : 'other'}  ${entry.name}  ${size}`;
 }
 
-async function list(folder: string, shown: string, signal: AbortSignal): Promise<ToolOutput> {
-  const stats = await fs.stat(folder);
-  if (!stats.isDirectory()) return failure(`${shown} is a file, not a folder. Use action "read" to see its contents.`);
-  const entries = (await fs.readdir(folder, { withFileTypes: true })).sort((left, right) =>
-    left.name < right.name ? -1 : left.name > right.name ? 1 : 0,
-  );
-  if (entries.length === 0) return `${shown} is an empty folder.`;
-  signal.throwIfAborted();
-  const lines = await Promise.all(entries.slice(0, maximumListedEntries).map((entry) => describeEntry(folder, entry)));
-  const heading = `Contents of ${shown} (${formatNumber(entries.length)} entr${entries.length === 1 ? 'y' : 'ies'}):`;
-  const omitted = entries.length - lines.length;
-  const note = omitted > 0 ? [`… [${formatNumber(omitted)} more not shown: listing is capped at ${maximumListedEntries} entries; list a subfolder or use a terminal command such as find]`] : [];
-  return [heading, ...lines, ...note].join('\n');
+async function list(decided: Decided, shown: string, signal: AbortSignal): Promise<ToolOutput> {
+  if (decided.leaf === undefined) throw enoent();
+  if (!decided.leaf.isDirectory()) return failure(`${shown} is a file, not a folder. Use action "read" to see its contents.`);
+  return using(openPinnedFolder(decided.real, decided.leaf), async (folder) => {
+    const entries = (await fs.readdir(`/proc/self/fd/${folder.fd}`, { withFileTypes: true })).sort((left, right) =>
+      left.name < right.name ? -1 : left.name > right.name ? 1 : 0,
+    );
+    if (entries.length === 0) return `${shown} is an empty folder.`;
+    signal.throwIfAborted();
+    const lines = await Promise.all(entries.slice(0, maximumListedEntries).map((entry) => describeEntry(folder, entry)));
+    const heading = `Contents of ${shown} (${formatNumber(entries.length)} entr${entries.length === 1 ? 'y' : 'ies'}):`;
+    const omitted = entries.length - lines.length;
+    const note = omitted > 0 ? [`… [${formatNumber(omitted)} more not shown: listing is capped at ${maximumListedEntries} entries; list a subfolder or use a terminal command such as find]`] : [];
+    return [heading, ...lines, ...note].join('\n');
+  });
 }
 
-async function remove(target: string, root: string, shown: string): Promise<ToolOutput> {
-  if (target === root) return failure(`${shown} is the work folder or an allowed root folder itself and cannot be deleted.`);
-  const stats = await fs.lstat(target);
-  if (stats.isSymbolicLink()) {
-    await fs.unlink(target);
-    return `Deleted the link ${shown} (what it pointed to was not touched).`;
-  }
-  if (!stats.isDirectory()) {
-    await fs.unlink(target);
-    return `Deleted file ${shown} (${bytes(stats.size)}).`;
-  }
-  const count = (await fs.readdir(target)).length;
-  if (count > 0) {
-    return failure(`${shown} is a folder with ${formatNumber(count)} entr${count === 1 ? 'y' : 'ies'}; only empty folders can be deleted. Delete what is inside first, one entry at a time.`);
-  }
-  await fs.rmdir(target);
-  return `Deleted empty folder ${shown}.`;
+async function remove(decided: Decided, shown: string): Promise<ToolOutput> {
+  if (decided.isRoot) return failure(`${shown} is the work folder or an allowed root folder itself and cannot be deleted.`);
+  const { leaf } = decided;
+  if (leaf === undefined) throw enoent();
+  const name = path.basename(decided.real);
+  return using(openPinnedFolder(decided.existingFolder.real, decided.existingFolder.stats), async (folder) => {
+    const location = inside(folder, name);
+    if (!sameIdentity(await fs.lstat(location, { bigint: true }), leaf)) throw new ChangedWhileChecked(decided.real);
+    if (leaf.isSymbolicLink()) {
+      await fs.unlink(location);
+      return `Deleted the link ${shown} (what it pointed to was not touched).`;
+    }
+    if (!leaf.isDirectory()) {
+      await fs.unlink(location);
+      return `Deleted file ${shown} (${bytes(Number(leaf.size))}).`;
+    }
+    const count = (await fs.readdir(location)).length;
+    if (count > 0) {
+      return failure(`${shown} is a folder with ${formatNumber(count)} entr${count === 1 ? 'y' : 'ies'}; only empty folders can be deleted. Delete what is inside first, one entry at a time.`);
+    }
+    await fs.rmdir(location);
+    return `Deleted empty folder ${shown}.`;
+  });
 }
 
-async function makeFolder(folder: string, shown: string): Promise<ToolOutput> {
-  const created = await fs.mkdir(folder, { recursive: true });
-  if (created !== undefined) return `Created folder ${shown}.`;
-  const stats = await fs.stat(folder);
-  return stats.isDirectory() ? `Folder ${shown} already exists; nothing to do.` : failure(`${shown} already exists as a file, so it cannot be a folder.`);
+async function makeFolder(decided: Decided, shown: string): Promise<ToolOutput> {
+  if (decided.leaf !== undefined) {
+    return decided.leaf.isDirectory() ? `Folder ${shown} already exists; nothing to do.` : failure(`${shown} already exists as a file, so it cannot be a folder.`);
+  }
+  const { folder } = await openLeafFolder(decided);
+  try {
+    await fs.mkdir(inside(folder, path.basename(decided.real)));
+  } finally {
+    await folder.close();
+  }
+  return `Created folder ${shown}.`;
 }
 
 /**
@@ -185,39 +262,42 @@ export interface FilesystemOptions {
 
 export function createFilesystemTool(options: FilesystemOptions): Tool<FilesystemArguments> {
   const { config } = options;
-  const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
-  const controlFileRefusal = createControlFileGuard(config, options.workingFolder);
+  const policy = createPathPolicy(options);
+  // precheck and mustAsk decide on the same call one after the other: one decision serves both.
+  const early = new WeakMap<object, Promise<PathDecision>>();
+  const decideEarly = (args: FilesystemArguments, context: ToolContext) => {
+    let decision = early.get(args);
+    if (decision === undefined) early.set(args, (decision = policy.decide(args.path, args.action, context)));
+    return decision;
+  };
 
   async function run(args: FilesystemArguments, context: ToolContext): Promise<ToolOutput> {
     const action: Action = args.action;
     const shown = args.path.trim() === '' ? '.' : args.path.trim();
-    const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
-    const access = await resolveAllowedPath(args.path, { workFolder, allowedRoots, followFinalLink: action !== 'delete' });
-    if (!access.ok) return failure(access.message);
-    if (action !== 'list') {
-      const refused = await controlFileRefusal(access.path, action === 'read' ? 'read' : 'write', shown);
-      if (refused !== undefined) return failure(refused);
-    }
+    // Decided again: the person may have taken minutes to answer.
+    const decided = await policy.decide(args.path, action, context);
+    if (!decided.ok) return failure(decided.message);
     context.signal.throwIfAborted();
     try {
       switch (action) {
         case 'read':
-          return await read(access.path, shown, context.signal);
+          return await read(decided, shown, context.signal);
         case 'write':
-          return await write(access.path, shown, args.content);
+          return await write(decided, shown, args.content);
         case 'append':
-          return await append(access.path, shown, args.content);
+          return await append(decided, shown, args.content);
         case 'list':
-          return await list(access.path, shown, context.signal);
+          return await list(decided, shown, context.signal);
         case 'delete':
-          return await remove(access.path, access.root, shown);
+          return await remove(decided, shown);
         case 'mkdir':
-          return await makeFolder(access.path, shown);
+          return await makeFolder(decided, shown);
         default:
           return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }
     } catch (error) {
       if (context.signal.aborted) throw error;
+      if (error instanceof ChangedWhileChecked) return failure(`Refused: ${shown} changed while it was being checked (a link or another file took its place); nothing was done.`);
       return failure(describeError(error, action, shown));
     }
   }
@@ -227,6 +307,15 @@ export function createFilesystemTool(options: FilesystemOptions): Tool<Filesyste
     description: 'Read, write, append, list or delete files; mkdir. Relative paths are in the session work folder.',
     parameters,
     subject: (args) => `${args.action} ${subjectPath(args.path, config.SESSION_FILES_DIR)}`,
+    async precheck(args, context) {
+      const decided = await decideEarly(args, context);
+      return decided.ok ? undefined : decided.message;
+    },
+    async mustAsk(args, context) {
+      if (context === undefined) return writingActions.has(args.action) ? `${args.action} ${args.path}: where it lands is not known yet` : undefined;
+      const decided = await decideEarly(args, context);
+      return decided.ok ? decided.ask : undefined;
+    },
     execute: run,
   };
 }

@@ -1,11 +1,10 @@
-import { open } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
-import type { Tool } from '../tool.ts';
-import { describeSize, fetchLimited, megabyte, parseHttpUrl } from './http/fetch-limited.ts';
+import type { Tool, ToolContext } from '../tool.ts';
+import { describeSize, fetchLimited, hostOf, megabyte, parseHttpUrl } from './http/fetch-limited.ts';
 import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
-import { parseAllowedRoots, resolveAllowedPath } from '../host-files/path-access.ts';
-import { sessionWorkFolder } from '../host-files/work-folder.ts';
+import { createPathPolicy } from '../host-files/path-policy.ts';
+import { ChangedWhileChecked, openPinned, readFlags } from '../host-files/pinned-files.ts';
 
 const parameters = Type.Object(
   {
@@ -38,28 +37,35 @@ export interface ImageViewOptions {
   config: Config;
   /** Refuses Hearth's own API, cloud metadata and (HTTP_BLOCK_PRIVATE) private addresses; a default guard otherwise. */
   network?: NetworkGuard;
+  /** The folder relative settings (DATA_DIR, `.env`…) are resolved from: the server's working folder. */
+  workingFolder?: string;
 }
 
 export function createImageViewTool(options: ImageViewOptions): Tool<Static<typeof parameters>> {
   const { config } = options;
   const network = options.network ?? createNetworkGuard({ blockPrivate: config.HTTP_BLOCK_PRIVATE });
-  const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+  const policy = createPathPolicy(options);
 
-  async function fromPath(requested: string, workFolder: string): Promise<Loaded | Failure> {
-    const access = await resolveAllowedPath(requested, { workFolder, allowedRoots });
-    if (!access.ok) return failure(access.message);
+  async function fromPath(requested: string, context: ToolContext): Promise<Loaded | Failure> {
+    const decided = await policy.decide(requested, 'read', context);
+    if (!decided.ok) return failure(decided.message);
+    if (decided.leaf === undefined) return failure(`There is no file at ${requested}.`);
+    if (!decided.leaf.isFile()) return failure(`${requested} is not a file.`);
+    const size = Number(decided.leaf.size);
+    if (size > maximumBytes) return failure(`${requested} is ${describeSize(size)}; images up to ${describeSize(maximumBytes)} can be viewed.`);
     let file;
     try {
-      file = await open(access.path, 'r');
+      file = await openPinned(decided.real, readFlags, decided.leaf);
     } catch (error) {
+      if (error instanceof ChangedWhileChecked) return failure(`Refused: ${requested} changed while it was being checked; nothing was read.`);
       const code = (error as NodeJS.ErrnoException).code;
       return failure(code === 'ENOENT' ? `There is no file at ${requested}.` : `Cannot open ${requested} (${code}).`);
     }
     try {
-      const { size, isFile } = await file.stat().then((stats) => ({ size: stats.size, isFile: stats.isFile() }));
-      if (!isFile) return failure(`${requested} is not a file.`);
-      if (size > maximumBytes) return failure(`${requested} is ${describeSize(size)}; images up to ${describeSize(maximumBytes)} can be viewed.`);
-      return { bytes: await file.readFile(), source: requested };
+      // Read no further than the size checked: the file may grow meanwhile.
+      const bytes = Buffer.alloc(size);
+      const { bytesRead } = await file.read(bytes, 0, size, 0);
+      return { bytes: bytes.subarray(0, bytesRead), source: requested };
     } finally {
       await file.close();
     }
@@ -83,11 +89,24 @@ export function createImageViewTool(options: ImageViewOptions): Tool<Static<type
     subject: (args) => args.path ?? args.url ?? '',
     // A path is not an absolute URL, so it is read as text.
     subjectParts: ['url'],
+    async precheck(args, context) {
+      if (args.path === undefined) return undefined;
+      const decided = await policy.decide(args.path, 'read', context);
+      return decided.ok ? undefined : decided.message;
+    },
+    async mustAsk(args, context) {
+      if (args.path === undefined || context === undefined) return undefined;
+      const decided = await policy.decide(args.path, 'read', context);
+      return decided.ok ? decided.ask : undefined;
+    },
+    // A picture can hold text meant for the model as well as a page can.
+    untrustedSource: (args) => (args.url === undefined ? undefined : hostOf(args.url)),
+    outflow: (args) => (args.url === undefined ? undefined : { request: [args.url] }),
     async execute(args, context) {
       if ((args.path === undefined) === (args.url === undefined)) return failure('Send exactly one of path or url.');
       const loaded =
         args.path !== undefined
-          ? await fromPath(args.path, await sessionWorkFolder(config.SESSION_FILES_DIR, context))
+          ? await fromPath(args.path, context)
           : await fromUrl(args.url!, context.signal);
       if (!('bytes' in loaded)) return loaded;
       const format = imageFormatOf(loaded.bytes);
