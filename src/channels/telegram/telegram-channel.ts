@@ -6,19 +6,12 @@ import type { Logger } from '../../logger.ts';
 import type { SessionService } from '../../sessions/session-service.ts';
 import type { Channel, ChannelApproval, ChannelContext, ChannelNotification } from '../channel.ts';
 import { parseAllowedUsers, StrangerLog } from './allowed-users.ts';
-import {
-  approvalCallbackKey,
-  approvalHtml,
-  approvalKeyboard,
-  decidedApprovalHtml,
-  decisionOf,
-  parseApprovalCallback,
-  staleApprovalAnswer,
-  type ApprovalDecider,
-  type ApprovalView,
-} from './approval-message.ts';
+import { ApprovalButtons } from './approval-buttons.ts';
+import { approvalHtml, approvalKeyboard, decidedApprovalHtml, decisionOf, staleApprovalAnswer, type ApprovalDecider, type ApprovalView } from './approval-message.ts';
+import { buttonPress, refusedPressLog, type ButtonPress } from './button-press.ts';
 import { describeTelegramFailure, redactToken } from './redact-token.ts';
 import { escapeHtml } from './render-html.ts';
+import { requestedSession, sessionButtons, SessionListings } from './session-buttons.ts';
 import { StreamedAnswer } from './streamed-answer.ts';
 import { sessionServiceSessions } from './telegram-sessions.ts';
 
@@ -51,8 +44,9 @@ export interface TelegramSessions {
   profiles(): Promise<Array<{ id: string; name: string }>>;
   /** The chat session's profile, switched; `id` omitted: only says which it is. */
   profile(sessionId: string, id?: string): Promise<{ ok: true; id: string; name: string } | { ok: false; reason: string }>;
+  /** The chat's own recent sessions (made or continued in it), never another chat's. */
   recentSessions(chatId: number): Promise<Array<{ id: string; title: string }>>;
-  /** Makes `sessionId` the chat's session. */
+  /** Makes `sessionId`, one of the chat's own, the chat's session. */
   switchSession(chatId: number, sessionId: string): Promise<{ ok: true } | { ok: false; reason: string }>;
 }
 
@@ -104,15 +98,6 @@ const helpText = [
 
 const maxDownloadBytes = 20 * 1024 * 1024;
 
-interface PresentedApproval {
-  sessionId: string;
-  chatId: number;
-  messageId: number;
-  view: ApprovalView;
-  /** Who pressed a button, set before the decision so the resolved event can name them. */
-  pressedBy?: string;
-}
-
 interface FollowedSession {
   sessionId: string;
   chatId: number;
@@ -140,9 +125,8 @@ export class TelegramChannel implements Channel {
     ),
   );
   private readonly followed = new Map<string, FollowedSession>();
-  private readonly approvals = new Map<string, PresentedApproval>();
-  /** Approvals being sent, so that the gate's and the session's word on one make one message. */
-  private readonly showing = new Set<string>();
+  private readonly approvals = new ApprovalButtons();
+  private readonly listings = new SessionListings();
   private currentStatus: TelegramChannelStatus = { state: 'not_configured' };
   private polling: AbortController | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -218,16 +202,13 @@ export class TelegramChannel implements Channel {
   /** Shows a waiting approval in a chat, once, whichever of the gate and the session's events tells first. */
   private async showApproval(sessionId: string, chatId: number, view: ApprovalView): Promise<void> {
     const bot = this.bot;
-    const key = approvalCallbackKey(view.call_id);
-    if (!bot || this.approvals.has(key) || this.showing.has(key)) return;
-    this.showing.add(key);
+    if (!bot || !this.approvals.claim(view.call_id)) return;
     try {
       const message = await bot.api.sendMessage(chatId, approvalHtml(view), { parse_mode: 'HTML', reply_markup: approvalKeyboard(view.call_id) });
-      this.approvals.set(key, { sessionId, chatId, messageId: message.message_id, view });
+      this.approvals.settle(view.call_id, { sessionId, chatId, messageId: message.message_id, view });
     } catch (error) {
+      this.approvals.settle(view.call_id, undefined);
       this.logFailure('approval not shown', error);
-    } finally {
-      this.showing.delete(key);
     }
   }
 
@@ -236,10 +217,8 @@ export class TelegramChannel implements Channel {
     callId: string,
     resolution: { decision: 'allow' | 'deny'; remember: 'once' | 'session'; by: ApprovalResolution['by'] | 'rule'; via?: string },
   ): Promise<void> {
-    const key = approvalCallbackKey(callId);
-    const presented = this.approvals.get(key);
+    const presented = this.approvals.resolve(callId);
     if (!presented || !this.bot) return;
-    this.approvals.delete(key);
     const { decision, remember, by, via } = resolution;
     const decidedHere = via === 'telegram' || (via === undefined && presented.pressedBy !== undefined);
     const decider: ApprovalDecider =
@@ -356,34 +335,49 @@ export class TelegramChannel implements Channel {
     bot.command('sessions', async (context) => {
       const recent = await this.sessions.recentSessions(context.chat!.id);
       if (recent.length === 0) return void (await context.reply('No sessions yet.'));
-      const inline_keyboard = recent.slice(0, 10).map((session) => [{ text: session.title.slice(0, 60) || 'Untitled', callback_data: `ss:${session.id}`.slice(0, 64) }]);
-      await context.reply('Recent sessions:', { reply_markup: { inline_keyboard } });
+      const inline_keyboard = sessionButtons(recent.slice(0, 10));
+      const listing = await context.reply('Recent sessions:', { reply_markup: { inline_keyboard } });
+      this.listings.listed(listing.chat.id, listing.message_id, inline_keyboard);
     });
     bot.on('callback_query:data', (context) => this.onButton(context));
     bot.on('message', (context) => this.onMessage(context));
   }
 
+  /** A button counts only from the chat and the message it was sent to; anything else is refused and logged. */
   private async onButton(context: Context): Promise<void> {
-    const data = context.callbackQuery!.data!;
-    const chatId = context.chat!.id;
-    if (data.startsWith('ss:')) {
-      const switched = await this.sessions.switchSession(chatId, data.slice(3));
+    const press = buttonPress(context.callbackQuery!);
+    if (!press) return void (await context.answerCallbackQuery());
+    const sessionId = requestedSession(press);
+    if (sessionId !== undefined) {
+      if (!this.listings.offered(press, sessionId)) {
+        return this.refuse(context, press, 'session switch', 'not a session the last /sessions listing showed on that message', 'That session was not offered here: send /sessions and pick from the new list.');
+      }
+      const switched = await this.sessions.switchSession(press.chatId, sessionId);
       await context.answerCallbackQuery({ text: switched.ok ? 'Continuing that session.' : switched.reason });
-      if (switched.ok) this.followSession(data.slice(3), chatId);
+      if (switched.ok) this.followSession(sessionId, press.chatId);
       return;
     }
-    const pressed = parseApprovalCallback(data);
-    const presented = pressed && this.approvals.get(pressed.key);
-    if (!pressed || !presented) return void (await context.answerCallbackQuery({ text: staleApprovalAnswer }));
-    const name = context.from!.first_name;
-    presented.pressedBy = name;
+    const pressed = this.approvals.press(press);
+    if (!pressed) return this.refuse(context, press, 'unknown button', 'no button of this bot carries that data', 'This button does nothing.');
+    if (pressed.kind === 'stale') return void (await context.answerCallbackQuery({ text: staleApprovalAnswer }));
+    if (pressed.kind === 'elsewhere') {
+      const why = `the approval was shown as message ${pressed.approval.messageId} in chat ${pressed.approval.chatId}`;
+      return this.refuse(context, press, 'approval button', why, 'This button is not on that approval: it can be decided only where it was asked.');
+    }
+    const { approval } = pressed;
+    approval.pressedBy = context.from!.first_name;
     const { decision, remember } = decisionOf(pressed.choice);
-    const outcome = await this.sessions.decide(presented.sessionId, presented.view.call_id, decision, remember);
+    const outcome = await this.sessions.decide(approval.sessionId, approval.view.call_id, decision, remember);
     if (outcome === 'not_found') {
-      this.approvals.delete(pressed.key);
+      this.approvals.resolve(approval.view.call_id);
       return void (await context.answerCallbackQuery({ text: staleApprovalAnswer }));
     }
     await context.answerCallbackQuery({ text: decision === 'allow' ? 'Allowed' : 'Denied' });
+  }
+
+  private async refuse(context: Context, press: ButtonPress, refused: string, why: string, notice: string): Promise<void> {
+    this.logger.warn(refusedPressLog(press, refused), `Telegram: refused a ${refused} press by user ${press.userId} in chat ${press.chatId} (message ${press.messageId}): ${why}`);
+    await context.answerCallbackQuery({ text: notice });
   }
 
   private async onMessage(context: Context): Promise<void> {

@@ -8,6 +8,17 @@ export function chatSessionKey(chatId: number): string {
   return `telegram:${chatId}`;
 }
 
+/**
+ * The key that marks a session as one of the chat's own (made or continued there): `/sessions`
+ * lists, and a chat may continue, only its own sessions, never another allowed person's.
+ */
+function chatOwnedKey(chatId: number, sessionId: string): string {
+  return `telegram-chat:${chatId}:${sessionId}`;
+}
+
+// Telegram sessions looked through for a chat's own ten: the chats share one origin.
+const recentCandidates = 200;
+
 const busyReason = 'Still answering your last message: wait for it, or /stop it.';
 
 /**
@@ -16,9 +27,15 @@ const busyReason = 'Still answering your last message: wait for it, or /stop it.
  * documents and voice notes saved into the session's files folder and named to the model.
  */
 export function sessionServiceSessions(service: SessionService, filesDirectory: string): TelegramSessions {
+  const markOwned = (chatId: number, sessionId: string) => service.bindKey(chatOwnedKey(chatId, sessionId), sessionId);
+  const owns = async (chatId: number, sessionId: string): Promise<boolean> =>
+    (await service.findByKey(chatOwnedKey(chatId, sessionId)))?.id === sessionId || (await service.findByKey(chatSessionKey(chatId)))?.id === sessionId;
   const sessionForChat = async (chatId: number): Promise<string> => {
+    const existing = await service.findByKey(chatSessionKey(chatId));
+    if (existing) return existing.id;
     const found = await service.findOrCreate(chatSessionKey(chatId), { origin: 'telegram' });
     if (!found.ok) throw new Error(found.message);
+    await markOwned(chatId, found.session.id);
     return found.session.id;
   };
   return {
@@ -29,6 +46,10 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
     async newSession(chatId, profileId) {
       const created = await service.create({ origin: 'telegram', ...(profileId !== undefined && { profileId }) });
       if (!created.ok) return { ok: false, reason: created.message };
+      // The session left behind stays the chat's, also one that predates these marks.
+      const previous = await service.findByKey(chatSessionKey(chatId));
+      if (previous) await markOwned(chatId, previous.id);
+      await markOwned(chatId, created.session.id);
       await service.bindKey(chatSessionKey(chatId), created.session.id);
       return { ok: true, sessionId: created.session.id };
     },
@@ -62,12 +83,16 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
       service.announce(sessionId, 'updated');
       return { ok: true, id, name: service.profileName(id) };
     },
-    async recentSessions() {
-      const sessions = await service.recent({ origin: 'telegram', limit: 10 });
-      return sessions.map((session) => ({ id: session.id, title: session.title }));
+    async recentSessions(chatId) {
+      const own: Array<{ id: string; title: string }> = [];
+      for (const session of await service.recent({ origin: 'telegram', limit: recentCandidates })) {
+        if (own.length === 10) break;
+        if (await owns(chatId, session.id)) own.push({ id: session.id, title: session.title });
+      }
+      return own;
     },
     async switchSession(chatId, sessionId) {
-      if (!(await service.find(sessionId))) return { ok: false, reason: 'That session is gone.' };
+      if (!(await service.find(sessionId)) || !(await owns(chatId, sessionId))) return { ok: false, reason: 'That session is gone.' };
       await service.bindKey(chatSessionKey(chatId), sessionId);
       return { ok: true };
     },
