@@ -208,9 +208,14 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
 /** Said loudly at start: without a jail, the agent's processes could read everything Hearth can. */
 function reportJail(jail: Jail, logger: Logger): void {
   const status = jail.status;
-  if (status.state === 'unavailable') logger.error(`jail unavailable: ${status.reason}. code_exec and user tools are off until it works or JAIL=off is set.`);
-  else if (status.state === 'off') logger.warn(`jail off: ${status.reason}`);
-  else if (status.networkProblem !== undefined) logger.warn(`jail: ${status.networkProblem}`);
+  if (status.state === 'unavailable') {
+    logger.error(`jail unavailable: ${status.reason}. Off until it works or JAIL=off is set: ${status.off.join(', ')}. Fix: ${status.fix}`);
+  } else if (status.state === 'off') logger.warn(`jail off: ${status.reason}`);
+  else {
+    if (status.networkProblem !== undefined) logger.warn(`jail: ${status.networkProblem}`);
+    if (status.limits.problem !== undefined) logger.warn(`jail: ${status.limits.problem}`);
+    if (status.terminalFilter !== 'on') logger.warn(`jail: the terminal-input filter is ${status.terminalFilter}`);
+  }
 }
 
 export interface BuildOptions {

@@ -1,4 +1,5 @@
 import type { AppDependencies } from './app.ts';
+import type { JailStatus } from './jail/jail-spec.ts';
 import type { BackendStatus } from './llm/backend-status.ts';
 
 /** Logs once what this Hearth runs with, after the first backend check and user-tool load have answered. */
@@ -19,6 +20,7 @@ export async function logStartUpSummary(url: string, deps: AppDependencies): Pro
     reachability(status),
     `${profiles.length} profiles (${profiles.join(', ')})`,
     `${toolCount} tools`,
+    jailSummary(deps.jail.status),
     ...(mcpServers.length > 0 ? [`MCP servers ${mcpServers.join(', ')} (connecting in the background)`] : []),
     ...(failedFiles.length > 0 ? [`user tools with errors: ${failedFiles.join(', ')}`] : []),
   ];
@@ -29,6 +31,14 @@ export async function logStartUpSummary(url: string, deps: AppDependencies): Pro
     parts.join(' · '),
   );
   if (status.message) deps.logger.warn(`${status.message}${status.fix ? ` ${status.fix}.` : ''}`);
+}
+
+/** The jail in a few words; when it is unavailable, what is off and the command that fixes it. */
+function jailSummary(status: JailStatus): string {
+  if (status.state === 'off') return 'jail off (JAIL=off: the agent\'s processes run unjailed)';
+  if (status.state === 'unavailable') return `jail UNAVAILABLE, off: ${status.off.join(', ')} (fix: ${status.fix})`;
+  const filter = status.terminalFilter === 'on' ? '' : ', no terminal-input filter';
+  return `jail on (limits by ${status.limits.mechanism}${filter})`;
 }
 
 function reachability(status: BackendStatus): string {

@@ -2,8 +2,9 @@ import { element } from './dom.js';
 
 /**
  * Whether the agent's processes run in a jail (docs/security.md: The jail), from `jail` in
- * GET /health: a warning under the header when bubblewrap cannot run here (code_exec and user
- * tools are then refused), a quieter note when the person set JAIL=off, nothing when it is on.
+ * GET /health: a warning under the header when bubblewrap cannot run here (naming what is then
+ * refused and the command that fixes it), a quieter note when the person set JAIL=off, nothing
+ * when it is on.
  */
 export class JailStatusView {
   constructor(header) {
@@ -21,9 +22,10 @@ export class JailStatusView {
     }
     // Unavailable is something to fix; off is the person's own choice, said once, without alarm.
     this.banner.setAttribute('role', state === 'unavailable' ? 'alert' : 'status');
-    this.banner.textContent =
-      state === 'unavailable'
-        ? `The jail is unavailable: ${status.reason}. code_exec and user tools are off.`
-        : "JAIL=off: the agent's processes run unjailed.";
+    if (state === 'off') return void (this.banner.textContent = "JAIL=off: the agent's processes run unjailed.");
+    this.banner.replaceChildren(
+      `The jail is unavailable: ${status.reason}. Off until it works: ${(status.off ?? []).join(', ')}.`,
+      ...(status.fix ? [' Fix: ', element('code', {}, status.fix)] : []),
+    );
   }
 }

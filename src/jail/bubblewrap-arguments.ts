@@ -67,6 +67,8 @@ function namespaces(spec: JailSpec, surroundings: JailSurroundings, ownNetwork: 
     '--gid', String(surroundings.gid),
     ...(surroundings.canDisableUserNamespaces ? ['--disable-userns'] : []),
     '--cap-drop', 'ALL',
+    // Its own session: no controlling terminal, so nothing inside can type into the one Hearth was started from.
+    '--new-session',
     '--die-with-parent',
     '--hostname', 'jail',
     ...(spec.commandIsInit ? ['--as-pid-1'] : []),
@@ -101,9 +103,21 @@ function readSystemView(): SystemView {
   return systemView;
 }
 
-function strictFileSystem(surroundings: JailSurroundings): string[] {
+/**
+ * The jail's /tmp: a folder on disk bound there (bounded by the file-size limit), a tmpfs of a set
+ * size (bubblewrap 0.9+), or without either (the probe) a plain tmpfs.
+ */
+export type JailTemporary = { folder: string } | { sizeBytes: number } | undefined;
+
+function temporaryArguments(temporary: JailTemporary): string[] {
+  if (temporary === undefined) return ['--tmpfs', '/tmp'];
+  if ('folder' in temporary) return ['--bind', temporary.folder, '/tmp'];
+  return ['--size', String(temporary.sizeBytes), '--tmpfs', '/tmp'];
+}
+
+function strictFileSystem(surroundings: JailSurroundings, temporary: JailTemporary): string[] {
   const system = readSystemView();
-  const args = [...system.args, '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
+  const args = [...system.args, '--proc', '/proc', '--dev', '/dev', ...temporaryArguments(temporary)];
   // Hearth installed under a system folder (/usr/lib/hearth, /etc/hearth) is hidden there too.
   for (const entry of surroundings.hiddenPaths) {
     if (system.folders.some((root) => isInside(root, entry))) args.push(...hide(entry));
@@ -111,9 +125,9 @@ function strictFileSystem(surroundings: JailSurroundings): string[] {
   return args;
 }
 
-function hostFileSystem(surroundings: JailSurroundings): string[] {
+function hostFileSystem(surroundings: JailSurroundings, temporary: JailTemporary): string[] {
   // Device nodes bound from the host cannot be opened inside a user namespace: /dev is bubblewrap's own (null, zero, random, tty…).
-  const args = ['--bind', '/', '/', '--ro-bind', '/proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
+  const args = ['--bind', '/', '/', '--ro-bind', '/proc', '/proc', '--dev', '/dev', ...temporaryArguments(temporary)];
   for (const entry of surroundings.hiddenPaths) args.push(...hide(entry));
   // The person's desktop session bus, keyring and agents live here.
   args.push(...hide(`/run/user/${surroundings.uid}`));
@@ -126,10 +140,15 @@ function hostFileSystem(surroundings: JailSurroundings): string[] {
  * view (system or host, Hearth's paths hidden), then what the spec grants on top, so a session
  * folder inside a hidden data folder shows again, and only it.
  */
-export function bubblewrapArguments(spec: JailSpec, surroundings: JailSurroundings, options: { ownNetwork: boolean }): string[] {
-  const fileSystem = spec.kind === 'strict' ? strictFileSystem(surroundings) : hostFileSystem(surroundings);
+export function bubblewrapArguments(
+  spec: JailSpec,
+  surroundings: JailSurroundings,
+  options: { ownNetwork: boolean; temporary?: JailTemporary; seccompFd?: number },
+): string[] {
+  const fileSystem = spec.kind === 'strict' ? strictFileSystem(surroundings, options.temporary) : hostFileSystem(surroundings, options.temporary);
+  const filter = options.seccompFd === undefined ? [] : ['--seccomp', String(options.seccompFd)];
   const granted: string[] = [];
   for (const entry of spec.readable ?? []) granted.push('--ro-bind-try', entry, entry);
   for (const entry of spec.writable) granted.push('--bind', entry, entry);
-  return [...namespaces(spec, surroundings, options.ownNetwork), ...fileSystem, ...granted, '--chdir', spec.cwd, '--'];
+  return [...namespaces(spec, surroundings, options.ownNetwork), ...filter, ...fileSystem, ...granted, '--chdir', spec.cwd, '--'];
 }

@@ -26,6 +26,8 @@ export interface JailSpec {
   commandIsInit?: boolean;
   /** A descriptor the spawner opened, where bubblewrap writes `{"child-pid": …}` once the jail exists. */
   infoFd?: number;
+  /** CPU seconds each process may use, for calls that end (the wall-clock timeout's length); none for servers. */
+  cpuSeconds?: number;
 }
 
 /** A command to spawn in place of the jailed one; `release` frees what the jail holds (a network namespace). */
@@ -37,8 +39,41 @@ export interface JailedCommand {
   release(): void;
 }
 
+/** What holds each jailed call, as /health tells it (docs/security.md, *The jail*). */
+export interface JailLimitsStatus {
+  /** `cgroup v2` or `cgroup v1` (a group per call, plus rlimits), or `rlimits` alone. */
+  mechanism: 'cgroup v2' | 'cgroup v1' | 'rlimits';
+  processes: number;
+  memoryMb: number;
+  tmpMb: number;
+  /** A tmpfs of `tmpMb` (bubblewrap 0.9+), or a folder on disk bounded by the file-size limit. */
+  tmp: 'sized tmpfs' | 'on disk';
+  fileSizeMb: number;
+  openFiles: number;
+  /** Said when the process limit does not hold (rlimits alone, running as root). */
+  problem?: string;
+}
+
 /** Where the jail comes from, for `/health`, the page and the tools' refusals. */
 export type JailStatus =
-  | { state: 'on'; bubblewrap: string; network: 'pasta' | 'none'; networkProblem?: string }
+  | {
+      state: 'on';
+      bubblewrap: string;
+      network: 'pasta' | 'none';
+      networkProblem?: string;
+      limits: JailLimitsStatus;
+      /** The seccomp filter refusing TIOCSTI and TIOCLINUX: `on`, or why it is not installed. */
+      terminalFilter: 'on' | string;
+    }
   | { state: 'off'; reason: string }
-  | { state: 'unavailable'; reason: string };
+  | {
+      state: 'unavailable';
+      reason: string;
+      /** What is refused until the jail works (or JAIL=off is set). */
+      off: string[];
+      /** The one command that makes it work. */
+      fix: string;
+    };
+
+/** Everything that runs only inside a jail, named as the refusals name it. */
+export const jailedFeatures = ['terminal', 'code_exec', 'user tools', 'stdio MCP servers'];

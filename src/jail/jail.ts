@@ -1,8 +1,12 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Config } from '../config.ts';
-import { bubblewrapArguments, type JailSurroundings } from './bubblewrap-arguments.ts';
+import { bubblewrapArguments, type JailSurroundings, type JailTemporary } from './bubblewrap-arguments.ts';
 import { hearthPaths, hearthProcessIds } from './hearth-footprint.ts';
-import type { JailedCommand, JailSpec, JailStatus } from './jail-spec.ts';
+import { CallCgroups, jailLimits, rlimitArguments, type JailLimits } from './jail-limits.ts';
+import { jailedFeatures, type JailedCommand, type JailLimitsStatus, type JailSpec, type JailStatus } from './jail-spec.ts';
+import { terminalInputFilter } from './tty-filter.ts';
 import { NetworkNamespace } from './network-namespace.ts';
 
 const probeTimeoutMs = 10_000;
@@ -47,34 +51,90 @@ function probe(executable: string, args: string[], environment: NodeJS.ProcessEn
   });
 }
 
-function unavailableReason(result: ProbeResult): string {
-  if (result.missing) return 'bubblewrap (bwrap) is not installed: install the package "bubblewrap" (apt install bubblewrap)';
-  if (/uid map|user namespace|new namespace|Operation not permitted|No space left on device|Permission denied/i.test(result.output)) {
-    return `bubblewrap cannot create user namespaces here (${result.output}): enable them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)`;
+function readNumber(file: string): number | undefined {
+  try {
+    return Number(readFileSync(file, 'utf8').trim());
+  } catch {
+    return undefined;
   }
-  return `bubblewrap does not run here: ${result.output || 'it failed without a message'}`;
 }
+
+/** Why bubblewrap cannot run, and the one command that makes it run. */
+function unavailability(result: ProbeResult): { reason: string; fix: string } {
+  if (result.missing) return { reason: 'bubblewrap (bwrap) is not installed', fix: installCommand };
+  if (/uid map|user namespace|new namespace|Operation not permitted|No space left on device|Permission denied/i.test(result.output)) {
+    let fix = 'sudo sysctl -w kernel.unprivileged_userns_clone=1';
+    if (readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === 1) fix = 'sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0';
+    else if (readNumber('/proc/sys/user/max_user_namespaces') === 0) fix = 'sudo sysctl -w user.max_user_namespaces=15000';
+    return { reason: `bubblewrap cannot create user namespaces here (${result.output})`, fix };
+  }
+  return { reason: `bubblewrap does not run here: ${result.output || 'it failed without a message'}`, fix: installCommand };
+}
+
+const installCommand = 'sudo apt install bubblewrap passt';
+/** The descriptor bubblewrap reads the seccomp filter from, opened by the jail's shell just before it. */
+const filterDescriptor = 9;
 
 /** What the machine offers a jail, found once (bubblewrap runs, which version, whether pasta is there). */
 export interface JailProbe {
-  status: Exclude<JailStatus, { state: 'off' }>;
+  status: { state: 'on'; bubblewrap: string; network: 'pasta' | 'none'; networkProblem?: string } | Extract<JailStatus, { state: 'unavailable' }>;
   canDisableUserNamespaces: boolean;
   pastaInstalled: boolean;
+  /** bubblewrap 0.9+ sizes a tmpfs (`--size`). */
+  canSizeTmpfs?: boolean;
+  /** `on` when bubblewrap ran with the terminal-input filter, else why not. */
+  terminalFilter?: 'on' | string;
 }
 
-/** Tries bubblewrap for real (a strict jail running `true`) and looks for pasta. */
-export async function probeJail(environment: NodeJS.ProcessEnv = process.env): Promise<JailProbe> {
+function unavailable(found: { reason: string; fix: string }): JailProbe {
+  return { status: { state: 'unavailable', ...found, off: [...jailedFeatures] }, canDisableUserNamespaces: false, pastaInstalled: false };
+}
+
+/**
+ * Tries bubblewrap for real (a strict jail running `true`, with the terminal-input filter when
+ * `filterFile` holds one) and looks for prlimit and pasta.
+ */
+export async function probeJail(environment: NodeJS.ProcessEnv = process.env, filterFile?: string): Promise<JailProbe> {
   const version = await probe('bwrap', ['--version'], environment);
-  if (!version.ok) return { status: { state: 'unavailable', reason: unavailableReason(version) }, canDisableUserNamespaces: false, pastaInstalled: false };
+  if (!version.ok) return unavailable(unavailability(version));
   const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(version.output) ?? []).slice(1).map(Number);
   const canDisableUserNamespaces = major > 0 || minor >= 8;
+  const canSizeTmpfs = major > 0 || minor >= 9;
+  const limits = await probe('prlimit', ['--version'], environment);
+  if (!limits.ok) return unavailable({ reason: 'prlimit (util-linux), which sets the limits of each jailed call, does not run here', fix: 'sudo apt install util-linux' });
   const surroundings = { hiddenPaths: [], hiddenProcessIds: [], uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, canDisableUserNamespaces };
-  const run = await probe('bwrap', [...bubblewrapArguments({ kind: 'strict', writable: [], cwd: '/' }, surroundings, { ownNetwork: true }), 'true'], environment);
-  if (!run.ok) return { status: { state: 'unavailable', reason: unavailableReason(run) }, canDisableUserNamespaces, pastaInstalled: false };
+  const runTrue = (withFilter: boolean) => {
+    const args = [...bubblewrapArguments({ kind: 'strict', writable: [], cwd: '/' }, surroundings, { ownNetwork: true, ...(withFilter && { seccompFd: filterDescriptor }) }), 'true'];
+    return withFilter ? probe('/bin/sh', ['-c', `exec "$@" ${filterDescriptor}<"$0"`, filterFile!, 'bwrap', ...args], environment) : probe('bwrap', args, environment);
+  };
+  let terminalFilter: string = filterFile === undefined ? `not installed: no seccomp filter is known for this architecture (${process.arch})` : 'on';
+  let run = await runTrue(filterFile !== undefined);
+  if (!run.ok && filterFile !== undefined) {
+    const withoutFilter = await runTrue(false);
+    if (withoutFilter.ok) terminalFilter = `not installed: bubblewrap refused the seccomp filter (${run.output})`;
+    run = withoutFilter;
+  }
+  if (!run.ok) return unavailable(unavailability(run));
   const pasta = await probe('pasta', ['--version'], environment);
   const status: JailProbe['status'] = { state: 'on', bubblewrap: version.output.replace(/^bubblewrap\s*/, ''), network: pasta.missing ? 'none' : 'pasta' };
   if (pasta.missing) status.networkProblem = 'pasta is not installed (package "passt"): jails get no network at all';
-  return { status, canDisableUserNamespaces, pastaInstalled: !pasta.missing };
+  return { status, canDisableUserNamespaces, pastaInstalled: !pasta.missing, canSizeTmpfs, terminalFilter };
+}
+
+/** The file bubblewrap reads the terminal-input filter from, written into `folder`; undefined where no filter is known. */
+export function writeTerminalInputFilter(folder: string): string | undefined {
+  const filter = terminalInputFilter();
+  if (filter === undefined) return undefined;
+  const file = path.join(folder, 'terminal-input.bpf');
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  writeFileSync(file, filter, { mode: 0o600 });
+  return file;
+}
+
+/** What a jail uses of the machine besides bubblewrap: the filter file the probe ran with, and control groups where Hearth may make them. */
+export function jailMachine(probed: JailProbe, filterFile: string | undefined): { filterFile?: string; cgroups?: CallCgroups } {
+  const cgroups = probed.status.state === 'on' ? CallCgroups.find() : undefined;
+  return { ...(filterFile !== undefined && { filterFile }), ...(cgroups !== undefined && { cgroups }) };
 }
 
 /**
@@ -90,13 +150,23 @@ export class Jail {
   private readonly status_: JailStatus;
   private readonly surroundings: Omit<JailSurroundings, 'hiddenProcessIds'>;
   private readonly pastaInstalled: boolean;
+  private readonly limits: JailLimits;
+  private readonly canSizeTmpfs: boolean;
 
   constructor(
     private readonly options: JailOptions,
     probed: JailProbe,
+    private readonly machine: { filterFile?: string; cgroups?: CallCgroups } = {},
   ) {
+    this.limits = jailLimits(options.config);
+    this.canSizeTmpfs = probed.canSizeTmpfs === true;
+    if (probed.terminalFilter !== 'on') delete this.machine.filterFile;
     this.status_ =
-      options.config.JAIL === 'off' ? { state: 'off', reason: "JAIL=off is set: the agent's processes run as Hearth's user, unjailed" } : probed.status;
+      options.config.JAIL === 'off'
+        ? { state: 'off', reason: "JAIL=off is set: the agent's processes run as Hearth's user, unjailed" }
+        : probed.status.state === 'on'
+          ? { ...probed.status, limits: this.limitsStatus(), terminalFilter: probed.terminalFilter ?? 'not installed: not probed' }
+          : probed.status;
     this.pastaInstalled = probed.pastaInstalled;
     this.surroundings = {
       hiddenPaths: hearthPaths(options.config),
@@ -107,11 +177,29 @@ export class Jail {
   }
 
   static async create(options: JailOptions): Promise<Jail> {
-    const probed: JailProbe =
-      options.config.JAIL === 'off'
-        ? { status: { state: 'unavailable', reason: 'not probed' }, canDisableUserNamespaces: false, pastaInstalled: false }
-        : await probeJail(options.environment);
-    return new Jail(options, probed);
+    if (options.config.JAIL === 'off') {
+      return new Jail(options, { status: { state: 'unavailable', reason: 'not probed', off: [], fix: '' }, canDisableUserNamespaces: false, pastaInstalled: false });
+    }
+    const filterFile = writeTerminalInputFilter(path.join(options.config.DATA_DIR, 'jail'));
+    const probed = await probeJail(options.environment, filterFile);
+    return new Jail(options, probed, jailMachine(probed, filterFile));
+  }
+
+  private limitsStatus(): JailLimitsStatus {
+    const cgroups = this.machine.cgroups;
+    const status: JailLimitsStatus = {
+      mechanism: cgroups === undefined ? 'rlimits' : cgroups.version === 2 ? 'cgroup v2' : 'cgroup v1',
+      processes: this.limits.processes,
+      memoryMb: this.limits.memoryMb,
+      tmpMb: this.limits.tmpMb,
+      tmp: this.canSizeTmpfs ? 'sized tmpfs' : 'on disk',
+      fileSizeMb: this.limits.fileSizeMb,
+      openFiles: this.limits.openFiles,
+    };
+    if (cgroups === undefined && process.getuid?.() === 0) {
+      status.problem = 'Hearth runs as root without a control group of its own: the kernel does not apply the process limit to root, so a fork bomb is bounded only by the machine (run Hearth as its own user, or under systemd with Delegate=yes)';
+    }
+    return status;
   }
 
   get status(): JailStatus {
@@ -124,38 +212,70 @@ export class Jail {
   }
 
   /**
-   * Why code_exec and user tools may not run, or undefined when they may: a jail is on, or the
-   * person turned it off on purpose.
+   * Why the terminal, code_exec, user tools or a stdio MCP server may not run, or undefined when
+   * they may: a jail is on, or the person turned it off on purpose.
    */
   refusal(what: string): string | undefined {
     if (this.status_.state !== 'unavailable') return undefined;
-    return `${what} is off: it runs only inside a jail, and ${this.status_.reason}. Set JAIL=off to run it unjailed on purpose (README: The jail).`;
+    return `${what} is off: it runs only inside a jail, and ${this.status_.reason}. Fix: ${this.status_.fix}. Or set JAIL=off to run it unjailed on purpose (README: The jail).`;
   }
 
   /**
-   * The command as it must be spawned: inside bubblewrap (entered into a network namespace
-   * first when the spec has network), or unchanged when the jail is off or unavailable.
+   * The command as it must be spawned: inside bubblewrap under the call's limits (entered into a
+   * network namespace first when the spec has network), or unchanged when the person set JAIL=off.
+   * Without a working jail it throws: nothing runs unjailed by accident.
+   *
+   * The spawned command is `prlimit` (the rlimits) running `/bin/sh`, which joins the call's
+   * control groups, opens the seccomp filter on descriptor 9 and becomes bubblewrap. Every
+   * spawner gets the same command line, with no descriptor of its own to pass: the MCP SDK's
+   * stdio transport spawns with exactly three.
    */
   async wrap(executable: string, args: readonly string[], spec: JailSpec, environment: NodeJS.ProcessEnv): Promise<JailedCommand> {
-    if (this.status_.state !== 'on') {
-      return { executable, args: [...args], environment, release: () => undefined };
-    }
-    const wantsNetwork = spec.network === true || spec.kind === 'host';
-    let namespace: NetworkNamespace | undefined;
-    let release = () => undefined as void;
-    if (wantsNetwork && this.pastaInstalled) {
-      if (spec.kind === 'host') namespace = await this.sharedHostNetwork();
-      else {
-        namespace = await this.newNamespace();
-        const own = namespace;
-        release = () => this.closeNamespace(own);
+    if (this.status_.state === 'off') return { executable, args: [...args], environment, release: () => undefined };
+    if (this.status_.state === 'unavailable') throw new Error(this.refusal(executable));
+    const releases: Array<() => void> = [];
+    const release = () => {
+      for (const step of releases.splice(0)) step();
+    };
+    try {
+      const wantsNetwork = spec.network === true || spec.kind === 'host';
+      let namespace: NetworkNamespace | undefined;
+      if (wantsNetwork && this.pastaInstalled) {
+        if (spec.kind === 'host') namespace = await this.sharedHostNetwork();
+        else {
+          const own = await this.newNamespace();
+          namespace = own;
+          releases.push(() => this.closeNamespace(own));
+        }
       }
+      const cgroup = this.machine.cgroups?.create(this.limits);
+      if (cgroup) releases.push(cgroup.release);
+      const temporary = this.temporary(releases);
+      const surroundings: JailSurroundings = { ...this.surroundings, hiddenProcessIds: spec.kind === 'host' ? hearthProcessIds() : [] };
+      const { filterFile } = this.machine;
+      const jailArgs = bubblewrapArguments(spec, surroundings, {
+        ownNetwork: namespace === undefined,
+        temporary,
+        ...(filterFile !== undefined && { seccompFd: filterDescriptor }),
+      });
+      const jailed = [...(namespace?.enter() ?? []), 'bwrap', ...jailArgs, executable, ...args];
+      const shell = ['/bin/sh', '-c', joinAndBecome, filterFile ?? '', ...(cgroup?.joinFiles ?? []), '--', ...jailed];
+      const [command = 'prlimit', ...rest] = [...rlimitArguments(this.limits, spec.cpuSeconds), ...shell];
+      return { executable: command, args: rest, environment: jailEnvironment(environment, spec), release };
+    } catch (error) {
+      release();
+      throw error;
     }
-    const surroundings: JailSurroundings = { ...this.surroundings, hiddenProcessIds: spec.kind === 'host' ? hearthProcessIds() : [] };
-    const jailArgs = [...bubblewrapArguments(spec, surroundings, { ownNetwork: namespace === undefined }), executable, ...args];
-    const prefix = namespace?.enter() ?? [];
-    const [command = 'bwrap', ...rest] = [...prefix, 'bwrap', ...jailArgs];
-    return { executable: command, args: rest, environment: jailEnvironment(environment, spec), release };
+  }
+
+  /** The call's /tmp: a sized tmpfs where bubblewrap can make one, else a folder of its own under DATA_DIR, removed after. */
+  private temporary(releases: Array<() => void>): JailTemporary {
+    if (this.canSizeTmpfs) return { sizeBytes: this.limits.tmpMb * 1024 * 1024 };
+    const root = path.join(this.options.config.DATA_DIR, 'jail', 'tmp');
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    const folder = mkdtempSync(path.join(root, 'call-'));
+    releases.push(() => rmSync(folder, { recursive: true, force: true }));
+    return { folder };
   }
 
   /** Host jails of every session share one namespace: they see the host's processes anyway. */
@@ -181,11 +301,26 @@ export class Jail {
   }
 
   close(): void {
+    this.machine.cgroups?.close();
     for (const namespace of this.namespaces) namespace.close();
     this.namespaces.clear();
     this.hostNetwork = undefined;
   }
 }
+
+/**
+ * The jail's shell: `$0` is the filter file (or empty), then the control groups' `cgroup.procs`
+ * files up to `--`, then bubblewrap's command line. It writes its own id into each group (so
+ * bubblewrap and all it starts are counted there from the first instruction) and becomes
+ * bubblewrap with the filter open on descriptor 9.
+ */
+const joinAndBecome = [
+  'filter=$0',
+  'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "bwrap: could not join the control group $1" >&2; exit 125; }; shift; done',
+  'shift',
+  `if [ -n "$filter" ]; then exec "$@" ${filterDescriptor}<"$filter"; fi`,
+  'exec "$@"',
+].join('\n');
 
 function isInsideAny(folders: readonly string[], candidate: string): boolean {
   return folders.some((folder) => candidate === folder || candidate.startsWith(`${folder}/`));

@@ -70,7 +70,9 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
   if (options.jail === undefined) return runPlainProcess(options);
   let jailed: JailedCommand;
   try {
-    jailed = await options.jail.jail.wrap(options.executable, options.args, options.jail.spec, options.env ?? toolEnvironment(''));
+    // CPU time beside the wall clock: no process of the call computes for longer than the call may last.
+    const spec = { ...options.jail.spec, cpuSeconds: options.jail.spec.cpuSeconds ?? Math.max(1, Math.ceil(options.timeoutMs / 1000)) };
+    jailed = await options.jail.jail.wrap(options.executable, options.args, spec, options.env ?? toolEnvironment(''));
   } catch (error) {
     return { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, aborted: false, durationMs: 0, spawnError: { code: 'EJAIL', message: (error as Error).message } };
   }

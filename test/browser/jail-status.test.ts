@@ -20,16 +20,22 @@ describe.skipIf(skipBrowserTests)('the jail in the page', () => {
   });
   afterAll(() => rm(pathWithoutBubblewrap, { recursive: true, force: true }));
 
-  it('without bubblewrap on PATH, /health says why and the page warns that code_exec and user tools are off', browserTest, async () => {
+  it('without bubblewrap on PATH, /health says why, what is off and the fix, and the page shows the same', browserTest, async () => {
     const hearth = await browser.hearth({ jailEnvironment: { PATH: pathWithoutBubblewrap } });
     const health = await hearth.request('GET', '/health');
-    expect(health.body.jail).toEqual({ state: 'unavailable', reason: expect.stringContaining('bubblewrap (bwrap) is not installed') });
+    expect(health.body.jail).toEqual({
+      state: 'unavailable',
+      reason: expect.stringContaining('bubblewrap (bwrap) is not installed'),
+      off: ['terminal', 'code_exec', 'user tools', 'stdio MCP servers'],
+      fix: 'sudo apt install bubblewrap passt',
+    });
     const page = await browser.openPage(hearth);
     await waitForApp(page);
     await page.locator(banner).waitFor();
     expect(await page.locator(banner).textContent()).toBe(
-      `The jail is unavailable: ${health.body.jail.reason}. code_exec and user tools are off.`,
+      `The jail is unavailable: ${health.body.jail.reason}. Off until it works: terminal, code_exec, user tools, stdio MCP servers. Fix: sudo apt install bubblewrap passt`,
     );
+    expect(await page.locator(`${banner} code`).textContent()).toBe('sudo apt install bubblewrap passt');
     expect(await page.locator(banner).getAttribute('role')).toBe('alert');
   });
 

@@ -221,6 +221,8 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
     commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
     async execute(args, context) {
+      const jailRefusal = jail.refusal('The terminal');
+      if (jailRefusal !== undefined) return failure(jailRefusal);
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
       const resolved = await resolveFolder(workFolder, args.cwd, allowedRoots);
       if ('problem' in resolved) return failure(resolved.problem);

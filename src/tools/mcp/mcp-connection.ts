@@ -1,12 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailedCommand } from '../../jail/jail-spec.ts';
-import { mcpJailSpec } from './mcp-jail.ts';
+import { mcpJailSpec, usesNpm } from './mcp-jail.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -41,6 +42,8 @@ export interface McpConnectionOptions {
   logger?: Pick<Logger, 'debug' | 'info' | 'warn'>;
   /** The jail a stdio server runs in, with what its entry grants; unjailed when absent or for `"jail": false`. */
   jail?: Jail;
+  /** The npm cache of a server started through npx or npm (`mcpNpmCache`); npm's default, `~/.npm`, when absent. */
+  npmCache?: string;
 }
 
 export interface McpCallOptions {
@@ -188,6 +191,13 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   }
 
   private async connect(): Promise<void> {
+    const refusal = this.jailRefusal();
+    if (refusal !== undefined) {
+      // The jail is probed once per start: trying again would not change the answer.
+      this.options.logger?.warn(`MCP server ${this.name} not started: ${refusal}`);
+      this.set('failed', refusal);
+      return;
+    }
     let jailed: JailedCommand | undefined;
     try {
       jailed = await this.jailedCommand();
@@ -219,11 +229,18 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     this.set('connected', undefined);
   }
 
+  /** Why a stdio server that asks for a jail may not start: the machine has none and JAIL=off is not set. */
+  private jailRefusal(): string | undefined {
+    const { config, jail } = this.options;
+    if (config.transport !== 'stdio' || jail === undefined || config.jail === false) return undefined;
+    return jail.refusal(`The stdio MCP server ${this.name}`);
+  }
+
   /** A stdio server's command inside its jail (docs/security.md, *The jail*), or undefined to run it as configured. */
   private async jailedCommand(): Promise<JailedCommand | undefined> {
     const { config, jail } = this.options;
     if (config.transport !== 'stdio' || jail === undefined) return undefined;
-    const spec = mcpJailSpec(config);
+    const spec = mcpJailSpec(config, this.npmCache());
     if (spec === undefined) return undefined;
     return jail.wrap(config.command, config.args, spec, this.childEnvironment());
   }
@@ -234,8 +251,9 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const transport =
       config.transport === 'stdio'
         ? new StdioClientTransport({
-            command: jailed?.executable ?? config.command,
-            args: jailed?.args ?? config.args,
+            // Unjailed, it still gets a session of its own (setsid), so it has no controlling terminal to type into.
+            command: jailed?.executable ?? 'setsid',
+            args: jailed?.args ?? [config.command, ...config.args],
             env: (jailed?.environment as Record<string, string> | undefined) ?? this.childEnvironment(),
             ...(config.cwd !== undefined && { cwd: config.cwd }),
             stderr: 'pipe',
@@ -305,7 +323,21 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const config = this.options.config;
     const environment: Record<string, string> = {};
     for (const [name, value] of Object.entries(toolEnvironment(''))) if (value !== undefined) environment[name] = value;
-    return { ...environment, ...(config.transport === 'stdio' ? config.env : {}), [processMarkerVariable]: this.options.processMarker };
+    const npmCache = this.npmCache();
+    return {
+      ...environment,
+      ...(config.transport === 'stdio' ? config.env : {}),
+      ...(npmCache !== undefined && { npm_config_cache: npmCache }),
+      [processMarkerVariable]: this.options.processMarker,
+    };
+  }
+
+  /** The npm cache an npx or npm server uses (made on first use), or undefined for other servers. */
+  private npmCache(): string | undefined {
+    const { config, npmCache } = this.options;
+    if (config.transport !== 'stdio' || npmCache === undefined || !usesNpm(config)) return undefined;
+    mkdirSync(npmCache, { recursive: true, mode: 0o700 });
+    return npmCache;
   }
 
   private async checkWorkingFolder(): Promise<void> {
@@ -427,10 +459,12 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return `command not found: ${config.command}`;
     if (code === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
-    // Inside a jail, bubblewrap is what was spawned: it says so when the command is missing there.
+    // Inside a jail, bubblewrap is what was spawned, and outside one setsid: they say so when the command is missing.
     const jailed = jailedStartFailure(attempt.stderr);
-    if (jailed === 'ENOENT') return `command not found: ${config.command}`;
+    const unjailed = unjailedStartFailure(attempt.stderr);
+    if (jailed === 'ENOENT' || unjailed === 'ENOENT') return `command not found: ${config.command}`;
     if (jailed === 'EACCES') return `command cannot be run (permission denied, inside its jail): ${config.command}`;
+    if (unjailed === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
     const printed = lastLines(attempt.stderr);
     // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
@@ -450,6 +484,15 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const printed = lastLines(attempt.stderr);
     return printed ? `${how}: ${printed}` : how;
   }
+}
+
+/** Why setsid could not start the command, read from its stderr. */
+function unjailedStartFailure(stderr: string): 'ENOENT' | 'EACCES' | undefined {
+  const line = /^setsid: failed to execute [^\n]*/m.exec(stderr)?.[0];
+  if (line === undefined) return undefined;
+  if (line.includes('No such file or directory')) return 'ENOENT';
+  if (line.includes('Permission denied')) return 'EACCES';
+  return undefined;
 }
 
 /** A failure described before the SDK is involved. */

@@ -1,5 +1,4 @@
 import { existsSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { interpreterFolders } from '../../jail/interpreters.ts';
 import type { JailSpec } from '../../jail/jail-spec.ts';
@@ -32,16 +31,26 @@ function isFile(candidate: string): boolean {
   }
 }
 
+/** Whether the server is started through npx or npm, which install packages into an npm cache. */
+export function usesNpm(config: StdioConfig): boolean {
+  const base = path.basename(config.command);
+  return base === 'npx' || base === 'npm';
+}
+
+/** The npm cache of MCP servers: under DATA_DIR, never the person's `~/.npm`, which their own unjailed npx trusts. */
+export function mcpNpmCache(dataDir: string): string {
+  return path.join(path.resolve(dataDir), 'npm-cache');
+}
+
 /**
  * The files an MCP server's command needs besides the system: the Node.js installation, the
- * script it is given (and the packages it imports), and for npx or npm the npm cache, which
- * npx installs packages into (read-write, as npx writes there on first use).
+ * script it is given (and the packages it imports), and for npx or npm Hearth's own npm cache
+ * for MCP servers (read-write, as npx installs there on first use).
  */
-function commandFiles(config: StdioConfig): { readable: string[]; writable: string[] } {
+function commandFiles(config: StdioConfig, npmCache: string | undefined): { readable: string[]; writable: string[] } {
   const readable = [...interpreterFolders()];
   const writable: string[] = [];
-  const base = path.basename(config.command);
-  if (base === 'npx' || base === 'npm') writable.push(path.join(os.homedir(), '.npm'));
+  if (usesNpm(config) && npmCache !== undefined) writable.push(npmCache);
   const folder = config.cwd ?? process.cwd();
   for (const word of [config.command, ...config.args]) {
     if (!word.includes('/')) continue;
@@ -55,10 +64,13 @@ function commandFiles(config: StdioConfig): { readable: string[]; writable: stri
   return { readable, writable };
 }
 
-/** The strict jail of a stdio MCP server, from its mcp.json entry; undefined for `"jail": false`. */
-export function mcpJailSpec(config: StdioConfig): JailSpec | undefined {
+/**
+ * The strict jail of a stdio MCP server, from its mcp.json entry; undefined for `"jail": false`.
+ * `npmCache` is the folder npx and npm get as their cache (`npm_config_cache`), made beforehand.
+ */
+export function mcpJailSpec(config: StdioConfig, npmCache?: string): JailSpec | undefined {
   if (config.jail === false) return undefined;
-  const own = commandFiles(config);
+  const own = commandFiles(config, npmCache);
   const granted = Object.entries(config.jail.paths);
   const writable = [...granted.filter(([, access]) => access === 'rw').map(([entry]) => entry), ...own.writable.filter(existsSync)];
   const readable = [...granted.filter(([, access]) => access === 'ro').map(([entry]) => entry), ...own.readable, ...(config.cwd ? [config.cwd] : [])];

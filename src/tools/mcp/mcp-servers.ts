@@ -7,6 +7,7 @@ import type { Logger } from '../../logger.ts';
 import type { ToolRefusal, ToolRegistry, ToolSource } from '../tool-registry.ts';
 import { readMcpConfig, sameServerConfig, type McpConfig, type McpConfigError, type McpServerConfig, type McpTransportKind } from './mcp-config.ts';
 import type { McpBackoff, McpConnection, McpConnectionState } from './mcp-connection.ts';
+import { mcpNpmCache } from './mcp-jail.ts';
 import type { McpCaller } from './mcp-tool.ts';
 
 export interface McpServersOptions {
@@ -144,7 +145,8 @@ export class McpServers {
   }
 
   private isUnjailed(config: McpServerConfig): boolean {
-    return config.transport === 'stdio' && (config.jail === false || this.options.jail?.active !== true);
+    // Without a working jail a server that asks for one is refused, not run unjailed (its status says why).
+    return config.transport === 'stdio' && (config.jail === false || this.options.jail === undefined || this.options.jail.status.state === 'off');
   }
 
   /** Every configured server with its status and tools, for GET /agents/tools `servers`. */
@@ -273,6 +275,7 @@ export class McpServers {
       ...(this.options.initializeTimeoutMs !== undefined && { initializeTimeoutMs: this.options.initializeTimeoutMs }),
       ...(this.options.backoff !== undefined && { backoff: this.options.backoff }),
       ...(this.options.jail !== undefined && { jail: this.options.jail }),
+      npmCache: mcpNpmCache(this.options.dataDir),
     });
   }
 
@@ -307,7 +310,7 @@ export class McpServers {
     const server = entry.config.name;
     // Bound to the entry, not the connection: after a reconnect the same tools reach the new one.
     const call: McpCaller = (toolName, args, { signal }) => entry.connection.callTool(toolName, args, { signal, timeoutMs: this.options.toolTimeoutMs });
-    const { tools, refused } = this.loadedClient().mcpTools(server, definitions, call, { timeoutMs: this.options.toolTimeoutMs });
+    const { tools, refused } = this.loadedClient().mcpTools(server, definitions, call, { timeoutMs: this.options.toolTimeoutMs, trusted: entry.config.trusted });
     const taken = entry.source.replace(tools);
     const takenNames = new Set(taken.map((refusal) => refusal.name));
     entry.tools = tools.map((tool) => tool.name).filter((name) => !takenNames.has(name));

@@ -161,6 +161,8 @@ class HostProcess extends EventEmitter<{ message: [message: HostToServer]; gone:
       // stdout goes where the server's goes (a tool's console.log); the end of stderr is kept to explain a crash;
       // fd 3 is the channel; fd 4, in a jail, is where bubblewrap says which process runs the host.
       stdio: ['ignore', 'inherit', 'pipe', 'pipe', ...(jailed ? (['pipe'] as const) : [])],
+      // A session of its own, jailed or not: no controlling terminal, so a tool cannot type into the one Hearth runs in.
+      detached: true,
       windowsHide: true,
     });
     child.once('exit', () => jailed?.release());

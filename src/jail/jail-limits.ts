@@ -1,0 +1,245 @@
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config.ts';
+
+/**
+ * What one jailed call may use (docs/security.md, *The jail*), in the units a person reads. They
+ * are set twice where the machine allows: rlimits on every process of the call (always), and a
+ * control group per call that counts the call's processes and memory together (where Hearth may
+ * create one). rlimits alone cannot stop a fork bomb run as root: the kernel does not apply
+ * RLIMIT_NPROC to uid 0.
+ */
+export interface JailLimits {
+  processes: number;
+  memoryMb: number;
+  tmpMb: number;
+  /** The largest file a call may write, anywhere (its /tmp is on disk where no sized tmpfs exists). */
+  fileSizeMb: number;
+  openFiles: number;
+}
+
+const openFiles = 1024;
+
+export function jailLimits(config: Config): JailLimits {
+  return { processes: config.JAIL_MAX_PROCESSES, memoryMb: config.JAIL_MAX_MEMORY_MB, tmpMb: config.JAIL_TMP_MB, fileSizeMb: config.JAIL_TMP_MB, openFiles };
+}
+
+const mebibyte = 1024 * 1024;
+
+/**
+ * `prlimit` arguments up to `--`. RLIMIT_DATA rather than RLIMIT_AS bounds memory: V8 and
+ * Python reserve far more address space than they use, and RLIMIT_DATA counts what can be written
+ * (private and anonymous mappings), so an allocation fails where memory would really be taken.
+ * RLIMIT_NPROC counts every process of the real user (Hearth's own threads and other calls too).
+ * CPU time applies to calls that end (terminal, code_exec), not to servers that stay up.
+ */
+export function rlimitArguments(limits: JailLimits, cpuSeconds?: number): string[] {
+  return [
+    'prlimit',
+    `--nproc=${limits.processes}`,
+    `--data=${limits.memoryMb * mebibyte}`,
+    `--fsize=${limits.fileSizeMb * mebibyte}`,
+    `--nofile=${limits.openFiles}`,
+    ...(cpuSeconds === undefined ? [] : [`--cpu=${cpuSeconds}`]),
+    '--',
+  ];
+}
+
+/** One call's control groups: the files its shell writes its own id to before it becomes bubblewrap. */
+export interface CallCgroup {
+  joinFiles: string[];
+  /** Ends whatever is still in the group and removes it. */
+  release(): void;
+}
+
+type Controller = 'pids' | 'memory';
+
+interface Place {
+  version: 1 | 2;
+  /** Where each controller's call groups are made (one folder for both on v2). */
+  folders: Record<Controller, string>;
+}
+
+function isWritable(folder: string): boolean {
+  try {
+    accessSync(folder, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function read(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Lines of /proc/self/cgroup: `<id>:<controllers>:<path>`. */
+function ownGroups(): Map<string, string> {
+  const groups = new Map<string, string>();
+  for (const line of read('/proc/self/cgroup').split('\n')) {
+    const match = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (match) for (const controller of match[1]!.split(',')) groups.set(controller, match[2]!);
+  }
+  return groups;
+}
+
+function words(file: string): Set<string> {
+  return new Set(read(file).split(/\s+/).filter(Boolean));
+}
+
+/**
+ * cgroup v2 with a subtree delegated to Hearth (systemd's `Delegate=yes`): Hearth moves itself
+ * into a leaf of its own group so the group may hand pids and memory to siblings, one per call.
+ */
+function delegatedV2(ownPath: string): Place | undefined {
+  const root = existsSync('/sys/fs/cgroup/cgroup.controllers') ? '/sys/fs/cgroup' : '/sys/fs/cgroup/unified';
+  const own = path.join(root, ownPath);
+  const available = words(path.join(own, 'cgroup.controllers'));
+  if (!available.has('pids') || !available.has('memory') || !isWritable(own) || !isWritable(path.join(own, 'cgroup.subtree_control'))) return undefined;
+  const enabled = words(path.join(own, 'cgroup.subtree_control'));
+  if (!enabled.has('pids') || !enabled.has('memory')) {
+    try {
+      const leaf = path.join(own, 'hearth');
+      mkdirSync(leaf, { recursive: true });
+      writeFileSync(path.join(leaf, 'cgroup.procs'), String(process.pid));
+      writeFileSync(path.join(own, 'cgroup.subtree_control'), '+pids +memory');
+    } catch {
+      return undefined;
+    }
+  }
+  return { version: 2, folders: { pids: own, memory: own } };
+}
+
+/** cgroup v1 where Hearth may make groups in its own pids and memory hierarchies (root, or a delegated one). */
+function writableV1(groups: Map<string, string>): Place | undefined {
+  const folders = {} as Record<Controller, string>;
+  for (const controller of ['pids', 'memory'] as const) {
+    const own = groups.get(controller);
+    if (own === undefined) return undefined;
+    const folder = path.join('/sys/fs/cgroup', controller, own);
+    if (!isWritable(folder) || !existsSync(path.join(folder, 'cgroup.procs'))) return undefined;
+    folders[controller] = folder;
+  }
+  return { version: 1, folders };
+}
+
+let callCount = 0;
+const groupPrefix = 'hearth-jail-';
+
+function isRunning(processId: number): boolean {
+  try {
+    process.kill(processId, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function killAll(folder: string): void {
+  for (const id of read(path.join(folder, 'cgroup.procs')).split('\n').filter(Boolean)) {
+    try {
+      process.kill(Number(id), 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+/** Removes a group once its last process is gone (a killed process leaves it a moment later). */
+function removeWhenEmpty(folder: string, triesLeft = 20, removed: () => void = () => undefined): void {
+  try {
+    rmdirSync(folder);
+    removed();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') removed();
+    else if (code === 'EBUSY' && triesLeft > 0) {
+      killAll(folder);
+      setTimeout(() => removeWhenEmpty(folder, triesLeft - 1, removed), 50).unref();
+    }
+  }
+}
+
+/** Makes a control group per jailed call where the machine lets Hearth (`describe` says which kind). */
+export class CallCgroups {
+  private constructor(private readonly place: Place) {}
+
+  /** The groups Hearth may use here, or undefined (then rlimits alone apply). */
+  static find(): CallCgroups | undefined {
+    const groups = ownGroups();
+    const v2Path = groups.get('');
+    const place = (v2Path === undefined ? undefined : delegatedV2(v2Path)) ?? writableV1(groups);
+    if (place === undefined) return undefined;
+    const found = new CallCgroups(place);
+    found.removeLeftovers();
+    return found;
+  }
+
+  private readonly live = new Set<string>();
+
+  /** Groups a Hearth that is no longer running left behind (it crashed before removing them). */
+  private removeLeftovers(): void {
+    for (const parent of new Set(Object.values(this.place.folders))) {
+      let names: string[] = [];
+      try {
+        names = readdirSync(parent).filter((name) => name.startsWith(groupPrefix));
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        const owner = Number(name.slice(groupPrefix.length).split('-')[0]);
+        if (!isRunning(owner)) removeWhenEmpty(path.join(parent, name));
+      }
+    }
+  }
+
+  /** Ends what is left in every group of this Hearth and removes them (at shutdown). */
+  close(): void {
+    for (const folder of this.live) {
+      killAll(folder);
+      removeWhenEmpty(folder, 0);
+    }
+    this.live.clear();
+  }
+
+  get version(): 1 | 2 {
+    return this.place.version;
+  }
+
+  /** A new group for one call with its limits written; throws when the machine refuses it. */
+  create(limits: JailLimits): CallCgroup {
+    const name = `${groupPrefix}${process.pid}-${++callCount}`;
+    const memory = String(limits.memoryMb * mebibyte);
+    const settings: Array<[Controller, string, string]> =
+      this.place.version === 2
+        ? [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.max', memory], ['memory', 'memory.swap.max', '0']]
+        : [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.limit_in_bytes', memory]];
+    const folders = [...new Set(Object.values(this.place.folders))].map((parent) => path.join(parent, name));
+    const folderOf = (controller: Controller) => path.join(this.place.folders[controller], name);
+    try {
+      for (const folder of folders) mkdirSync(folder);
+      for (const [controller, file, value] of settings) {
+        const target = path.join(folderOf(controller), file);
+        if (file === 'memory.swap.max' && !existsSync(target)) continue;
+        writeFileSync(target, value);
+      }
+    } catch (error) {
+      for (const folder of folders) removeWhenEmpty(folder, 0);
+      throw error;
+    }
+    for (const folder of folders) this.live.add(folder);
+    return {
+      joinFiles: folders.map((folder) => path.join(folder, 'cgroup.procs')),
+      release: () => {
+        for (const folder of folders) {
+          killAll(folder);
+          removeWhenEmpty(folder, 20, () => this.live.delete(folder));
+        }
+      },
+    };
+  }
+}
