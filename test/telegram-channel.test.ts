@@ -5,12 +5,14 @@ import type { AgentEvent } from '../src/agent/events.ts';
 import type { IntegrationStatus } from '../src/integrations/integration-registry.ts';
 import type { SessionService } from '../src/sessions/session-service.ts';
 import { TelegramChannel, type ReceivedFile, type TelegramChannelOptions, type TelegramSessions } from '../src/channels/telegram/telegram-channel.ts';
-import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
+import { pressedWhereSent } from '../src/channels/telegram/button-press.ts';
+import { startTelegramBotApi, type TelegramBotApi, type Update } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 
 // The channel draft against the Bot API stand-in, with sessions played by the test.
 
 const ada = 4_242_001;
+const bob = 4_242_002;
 const stranger = 6_666_001;
 
 class PlayedSessions implements TelegramSessions {
@@ -19,6 +21,9 @@ class PlayedSessions implements TelegramSessions {
   readonly decisions: Array<{ sessionId: string; callId: string; decision: string; remember: string }> = [];
   readonly listeners = new Map<string, Set<(event: AgentEvent) => void>>();
   readonly waiting = new Set<string>();
+  readonly switched: Array<{ chatId: number; sessionId: string }> = [];
+  /** What /sessions lists, by chat. */
+  readonly recent = new Map<number, Array<{ id: string; title: string }>>();
   chatSessions = new Map<number, string>();
 
   async sessionForChat(chatId: number) {
@@ -57,10 +62,12 @@ class PlayedSessions implements TelegramSessions {
   async profile() {
     return { ok: true as const, id: 'secretary', name: 'Secretary' };
   }
-  async recentSessions() {
-    return [];
+  async recentSessions(chatId: number) {
+    return this.recent.get(chatId) ?? [];
   }
-  async switchSession() {
+  async switchSession(chatId: number, sessionId: string) {
+    this.switched.push({ chatId, sessionId });
+    this.chatSessions.set(chatId, sessionId);
     return { ok: true as const };
   }
   emit(sessionId: string, event: AgentEvent): void {
@@ -251,5 +258,120 @@ describe('TelegramChannel (draft)', () => {
     const approval = api.botMessages(ada).find((message) => message.text.includes('make deploy'))!;
     await channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'once', via: 'page' });
     expect(api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed once from the page')).toBe(true);
+  });
+});
+
+describe('TelegramChannel: a button counts only from the chat and message it was sent to (issue 31)', () => {
+  const answerTo = (update: Update) => waitUntil(() => api.callbackAnswers.get((update.callback_query as { id: string }).id));
+  const refusals = (refused: string) => logLines.filter((line) => line.includes(`"refused":"${refused}"`)).map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  async function twoPeople(): Promise<TelegramChannel> {
+    const channel = startChannel({ allowedUsers: `${ada},${bob}` });
+    await waitUntil(() => channel.status.state === 'connected');
+    return channel;
+  }
+
+  /** A bot message in the person's chat that carries no buttons (the answer to /help). */
+  async function plainMessage(userId: number): Promise<number> {
+    const before = api.botMessages(userId).length;
+    api.sendText(userId, '/help');
+    return (await waitUntil(() => api.botMessages(userId)[before])).message_id;
+  }
+
+  async function adaApproval() {
+    api.sendText(ada, 'clean up', { firstName: 'Ada' });
+    await waitUntil(() => sessions.sent.length === 1);
+    sessions.waiting.add('call_9_0');
+    sessions.emit(`session-${ada}`, {
+      type: 'approval_required', call_id: 'call_9_0', tool: 'terminal', args: {}, subject: 'rm -rf build', reason: '', expires_at: '', is_subagent: false,
+    });
+    const card = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('rm -rf build')));
+    return { card, allowOnce: card.replyMarkup!.inline_keyboard!.flat()[0]!.callback_data! };
+  }
+
+  it('another person\'s press of an approval\'s data in their own chat is refused, answered, logged, and leaves the approval waiting', async () => {
+    await twoPeople();
+    const { card, allowOnce } = await adaApproval();
+    const bobsMessage = await plainMessage(bob);
+    const press = api.pressButton(bob, bobsMessage, allowOnce, { firstName: 'Bob' });
+    expect((await answerTo(press)).text).toBe('This button is not on that approval: it can be decided only where it was asked.');
+    expect(sessions.decisions).toEqual([]);
+    expect(sessions.waiting.has('call_9_0')).toBe(true);
+    expect(api.botMessages(ada).find((message) => message.message_id === card.message_id)!.history).toHaveLength(1);
+    expect(refusals('approval button')).toEqual([
+      expect.objectContaining({ level: 40, telegramUserId: bob, chatId: bob, messageId: bobsMessage, callbackData: allowOnce }),
+    ]);
+    expect(refusals('approval button')[0]!.msg).toContain(`shown as message ${card.message_id} in chat ${ada}`);
+    expect(logLines.join('')).not.toContain(api.token);
+
+    // Ada's press of the same data on the card decides it.
+    const own = api.pressButton(ada, card.message_id, allowOnce, { firstName: 'Ada' });
+    expect((await answerTo(own)).text).toBe('Allowed');
+    expect(sessions.decisions).toEqual([{ sessionId: `session-${ada}`, callId: 'call_9_0', decision: 'allow', remember: 'once' }]);
+  });
+
+  it('the approval\'s data pressed on another message of the same chat is refused too', async () => {
+    await twoPeople();
+    const { allowOnce } = await adaApproval();
+    const other = await plainMessage(ada);
+    expect((await answerTo(api.pressButton(ada, other, allowOnce))).text).toMatch(/not on that approval/);
+    expect(sessions.decisions).toEqual([]);
+    expect(refusals('approval button')).toEqual([expect.objectContaining({ telegramUserId: ada, chatId: ada, messageId: other })]);
+  });
+
+  it('ss: binds only a session the chat\'s last /sessions listed, pressed on that listing', async () => {
+    await twoPeople();
+    sessions.recent.set(ada, [{ id: 'ada-1', title: 'Garden' }]);
+    sessions.recent.set(bob, [{ id: 'bob-1', title: 'Car' }]);
+    // Before any listing, and on a message that is not one: refused.
+    const bobsMessage = await plainMessage(bob);
+    expect((await answerTo(api.pressButton(bob, bobsMessage, 'ss:ada-1'))).text).toBe('That session was not offered here: send /sessions and pick from the new list.');
+    api.sendText(bob, '/sessions');
+    const listing = await waitUntil(() => api.botMessages(bob).find((message) => message.text === 'Recent sessions:'));
+    expect(listing.replyMarkup!.inline_keyboard!.flat().map((button) => button.callback_data)).toEqual(['ss:bob-1']);
+    // Another chat's session, forged on the listing itself: refused.
+    expect((await answerTo(api.pressButton(bob, listing.message_id, 'ss:ada-1'))).text).toMatch(/not offered here/);
+    // A listed session, pressed elsewhere: refused.
+    expect((await answerTo(api.pressButton(bob, bobsMessage, 'ss:bob-1'))).text).toMatch(/not offered here/);
+    expect(sessions.switched).toEqual([]);
+    expect(sessions.chatSessions.get(bob)).toBeUndefined();
+    expect(refusals('session switch')).toHaveLength(3);
+    expect(refusals('session switch')).toContainEqual(expect.objectContaining({ telegramUserId: bob, chatId: bob, messageId: listing.message_id, callbackData: 'ss:ada-1' }));
+
+    // The listed one, on the listing: bound.
+    expect((await answerTo(api.pressButton(bob, listing.message_id, 'ss:bob-1'))).text).toBe('Continuing that session.');
+    expect(sessions.switched).toEqual([{ chatId: bob, sessionId: 'bob-1' }]);
+  });
+
+  it('a listing\'s buttons are refused after a restart, until /sessions lists again', async () => {
+    const first = await twoPeople();
+    sessions.recent.set(ada, [{ id: 'ada-1', title: 'Garden' }]);
+    api.sendText(ada, '/sessions');
+    const listing = await waitUntil(() => api.botMessages(ada).find((message) => message.text === 'Recent sessions:'));
+    await first.stop();
+    await twoPeople();
+    expect((await answerTo(api.pressButton(ada, listing.message_id, 'ss:ada-1'))).text).toMatch(/send \/sessions/);
+    expect(sessions.switched).toEqual([]);
+    api.sendText(ada, '/sessions');
+    const again = await waitUntil(() => api.botMessages(ada).filter((message) => message.text === 'Recent sessions:')[1]);
+    expect((await answerTo(api.pressButton(ada, again.message_id, 'ss:ada-1'))).text).toBe('Continuing that session.');
+    expect(sessions.switched).toEqual([{ chatId: ada, sessionId: 'ada-1' }]);
+  });
+
+  it('data no button of the bot carries is refused and logged', async () => {
+    await twoPeople();
+    const message = await plainMessage(bob);
+    expect((await answerTo(api.pressButton(bob, message, 'pf:server_admin'))).text).toBe('This button does nothing.');
+    expect(refusals('unknown button')).toEqual([expect.objectContaining({ telegramUserId: bob, callbackData: 'pf:server_admin' })]);
+  });
+});
+
+describe('pressedWhereSent', () => {
+  const sent = { chatId: ada, messageId: 7 };
+  it('holds only for the chat and message sent to, pressed by the person of that chat', () => {
+    expect(pressedWhereSent({ chatId: ada, messageId: 7, userId: ada, data: 'x' }, sent)).toBe(true);
+    expect(pressedWhereSent({ chatId: bob, messageId: 7, userId: bob, data: 'x' }, sent)).toBe(false);
+    expect(pressedWhereSent({ chatId: ada, messageId: 8, userId: ada, data: 'x' }, sent)).toBe(false);
+    expect(pressedWhereSent({ chatId: ada, messageId: 7, userId: bob, data: 'x' }, sent)).toBe(false);
   });
 });
