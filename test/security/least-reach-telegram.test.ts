@@ -7,6 +7,7 @@
 // decides it, Bob's chat stays his own and nothing of Ada's reaches him or his model requests.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptedLlm } from '../support/scripted-llm.ts';
+import { sessionServiceSessions } from '../../src/channels/telegram/telegram-sessions.ts';
 import { startHearth } from '../support/hearth-server.ts';
 import { recordingLogger } from '../support/recording-logger.ts';
 import { startTelegramBotApi, type TelegramBotApi, type Update } from '../support/telegram-bot-api.ts';
@@ -153,4 +154,35 @@ describe('Telegram: a button counts only where it was sent (issue 31, attack 6)'
   it('the same, with Hearth run by an unprivileged user', async () => {
     await replayAttack(asUnprivilegedUser);
   }, 120_000);
+});
+
+describe('Telegram sessions: a chat lists and continues only its own', () => {
+  it('lists the chat\'s sessions (one bound before chats were marked included), never another chat\'s, and will not continue another chat\'s', async () => {
+    const hearth = await startHearth();
+    cleanups.push(() => hearth.close());
+    const service = hearth.app.sessions;
+    const sessions = sessionServiceSessions(service, `${hearth.dataDir}/session-files`);
+    const talk = async (sessionId: string, text: string) => {
+      hearth.llm.script({ content: 'Noted.' });
+      const sent = service.send(sessionId, { content: text });
+      if (sent.ok) await sent.outcome;
+    };
+    // Bound by an older Hearth, without the chat's mark.
+    const legacy = await service.create({ origin: 'telegram' });
+    if (!legacy.ok) throw new Error(legacy.message);
+    await service.bindKey(`telegram:${ada}`, legacy.session.id);
+    await talk(legacy.session.id, 'ada legacy');
+    const adaNew = await sessions.newSession(ada);
+    if (!adaNew.ok) throw new Error(adaNew.reason);
+    await talk(adaNew.sessionId, 'ada new');
+    const bobSession = await sessions.sessionForChat(bob);
+    await talk(bobSession, 'bob first');
+
+    expect((await sessions.recentSessions(ada)).map((session) => session.id)).toEqual([adaNew.sessionId, legacy.session.id]);
+    expect((await sessions.recentSessions(bob)).map((session) => session.id)).toEqual([bobSession]);
+    expect(await sessions.switchSession(bob, adaNew.sessionId)).toEqual({ ok: false, reason: 'That session is gone.' });
+    expect((await service.findByKey(`telegram:${bob}`))?.id).toBe(bobSession);
+    expect(await sessions.switchSession(ada, legacy.session.id)).toEqual({ ok: true });
+    expect((await service.findByKey(`telegram:${ada}`))?.id).toBe(legacy.session.id);
+  });
 });

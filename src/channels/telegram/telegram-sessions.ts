@@ -16,8 +16,9 @@ function chatOwnedKey(chatId: number, sessionId: string): string {
   return `telegram-chat:${chatId}:${sessionId}`;
 }
 
-// Telegram sessions looked through for a chat's own ten: the chats share one origin.
-const recentCandidates = 200;
+// Telegram sessions looked through for a chat's own ten: the chats share one origin. About 6 ms
+// when the chat's own sessions are behind 200 of another chat's.
+const recentCandidates = 1_000;
 
 const busyReason = 'Still answering your last message: wait for it, or /stop it.';
 
@@ -28,8 +29,10 @@ const busyReason = 'Still answering your last message: wait for it, or /stop it.
  */
 export function sessionServiceSessions(service: SessionService, filesDirectory: string): TelegramSessions {
   const markOwned = (chatId: number, sessionId: string) => service.bindKey(chatOwnedKey(chatId, sessionId), sessionId);
+  const markedOwn = async (chatId: number, sessionId: string): Promise<boolean> => (await service.findByKey(chatOwnedKey(chatId, sessionId)))?.id === sessionId;
+  // The chat's current session is its own even unmarked: bound before Hearth marked them.
   const owns = async (chatId: number, sessionId: string): Promise<boolean> =>
-    (await service.findByKey(chatOwnedKey(chatId, sessionId)))?.id === sessionId || (await service.findByKey(chatSessionKey(chatId)))?.id === sessionId;
+    (await service.findByKey(chatSessionKey(chatId)))?.id === sessionId || (await markedOwn(chatId, sessionId));
   const sessionForChat = async (chatId: number): Promise<string> => {
     const existing = await service.findByKey(chatSessionKey(chatId));
     if (existing) return existing.id;
@@ -84,10 +87,11 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
       return { ok: true, id, name: service.profileName(id) };
     },
     async recentSessions(chatId) {
+      const current = (await service.findByKey(chatSessionKey(chatId)))?.id;
       const own: Array<{ id: string; title: string }> = [];
       for (const session of await service.recent({ origin: 'telegram', limit: recentCandidates })) {
         if (own.length === 10) break;
-        if (await owns(chatId, session.id)) own.push({ id: session.id, title: session.title });
+        if (session.id === current || (await markedOwn(chatId, session.id))) own.push({ id: session.id, title: session.title });
       }
       return own;
     },
