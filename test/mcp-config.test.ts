@@ -33,7 +33,7 @@ describe('reading the file', () => {
         mcpServers: {
           files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'], env: { LOG: 'debug' }, cwd: 'mcp/files' },
           absolute: { type: 'stdio', command: '/usr/bin/mcp-thing', cwd: '/srv/thing' },
-          remote: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer abc' } },
+          remote: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer abc' }, trusted: true },
           plain: { url: 'http://127.0.0.1:3001/mcp' },
           off: { command: 'something', disabled: true },
         },
@@ -42,10 +42,10 @@ describe('reading the file', () => {
     const config = await readMcpConfig(file, dataDir);
     expect(config.errors).toEqual([]);
     expect(config.servers).toEqual([
-      { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'], env: { LOG: 'debug' }, cwd: path.join(dataDir, 'mcp/files'), jail: { paths: {}, network: false } },
-      { name: 'absolute', transport: 'stdio', command: '/usr/bin/mcp-thing', args: [], env: {}, cwd: '/srv/thing', jail: { paths: {}, network: false } },
-      { name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer abc' } },
-      { name: 'plain', transport: 'http', url: 'http://127.0.0.1:3001/mcp', headers: {} },
+      { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/notes'], env: { LOG: 'debug' }, cwd: path.join(dataDir, 'mcp/files'), jail: { paths: {}, network: false }, trusted: false },
+      { name: 'absolute', transport: 'stdio', command: '/usr/bin/mcp-thing', args: [], env: {}, cwd: '/srv/thing', jail: { paths: {}, network: false }, trusted: false },
+      { name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer abc' }, trusted: true },
+      { name: 'plain', transport: 'http', url: 'http://127.0.0.1:3001/mcp', headers: {}, trusted: false },
     ]);
   });
 

@@ -48,6 +48,7 @@ describe('loadProfiles', () => {
         scratchpad_sections: [],
         approvals: { default: 'allow', deny: [], allow: [], ask: [] },
         jail: {},
+        untrusted: { allow: [] },
         prompt: 'Be helpful.',
         file,
       },

@@ -115,6 +115,7 @@ export async function compressionBookkeeping(): Promise<ScenarioResult> {
       maxIterations: profile.max_iterations,
       approvalPolicies: [profile.approvals],
       jailKinds: profile.jail,
+      untrustedAllow: profile.untrusted.allow,
       sessionProfileId: profile.id,
     };
     return await measure(db, config, setup, tools, backend);

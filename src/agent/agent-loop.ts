@@ -3,9 +3,12 @@ import type { NewMessage } from '../store/message.ts';
 import { executeToolCall } from '../tools/execute-tool-call.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { combineReadings, outflowReason, type OutsideReading } from '../approvals/outflow.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
 import type { JailKind } from '../jail/jail-spec.ts';
-import type { ApprovalGate } from './approval-gate.ts';
+import type { Authorization, AuthorizationRequest } from './approval-gate.ts';
+import type { ContextMessage } from './chat-message.ts';
+import { outsideReadingOf, wrapOutsideContent } from './outside-content.ts';
 import { DraftCheckpoint, type DraftCheckpointOptions } from './draft-checkpoint.ts';
 import { fitRequest } from './fit-request.ts';
 import { streamRound, type RoundResult } from './stream-round.ts';
@@ -13,7 +16,7 @@ import { charactersPerToken, estimateTokens } from './token-estimate.ts';
 
 /** Where the loop reads the model's view of the conversation and appends to it. */
 export interface Conversation {
-  load(): Promise<ChatMessage[]>;
+  load(): Promise<ContextMessage[]>;
   append(messages: NewMessage[]): Promise<void>;
   /** Adds messages only the model sees (an image a tool loaded), not the display history. */
   appendToContext(messages: NewMessage[]): Promise<void>;
@@ -36,6 +39,8 @@ export interface RoundSetup {
   jailKinds: Readonly<Record<string, JailKind>>;
   /** The session's profile this round (a sub-agent's: its parent session's), handed to tools as ToolContext.sessionProfileId. */
   sessionProfileId: string;
+  /** Tools the profile lets send and act after the run has read outside content (`untrusted: {allow}`). */
+  untrustedAllow: readonly string[];
 }
 
 export interface LoopInput {
@@ -45,8 +50,10 @@ export interface LoopInput {
   toolTimeoutMs: number;
   /** An answer (with its reasoning) longer than this is cut off with a note (MAX_ANSWER_CHARS). */
   maxAnswerCharacters: number;
+  /** The run's context; a sub-agent's `outside` is what its parent had read, which binds it too. */
   context: ToolContext;
-  approvals: ApprovalGate;
+  /** The approval path every call passes before it runs (approval-gate.ts), outside the model. */
+  authorize: (request: AuthorizationRequest) => Promise<Authorization>;
   /** Checkpoints each streaming answer so a crash keeps it; sub-agents, held in memory, have none. */
   drafts?: Omit<DraftCheckpointOptions, 'intervalMs' | 'maxPendingCharacters'>;
 }
@@ -145,14 +152,20 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
  * loaded, as user messages for the model.
  */
 async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInput): Promise<NewMessage[]> {
-  const context: ToolContext = {
-    ...input.context,
-    approvalPolicies: setup.approvalPolicies,
-    jailKinds: setup.jailKinds,
-    sessionProfileId: setup.sessionProfileId,
-  };
+  const inherited = input.context.outside;
+  const allow = inherited ? setup.untrustedAllow.filter((name) => inherited.allow.includes(name)) : setup.untrustedAllow;
   const images: NewMessage[] = [];
   for (const call of calls) {
+    // Read again before each call: a page read by the call before taints this one.
+    const own = outsideReadingOf(await input.conversation.load());
+    const reading: OutsideReading = inherited ? combineReadings(inherited, own) : own;
+    const context: ToolContext = {
+      ...input.context,
+      approvalPolicies: setup.approvalPolicies,
+      jailKinds: setup.jailKinds,
+      sessionProfileId: setup.sessionProfileId,
+      outside: { ...reading, allow },
+    };
     const announced = { call_id: call.id, tool: call.name, args: call.arguments, is_subagent: context.isSubagent };
     context.emit({ type: 'tool_started', ...announced });
     const result = await executeToolCall(call, {
@@ -161,12 +174,39 @@ async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInp
       context,
       defaultTimeoutMs: input.toolTimeoutMs,
       authorize: (entry, args) =>
-        input.approvals.authorize({ callId: call.id, tool: entry.tool, args, policies: setup.approvalPolicies, context }),
+        input.authorize({
+          callId: call.id,
+          tool: entry.tool,
+          args,
+          policies: setup.approvalPolicies,
+          context,
+          outsideReason: outflowReason(reading, { tool: entry.tool.name, outflow: entry.tool.outflow?.(args) }, allow),
+        }),
     });
-    await input.conversation.append([{ role: 'tool', content: result.output, tool_call_id: call.id, name: call.name, success: result.success }]);
+    const source = result.outside?.source;
+    await input.conversation.append([
+      {
+        role: 'tool',
+        content: source === undefined ? result.output : wrapOutsideContent(source, result.output),
+        tool_call_id: call.id,
+        name: call.name,
+        success: result.success,
+        ...(source !== undefined && { untrusted_source: source }),
+        ...(result.outside?.quotable === false && { agent_written: true }),
+      },
+    ]);
     context.emit({ type: 'tool_call', ...announced, result: result.output, success: result.success });
     const image = loadedImage(result.metadata);
-    if (image) images.push({ role: 'user', content: `[Image loaded by ${call.name}: ${image.description}]`, images: [image.base64] });
+    if (image) {
+      const note = `[Image loaded by ${call.name}: ${image.description}]`;
+      images.push({
+        role: 'user',
+        content: source === undefined ? note : wrapOutsideContent(source, note),
+        images: [image.base64],
+        agent_written: true,
+        ...(source !== undefined && { untrusted_source: source }),
+      });
+    }
   }
   return images;
 }

@@ -22,6 +22,8 @@ export interface AuthorizationRequest {
   /** Every policy that governs the run; the strictest verdict wins. */
   policies: readonly ApprovalPolicy[];
   context: ToolContext;
+  /** Why the call must be asked about because the run read outside content (src/approvals/outflow.ts); a deny rule still denies. */
+  outsideReason?: string | undefined;
 }
 
 export type Authorization = { allowed: true } | { allowed: false; message: string };
@@ -82,7 +84,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       subject,
       commandSubject: tool.commandSubject === true,
       hiddenCharacters,
-      mustAsk: await tool.mustAsk?.(args, context),
+      mustAsk: joinReasons(await tool.mustAsk?.(args, context), request.outsideReason),
       destructive: tool.destructive === true,
     });
     const record = { sessionId, callId: request.callId, tool: tool.name, subject, rule: judgement.rule, isSubagent: context.isSubagent };
@@ -178,6 +180,11 @@ function deniedMessage(by: Outcome['by'], tool: string, subject: string, timeout
     case 'stop':
       return stoppedMessage;
   }
+}
+
+function joinReasons(...reasons: (string | undefined)[]): string | undefined {
+  const given = reasons.filter((reason) => reason !== undefined);
+  return given.length === 0 ? undefined : given.join('; ');
 }
 
 function keyOf(sessionId: string, callId: string): string {

@@ -202,7 +202,14 @@ export async function compressMessages(messages: readonly Message[], input: Comp
   const text = result.completion.content.trim();
   if (text === '') return { status: 'failed', message: 'The summariser answered with nothing.', aborted: false };
 
-  const summary: NewMessage = { role: 'user', content: `${summaryLabel}\n\n${clip(text, limits.summaryCharacters)}`, is_summary: true };
+  // What the replaced messages read from outside may live on in the summary: it keeps their taint (docs/security.md: Untrusted content).
+  const outside = [...new Set(plan.replaced.flatMap((message) => (message.untrusted_source === undefined ? [] : [message.untrusted_source])))];
+  const summary: NewMessage = {
+    role: 'user',
+    content: `${summaryLabel}\n\n${clip(text, limits.summaryCharacters)}`,
+    is_summary: true,
+    ...(outside.length > 0 && { untrusted_source: `a summary of ${outside.join(', ')}` }),
+  };
   await replaceContextPrefix(db, sessionId, plan.replaced.at(-1)!.id, summary);
   // An estimate until the next call reports what the backend counted.
   const contextTokens = fixedTokens + estimateTokens([summary, ...plan.kept]);

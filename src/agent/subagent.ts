@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { runWithContext } from '../context.ts';
-import type { ChatMessage } from '../llm/types.ts';
+import type { ContextMessage } from './chat-message.ts';
 import type { NewMessage } from '../store/message.ts';
 import { clearSessionWorkState, findSession } from '../store/sessions-repository.ts';
 import type { SubagentRunner } from '../tools/builtin/spawn-agent.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import { defaultToolTimeoutMs, runAgentLoop, type Conversation } from './agent-loop.ts';
+import { outsideReadingOf } from './outside-content.ts';
 import { profileNamed, setupForProfile } from './round-setup.ts';
 import type { AgentDependencies } from './dependencies.ts';
 
@@ -21,7 +22,8 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
     const profile = profileNamed(profileId ?? session?.profileId, deps);
     if (!('prompt' in profile)) return { output: profile.message, success: false };
 
-    const messages: ChatMessage[] = [{ role: 'user', content: task }];
+    // The task is the parent model's words, not the person's; what the parent read binds the sub-agent (context.outside).
+    const messages: ContextMessage[] = [{ role: 'user', content: task, agent_written: true }];
     const remember = async (added: NewMessage[]) => {
       messages.push(...added.map(({ is_plan: _plan, is_summary: _summary, stopped: _stopped, success: _success, ...message }) => message));
     };
@@ -32,6 +34,7 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
       signal: parent.signal,
       emit: parent.emit,
       isSubagent: true,
+      ...(parent.outside && { outside: parent.outside }),
     };
     try {
       const outcome = await runWithContext(context, () =>
@@ -46,15 +49,19 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
               sessionProfileId: parent.sessionProfileId ?? session?.profileId,
             }),
           registry: deps.tools,
-          approvals: deps.approvals,
+          authorize: (request) => deps.approvals.authorize(request),
           toolTimeoutMs: defaultToolTimeoutMs,
           maxAnswerCharacters: deps.config.MAX_ANSWER_CHARS,
           context,
         }),
       );
       switch (outcome.status) {
-        case 'completed':
-          return outcome.content || 'The sub-agent finished without a final answer.';
+        case 'completed': {
+          const output = outcome.content || 'The sub-agent finished without a final answer.';
+          // Its answer may carry what its pages told it: the parent reads it as outside content, not to be quoted.
+          const read = outsideReadingOf(messages).sources;
+          return read.length === 0 ? output : { output, outside: { source: `a sub-agent that read ${read.join(', ')}`, quotable: false } };
+        }
         case 'stopped':
           return { output: 'The sub-agent was stopped by the user.', success: false };
         case 'failed':

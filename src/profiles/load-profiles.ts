@@ -142,6 +142,7 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       scratchpad_sections: frontMatter.scratchpad_sections ?? [],
       approvals,
       jail: { ...frontMatter.jail },
+      untrusted: { allow: frontMatter.untrusted?.allow ?? [] },
       ...(heartbeat && { heartbeat }),
       prompt,
       file,

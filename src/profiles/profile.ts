@@ -26,6 +26,11 @@ export interface Profile {
   approvals: ApprovalPolicy;
   /** Which jail each tool's processes run in (docs/security.md: The jail); `strict` for any tool not named. */
   jail: Readonly<Record<string, JailKind>>;
+  /**
+   * Tools that may send and act after the run has read outside content without asking
+   * (docs/security.md: Untrusted content); the path policy and approval rules still apply.
+   */
+  untrusted: { allow: readonly string[] };
   /** How often the profile looks things over unasked (README: Heartbeat). */
   heartbeat?: HeartbeatSettings;
   /** What a heartbeat checks: the body of `<id>.heartbeat.md` beside the profile, when there is one. */
@@ -79,6 +84,12 @@ export const ProfileFrontMatterSchema = Type.Object(
     jail: Type.Optional(
       Type.Object(
         { terminal: Type.Optional(Type.Unsafe<JailKind>({ type: 'string', enum: ['strict', 'host'] })) },
+        { additionalProperties: false },
+      ),
+    ),
+    untrusted: Type.Optional(
+      Type.Object(
+        { allow: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), { uniqueItems: true })) },
         { additionalProperties: false },
       ),
     ),

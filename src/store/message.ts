@@ -30,6 +30,10 @@ export interface Message {
   /** User messages a schedule sent (README: Schedules, reminders and notifications), with that schedule's id. */
   scheduled?: boolean;
   schedule_id?: string;
+  /** The text came from outside (a web page, an MCP server, a forwarded message): its source. Such a message taints the run (docs/security.md: Untrusted content). */
+  untrusted_source?: string;
+  /** A user-role message the agent wrote (a sub-agent's task, a loaded image's note, a summary), not the person's words. */
+  agent_written?: boolean;
   created_at: string;
 }
 

@@ -58,6 +58,13 @@ export async function executeToolCall(call: ToolCallRequest, options: ExecuteOpt
   if (!authorization.allowed) return failure(authorization.message);
   if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
 
+  const declared = entry.tool.untrustedSource?.(call.arguments);
+  const result = await runAuthorized(entry, call, options);
+  return declared === undefined ? result : { ...result, outside: { source: declared, quotable: true } };
+}
+
+async function runAuthorized(entry: RegisteredTool, call: ToolCallRequest, options: ExecuteOptions): Promise<ToolResult> {
+  const { context } = options;
   const timeoutMs = entry.tool.timeoutMs ?? options.defaultTimeoutMs;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([context.signal, timeout]);

@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../agent/events.ts';
 import type { SubjectPartKind } from '../approvals/normalise-subject.ts';
+import type { Outflow, OutsideReading } from '../approvals/outflow.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
 import type { JailKind } from '../jail/jail-spec.ts';
 
@@ -23,16 +24,33 @@ export interface ToolContext {
    * model acts for: `schedule` creates schedules for it and `switch_profile` switches from it.
    */
   sessionProfileId?: string;
+  /**
+   * What the run had read from outside when this call was made, and the tools its profile lets
+   * past that (docs/security.md: Untrusted content); a sub-agent starts from its parent's.
+   */
+  outside?: OutsideReading & { allow: readonly string[] };
 }
 
 export interface ToolResult {
   output: string;
   success: boolean;
   metadata?: Record<string, unknown>;
+  /** The tool ran and its output came from outside, or was written by a model that read such content. */
+  outside?: OutsideOutput;
+}
+
+/**
+ * Where a result's text came from when not from the tool itself: `source` names it; `quotable`
+ * says whether it is what outside wrote (a page) rather than a model's words about it (a
+ * sub-agent's answer), which taint the run as well but may not be quoted by its requests.
+ */
+export interface OutsideOutput {
+  source: string;
+  quotable: boolean;
 }
 
 /** A tool may answer with plain text (success) or a full result. */
-export type ToolOutput = string | { output: string; success?: boolean; metadata?: Record<string, unknown> };
+export type ToolOutput = string | { output: string; success?: boolean; metadata?: Record<string, unknown>; outside?: OutsideOutput };
 
 export interface Tool<Arguments = any> {
   name: string;
@@ -70,6 +88,19 @@ export interface Tool<Arguments = any> {
    * (the path policy resolves links before it knows).
    */
   precheck?(args: Arguments, context: ToolContext): string | undefined | Promise<string | undefined>;
+  /**
+   * This call's result comes from outside Hearth and the person (a web page, search results, an
+   * MCP server, a name someone gave a device): the source to name, e.g. the page's host. Undefined
+   * when this call's result is the tool's own. A run that has read such a result is tainted, and
+   * the model sees the result under a provenance line (docs/security.md: Untrusted content).
+   */
+  untrustedSource?(args: Arguments): string | undefined;
+  /**
+   * What this call would send beyond the run: the parts of a request, or an effect that outlives
+   * it. In a tainted run, it is asked about unless every part appeared in what the person wrote or
+   * the run has read; an effect is always asked about.
+   */
+  outflow?(args: Arguments): Outflow | undefined;
   /** Wall-clock limit of one call; the registry's default applies when absent. */
   timeoutMs?: number;
   execute(args: Arguments, context: ToolContext): Promise<ToolOutput>;
@@ -81,5 +112,10 @@ export interface Tool<Arguments = any> {
 
 export function toToolResult(output: ToolOutput): ToolResult {
   if (typeof output === 'string') return { output, success: true };
-  return { output: output.output, success: output.success ?? true, ...(output.metadata && { metadata: output.metadata }) };
+  return {
+    output: output.output,
+    success: output.success ?? true,
+    ...(output.metadata && { metadata: output.metadata }),
+    ...(output.outside && { outside: output.outside }),
+  };
 }

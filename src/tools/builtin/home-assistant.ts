@@ -210,6 +210,8 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
       if (args.action === 'call_service') return serviceCallSubject(resolveServiceCall(args));
       return [args.action, args.query ?? args.entity_id ?? args.domain ?? ''].join(' ').trim();
     },
+    // Entity, area and attribute names are whatever the household typed: the lists of services are Home Assistant's own.
+    untrustedSource: (args) => (args.action === 'services' ? undefined : 'Home Assistant names and attributes'),
     precheck: () => (homeAssistant?.configured ? undefined : notConfigured),
     async execute(args, context) {
       const ha = homeAssistant;

@@ -5,6 +5,7 @@ import {
   decodeText,
   describeSize,
   fetchLimited,
+  hostOf,
   isJsonMediaType,
   isTextual,
   megabyte,
@@ -94,6 +95,9 @@ export function createHttpRequestTool(options: HttpRequestOptions = {}): Tool<Ht
     parameters,
     subject: (args) => `${args.method} ${args.url}`,
     subjectParts: ['word', 'url'],
+    untrustedSource: (args) => hostOf(args.url),
+    // Headers go out too: each value is a place to carry data.
+    outflow: (args) => ({ request: [args.url, requestHeadersAndBody(args).body ?? '', ...Object.values(args.headers ?? {})] }),
     // Above the largest timeout_s, so the request's own timeout reports first.
     timeoutMs: (maximumTimeoutSeconds + 5) * 1000,
     async execute(args, context) {

@@ -23,6 +23,8 @@ export function createMemorySaveTool(db: Db, onChange: () => void = () => {}): T
     name: 'memory_save',
     description: 'Remember a durable fact about the user; the same category+key is replaced.',
     parameters,
+    // Every later run reads what is remembered.
+    outflow: () => ({ effect: 'a fact remembered now' }),
     async execute(args) {
       for (const field of ['category', 'key', 'value'] as const) {
         const text = field === 'value' ? args[field].trim() : factName(args[field]);

@@ -104,6 +104,7 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
     parameters,
     timeoutMs: maximumWaitMs + 20_000,
     subject: (args) => `${args.action} ${args.topic}`,
+    outflow: (args) => (args.action === 'publish' ? { effect: 'a message published now' } : undefined),
     precheck: () => (broker?.configured ? undefined : (broker?.unavailableMessage() ?? notConfigured)),
     async execute(args, context) {
       const action: Action = args.action;

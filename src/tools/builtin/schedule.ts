@@ -102,6 +102,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
       const target = args.action === 'create' ? (args.profile ?? context?.sessionProfileId) : undefined;
       return [args.action, args.name ?? args.id ?? '', ...(target === undefined ? [] : [`(profile ${target})`])].filter((part) => part !== '').join(' ');
     },
+    outflow: (args) => (args.action === 'create' ? { effect: 'a schedule created now' } : undefined),
     // A scheduled run follows its profile's approval rules unattended: only the person may put work under another profile's.
     mustAsk(args, context) {
       if (args.action !== 'create' || args.profile === undefined || args.profile === context?.sessionProfileId) return undefined;

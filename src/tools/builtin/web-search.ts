@@ -168,6 +168,9 @@ export function createWebSearchTool(options: WebSearchOptions): Tool<WebSearchAr
     name: 'web_search',
     description: 'Search the web; returns numbered results (title, URL, snippet) to read with web_view.',
     parameters,
+    untrustedSource: () => 'web search results',
+    // The query goes to the search engine: once the run has read outside content, it may only repeat what was read or said.
+    outflow: (args) => ({ request: [args.query] }),
     async execute(args, context) {
       const query = args.query.trim();
       if (query === '') return failure('Send query: the words to search for.');

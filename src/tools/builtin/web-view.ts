@@ -6,6 +6,7 @@ import {
   decodeText,
   describeSize,
   fetchLimited,
+  hostOf,
   isHtmlMediaType,
   isTextual,
   megabyte,
@@ -57,6 +58,8 @@ export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArg
     parameters,
     subject: (args) => `GET ${args.url}`,
     subjectParts: ['word', 'url'],
+    untrustedSource: (args) => hostOf(args.url),
+    outflow: (args) => ({ request: [args.url] }),
     async execute(args, context) {
       const url = parseHttpUrl(args.url);
       if (!url) return failure(`"${args.url}" is not an absolute http(s) URL; send one like https://example.com/page.`);

@@ -54,6 +54,7 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
       'Create or replace one of your own tools (a TypeScript module) and load it. Read tool_manual write_tool first.',
     parameters,
     subject: (args) => String(args.name),
+    outflow: () => ({ effect: 'a tool written now' }),
     mustAsk(args) {
       // The gate may ask before the arguments were validated: read them defensively.
       const description = typeof args.description === 'string' ? args.description : undefined;

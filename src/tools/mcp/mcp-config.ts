@@ -6,9 +6,13 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { fieldName, valueAt } from '../../json-pointer.ts';
 
 /** One MCP server of MCP_CONFIG_FILE: a program Hearth starts (stdio) or an endpoint it reaches (Streamable HTTP). */
-export type McpServerConfig =
+export type McpServerConfig = (
   | { name: string; transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string; jail: McpJail }
-  | { name: string; transport: 'http'; url: string; headers: Record<string, string> };
+  | { name: string; transport: 'http'; url: string; headers: Record<string, string> }
+) & {
+  /** `"trusted": true`: its results are the person's own data, not outside content (docs/security.md: Untrusted content). */
+  trusted: boolean;
+};
 
 export type McpTransportKind = McpServerConfig['transport'];
 
@@ -60,6 +64,7 @@ const StdioEntrySchema = Type.Object(
     env: Type.Optional(TextMap),
     cwd: Type.Optional(Type.String({ minLength: 1 })),
     jail: Type.Optional(JailEntrySchema),
+    trusted: Type.Optional(Type.Boolean()),
     disabled: Type.Optional(Type.Boolean()),
   },
   // A misspelt key (say `arguments`) would otherwise be ignored without a word.
@@ -72,6 +77,7 @@ const HttpEntrySchema = Type.Object(
     type: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['http', 'streamable-http', 'streamableHttp'] })),
     url: Type.String({ format: 'http-url' }),
     headers: Type.Optional(TextMap),
+    trusted: Type.Optional(Type.Boolean()),
     disabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -83,12 +89,14 @@ interface StdioEntry {
   env?: Record<string, string>;
   cwd?: string;
   jail?: false | { paths?: Record<string, 'ro' | 'rw'>; network?: boolean };
+  trusted?: boolean;
   disabled?: boolean;
 }
 
 interface HttpEntry {
   url: string;
   headers?: Record<string, string>;
+  trusted?: boolean;
   disabled?: boolean;
 }
 
@@ -177,11 +185,12 @@ function parseServer(name: string, entry: unknown, dataDir: string): McpServerCo
       env: entry.env ?? {},
       ...(entry.cwd !== undefined && { cwd: path.resolve(dataDir, entry.cwd) }),
       jail: entry.jail === false ? false : { paths: resolvedPaths(entry.jail?.paths ?? {}, dataDir), network: entry.jail?.network ?? false },
+      trusted: entry.trusted === true,
     };
   }
   if (!validateHttp(entry)) return describeSchemaErrors(validateHttp.errors ?? [], entry);
   if (entry.disabled === true) return undefined;
-  return { name, transport: 'http', url: entry.url, headers: entry.headers ?? {} };
+  return { name, transport: 'http', url: entry.url, headers: entry.headers ?? {}, trusted: entry.trusted === true };
 }
 
 function unreadable(configFile: string, message: string): McpConfig {

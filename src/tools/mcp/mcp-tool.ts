@@ -32,7 +32,7 @@ export function mcpTools(
   server: string,
   definitions: readonly McpToolDefinition[],
   call: McpCaller,
-  options: { timeoutMs: number },
+  options: { timeoutMs: number; trusted?: boolean },
 ): { tools: Tool[]; refused: { name: string; message: string }[] } {
   const tools: Tool[] = [];
   const refused: { name: string; message: string }[] = [];
@@ -58,7 +58,7 @@ export function mcpTools(
       return;
     }
     taken.set(name, definition.name);
-    tools.push(createMcpTool({ server, definition, name, parameters: prepared.parameters, call, timeoutMs: options.timeoutMs }));
+    tools.push(createMcpTool({ server, definition, name, parameters: prepared.parameters, call, timeoutMs: options.timeoutMs, trusted: options.trusted === true }));
   });
   return { tools, refused };
 }
@@ -80,6 +80,7 @@ interface McpToolParts {
   parameters: Tool['parameters'];
   call: McpCaller;
   timeoutMs: number;
+  trusted: boolean;
 }
 
 function createMcpTool(parts: McpToolParts): Tool<Record<string, unknown>> {
@@ -93,6 +94,7 @@ function createMcpTool(parts: McpToolParts): Tool<Record<string, unknown>> {
     parameters: parts.parameters,
     manual: mcpToolManual({ name, server, definition, destructive }),
     destructive,
+    ...(!parts.trusted && { untrustedSource: () => `MCP server ${server}` }),
     timeoutMs: timeoutMs + timeoutMarginMs,
     async execute(args, context): Promise<ToolOutput> {
       try {

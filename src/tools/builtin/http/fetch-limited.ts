@@ -143,6 +143,11 @@ export function parseHttpUrl(text: string): URL | undefined {
   }
 }
 
+/** The host a request to `text` reads from, as its provenance names it; undefined for anything but an http(s) URL. */
+export function hostOf(text: string): string | undefined {
+  return parseHttpUrl(text)?.host;
+}
+
 export function mediaTypeOf(contentType: string | null): string {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 }
