@@ -72,6 +72,13 @@ export interface JailedHearthOptions {
   user?: { uid: number; gid: number; home: string };
   /** The address Hearth listens on; `::` (every address, both families) by default, so any spelling of the machine reaches it from outside a jail. */
   host?: string;
+  /**
+   * Run the shell and Hearth in a terminal of their own, as a person starting Hearth in theirs: a
+   * pseudo-terminal from util-linux `script`, the shell its session leader, the terminal Hearth's
+   * controlling terminal and standard descriptors. `output()` is then what the terminal showed,
+   * echoed input included.
+   */
+  terminal?: boolean;
 }
 
 export interface JailedHearth {
@@ -156,16 +163,21 @@ export async function startJailedHearth(options: JailedHearthOptions = {}): Prom
   const script = `env -i ${exports} "${process.execPath}" --import "${tsxLoader}" "${path.join(project, 'src', 'main.ts')}"; exit $?`;
   const shellEnvironment: Record<string, string> = { PATH: hearthEnvironment.PATH!, ...secrets.parent };
   for (const [name, value] of Object.entries(hearthEnvironment)) shellEnvironment[`HEARTH_${name}`] = value;
-  const shell: ChildProcess = spawn('/bin/sh', ['-c', script], {
+  const [command, args] = options.terminal ? ['script', ['--quiet', '--flush', '--return', '--command', script, '/dev/null']] : ['/bin/sh', ['-c', script]];
+  const launcher: ChildProcess = spawn(command, args, {
     cwd: projectDir,
     env: shellEnvironment,
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.user && { uid: options.user.uid, gid: options.user.gid }),
   });
   let output = '';
-  shell.stdout?.on('data', (data: Buffer) => (output += data.toString()));
-  shell.stderr?.on('data', (data: Buffer) => (output += data.toString()));
-  const exited = once(shell, 'exit');
+  launcher.stdout?.on('data', (data: Buffer) => (output += data.toString()));
+  launcher.stderr?.on('data', (data: Buffer) => (output += data.toString()));
+  const exited = once(launcher, 'exit');
+  // Under `script`, the shell is its child.
+  const shellPid = options.terminal
+    ? await waitUntil(async () => (await childrenOf(launcher.pid!))[0]).catch(() => launcher.pid!)
+    : launcher.pid!;
   const baseUrl = `http://127.0.0.1:${port}`;
   const request: JailedHearth['request'] = async (method, url, body) => {
     const response = await fetch(baseUrl + url, {
@@ -177,25 +189,25 @@ export async function startJailedHearth(options: JailedHearthOptions = {}): Prom
     return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
   };
   const stop = async () => {
-    if (shell.exitCode === null && shell.signalCode === null) {
-      for (const child of await childrenOf(shell.pid!)) process.kill(child, 'SIGTERM');
+    if (launcher.exitCode === null && launcher.signalCode === null) {
+      for (const child of await childrenOf(shellPid)) process.kill(child, 'SIGTERM');
       await exited;
     }
   };
   try {
     await waitUntil(async () => {
-      if (shell.exitCode !== null) throw new Error(`the server exited (${shell.exitCode}): ${output}`);
+      if (launcher.exitCode !== null) throw new Error(`the server exited (${launcher.exitCode}): ${output}`);
       return (await request('GET', '/health').catch(() => undefined))?.status === 200;
     }, 60_000);
   } catch (error) {
-    for (const child of await childrenOf(shell.pid!)) process.kill(child, 'SIGKILL');
+    for (const child of await childrenOf(shellPid)) process.kill(child, 'SIGKILL');
     await rm(root, { recursive: true, force: true });
     await llm.close();
     throw error;
   }
   // Hearth may restart itself (without secrets in its environment): the node process now under the shell.
   const [pid] = await waitUntil(async () => {
-    const children = await childrenOf(shell.pid!);
+    const children = await childrenOf(shellPid);
     return children.length === 1 ? children : undefined;
   });
 
@@ -203,7 +215,7 @@ export async function startJailedHearth(options: JailedHearthOptions = {}): Prom
     baseUrl,
     port,
     pid: pid!,
-    parentPid: shell.pid!,
+    parentPid: shellPid,
     projectDir,
     dataDir,
     sessionFilesDir,

@@ -2,7 +2,7 @@
 // A small MCP server over stdio, built with the official SDK's McpServer, for what the reference
 // servers cannot show: its pid, tools added and removed at runtime (list_changed), a crash, a
 // child of its own, its environment, paged tool lists, what it received, and what it can read
-// and reach (probe: for the jail tests).
+// and reach (probe: for the jail tests), and what a program run in its session can do to a terminal (run_attached).
 //
 // FIXTURE_LOG=<file>        appends one JSON line per message received and per aborted call
 // FIXTURE_PAGE_SIZE=<n>     answers tools/list in pages of n tools
@@ -63,6 +63,21 @@ server.registerTool('spawn_child', { description: 'Starts a detached child that 
   child.unref();
   return text(child.pid);
 });
+
+server.registerTool(
+  'run_attached',
+  {
+    description: 'Runs a program with this server\'s own standard descriptors (and session); tells what it wrote to descriptor 3.',
+    inputSchema: { command: z.string(), args: z.array(z.string()) },
+  },
+  async ({ command, args }) => {
+    const child = spawn(command, args, { stdio: ['inherit', 'inherit', 'inherit', 'pipe'] });
+    let written = '';
+    child.stdio[3].on('data', (chunk) => (written += chunk));
+    const code = await new Promise((resolve) => child.once('close', resolve).once('error', (error) => resolve(error.code)));
+    return text(written || `no answer (exit ${code})`);
+  },
+);
 
 server.registerTool(
   'probe',

@@ -239,7 +239,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   /** A stdio server's command inside its jail (docs/security.md, *The jail*), or undefined to run it as configured. */
   private async jailedCommand(): Promise<JailedCommand | undefined> {
     const { config, jail } = this.options;
-    if (config.transport !== 'stdio' || jail === undefined) return undefined;
+    if (config.transport !== 'stdio' || jail?.active !== true) return undefined;
     const spec = mcpJailSpec(config, this.npmCache());
     if (spec === undefined) return undefined;
     return jail.wrap(config.command, config.args, spec, this.childEnvironment());

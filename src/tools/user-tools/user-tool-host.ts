@@ -158,14 +158,16 @@ class HostProcess extends EventEmitter<{ message: [message: HostToServer]; gone:
     const child = spawn(jailed?.executable ?? process.execPath, jailed?.args ?? [...flags, hostScript], {
       cwd: sandbox.workFolder ?? tmpdir(),
       env: jailed?.environment ?? environment,
-      // stdout goes where the server's goes (a tool's console.log); the end of stderr is kept to explain a crash;
-      // fd 3 is the channel; fd 4, in a jail, is where bubblewrap says which process runs the host.
-      stdio: ['ignore', 'inherit', 'pipe', 'pipe', ...(jailed ? (['pipe'] as const) : [])],
+      // stdout goes where the server's goes (a tool's console.log), through a pipe: the host holds no descriptor of a
+      // terminal Hearth may run in. The end of stderr is kept to explain a crash; fd 3 is the channel; fd 4, in a jail,
+      // is where bubblewrap says which process runs the host.
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', ...(jailed ? (['pipe'] as const) : [])],
       // A session of its own, jailed or not: no controlling terminal, so a tool cannot type into the one Hearth runs in.
       detached: true,
       windowsHide: true,
     });
     child.once('exit', () => jailed?.release());
+    child.stdout?.pipe(process.stdout, { end: false });
     const channel = child.stdio[3] as Duplex;
     if (child.pid !== undefined) register(child);
     const host = new HostProcess(child, channel, options.resourceLimits.maxOldGenerationSizeMb, options.maxRssMb ?? 256);
