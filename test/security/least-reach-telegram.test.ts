@@ -182,7 +182,13 @@ describe('Telegram sessions: a chat lists and continues only its own', () => {
     expect((await sessions.recentSessions(bob)).map((session) => session.id)).toEqual([bobSession]);
     expect(await sessions.switchSession(bob, adaNew.sessionId)).toEqual({ ok: false, reason: 'That session is gone.' });
     expect((await service.findByKey(`telegram:${bob}`))?.id).toBe(bobSession);
+    // Continuing the unmarked one keeps it, and the one left, the chat's.
+    const legacyOnly = await service.create({ origin: 'telegram' });
+    if (!legacyOnly.ok) throw new Error(legacyOnly.message);
+    await service.bindKey(`telegram:${ada}`, legacyOnly.session.id);
+    await talk(legacyOnly.session.id, 'ada older legacy');
     expect(await sessions.switchSession(ada, legacy.session.id)).toEqual({ ok: true });
     expect((await service.findByKey(`telegram:${ada}`))?.id).toBe(legacy.session.id);
+    expect((await sessions.recentSessions(ada)).map((session) => session.id)).toEqual([legacyOnly.session.id, adaNew.sessionId, legacy.session.id]);
   });
 });

@@ -33,6 +33,13 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
   // The chat's current session is its own even unmarked: bound before Hearth marked them.
   const owns = async (chatId: number, sessionId: string): Promise<boolean> =>
     (await service.findByKey(chatSessionKey(chatId)))?.id === sessionId || (await markedOwn(chatId, sessionId));
+  const moveChatTo = async (chatId: number, sessionId: string): Promise<void> => {
+    // The session left behind stays the chat's, also one bound before Hearth marked them.
+    const previous = await service.findByKey(chatSessionKey(chatId));
+    if (previous) await markOwned(chatId, previous.id);
+    await markOwned(chatId, sessionId);
+    await service.bindKey(chatSessionKey(chatId), sessionId);
+  };
   const sessionForChat = async (chatId: number): Promise<string> => {
     const existing = await service.findByKey(chatSessionKey(chatId));
     if (existing) return existing.id;
@@ -49,11 +56,7 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
     async newSession(chatId, profileId) {
       const created = await service.create({ origin: 'telegram', ...(profileId !== undefined && { profileId }) });
       if (!created.ok) return { ok: false, reason: created.message };
-      // The session left behind stays the chat's, also one that predates these marks.
-      const previous = await service.findByKey(chatSessionKey(chatId));
-      if (previous) await markOwned(chatId, previous.id);
-      await markOwned(chatId, created.session.id);
-      await service.bindKey(chatSessionKey(chatId), created.session.id);
+      await moveChatTo(chatId, created.session.id);
       return { ok: true, sessionId: created.session.id };
     },
     async send(sessionId, text, files) {
@@ -97,7 +100,7 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
     },
     async switchSession(chatId, sessionId) {
       if (!(await service.find(sessionId)) || !(await owns(chatId, sessionId))) return { ok: false, reason: 'That session is gone.' };
-      await service.bindKey(chatSessionKey(chatId), sessionId);
+      await moveChatTo(chatId, sessionId);
       return { ok: true };
     },
   };
