@@ -41,6 +41,7 @@ import { schedulesAtStart } from './scenarios/schedules-at-start.ts';
 import { mcpEchoCalls, mcpServersAtStart } from './scenarios/mcp.ts';
 import { scheduleStorm } from './scenarios/schedule-storm.ts';
 import { telegramRoundTrips } from './scenarios/telegram.ts';
+import { pathPolicyTimes } from './scenarios/path-policy.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -171,6 +172,7 @@ async function main(): Promise<number> {
       [20, '20b. 10 stdio MCP servers at start', () => mcpServersAtStart(context)],
       [21, '21. `/health` while 1,000 due schedules run', () => scheduleStorm(context)],
       [22, '22. Telegram round trip through the Bot API stand-in', () => telegramRoundTrips(context)],
+      [23, '23. `filesystem` read and write under the path policy', () => pathPolicyTimes()],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

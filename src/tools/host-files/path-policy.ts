@@ -57,6 +57,16 @@ interface Place {
   identity?: Identity;
 }
 
+interface FixedPlaces {
+  folders: Place[];
+  files: Place[];
+  sessions: Place;
+  allowed: Place[] | 'anywhere';
+  writable: Place[] | 'anywhere';
+}
+
+const placesLifetimeMs = 1_000;
+
 const missing = (shown: string) => `${shown} does not exist. Use action "list" on its folder to see what is there.`;
 
 /** What each of Hearth's places is, and what to do instead: after "Refused: <path> is …". */
@@ -149,6 +159,28 @@ export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
     return roots === 'anywhere' ? 'anywhere' : Promise.all(roots.map((root) => place('root', root)));
   }
 
+  /** Hearth's places and the granted roots, resolved at most once a second: they change only when the person moves them. */
+  let resolved: { at: number; places: Promise<FixedPlaces> } | undefined;
+  function fixedPlaces(): Promise<FixedPlaces> {
+    if (resolved === undefined || performance.now() - resolved.at > placesLifetimeMs) {
+      const places = resolvePlaces();
+      resolved = { at: performance.now(), places };
+      places.catch(() => (resolved = undefined));
+    }
+    return resolved.places;
+  }
+
+  async function resolvePlaces(): Promise<FixedPlaces> {
+    const [folders, files, sessions, allowed, writable] = await Promise.all([
+      places(footprint.filter((entry) => entry.folder && entry.setting !== 'SESSION_FILES_DIR')),
+      places(footprint.filter((entry) => !entry.folder)),
+      place('SESSION_FILES_DIR', sessionFiles),
+      rootsOf(allowedRoots),
+      rootsOf(writableRoots),
+    ]);
+    return { folders, files, sessions, allowed, writable };
+  }
+
   async function decide(requested: string, action: FileAction, context: Pick<ToolContext, 'sessionId' | 'parentSessionId'>): Promise<PathDecision> {
     const shown = requested.trim() === '' ? '.' : requested.trim();
     const workFolder = await realpathAllowingMissing(await sessionWorkFolder(sessionFiles, context));
@@ -161,15 +193,7 @@ export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
     } catch (error) {
       return { ok: false, message: `Cannot resolve ${shown}: ${(error as Error).message}` };
     }
-    const [ancestors, folders, files, sessions, own, allowed, writable] = await Promise.all([
-      ancestorsOf(real),
-      places(footprint.filter((entry) => entry.folder && entry.setting !== 'SESSION_FILES_DIR')),
-      places(footprint.filter((entry) => !entry.folder)),
-      place('SESSION_FILES_DIR', sessionFiles),
-      place('own', workFolder),
-      rootsOf(allowedRoots),
-      rootsOf(writableRoots),
-    ]);
+    const [ancestors, { folders, files, sessions, allowed, writable }, own] = await Promise.all([ancestorsOf(real), fixedPlaces(), place('own', workFolder)]);
     const leaf = ancestors[0]?.real === real ? ancestors[0].stats : undefined;
     const reads = action === 'read' || action === 'list';
 
