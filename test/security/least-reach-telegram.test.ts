@@ -5,6 +5,7 @@
 // stand-in, with a scripted model), in this process and again with Hearth run as an
 // unprivileged user: both presses are refused and logged, Ada's approval waits until she
 // decides it, Bob's chat stays his own and nothing of Ada's reaches him or his model requests.
+import { stat } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptedLlm } from '../support/scripted-llm.ts';
 import { sessionServiceSessions } from '../../src/channels/telegram/telegram-sessions.ts';
@@ -49,6 +50,7 @@ async function inProcess(api: TelegramBotApi): Promise<TelegramHearth> {
 async function asUnprivilegedUser(api: TelegramBotApi): Promise<TelegramHearth> {
   const user = await unprivilegedUser();
   const hearth = await startJailedHearth({ user, environment: telegramEnvironment(api), profiles: { guarded: guardedProfile } });
+  expect((await stat(`/proc/${hearth.pid}`)).uid).toBe(user.uid);
   return { llm: hearth.llm, request: hearth.request, logs: () => hearth.output(), close: () => hearth.close() };
 }
 
