@@ -12,11 +12,13 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { packageRoot } from '../../src/package-root.ts';
+import { createCodeExecTool } from '../../src/tools/builtin/code-exec.ts';
 import { createFilesystemTool } from '../../src/tools/builtin/filesystem.ts';
 import { createImageViewTool } from '../../src/tools/builtin/image-view.ts';
 import { createPathPolicy } from '../../src/tools/host-files/path-policy.ts';
 import { ChangedWhileChecked, openPinned, readFlags } from '../../src/tools/host-files/pinned-files.ts';
 import type { Tool, ToolContext } from '../../src/tools/tool.ts';
+import { withJail } from '../support/jail.ts';
 import { runTool, toolContext } from '../support/tool-context.ts';
 
 const secret = `dotenv-secret-${randomBytes(4).toString('hex')}`;
@@ -317,4 +319,13 @@ describe('code_exec\'s read grants', () => {
     const policy = createPathPolicy({ config: configFor({ FS_ALLOWED_PATHS: `${root},${outside},${path.join(working, 'dist')},${packageRoot}` }), workingFolder: working });
     expect(await policy.readGrants()).toEqual([outside]);
   });
+
+  it('keep a jailed program from reading .env through a grant that holds the working folder', async () => {
+    await fs.writeFile(path.join(outside, 'shared.txt'), 'shared notes');
+    const codeExec = createCodeExecTool({ ...withJail(configFor({ FS_ALLOWED_PATHS: `${root},${outside}` })) });
+    const code = `import fs from 'node:fs';\nfor (const file of ${JSON.stringify([path.join(working, '.env'), path.join(outside, 'shared.txt')])}) { try { console.log('read', fs.readFileSync(file, 'utf8')); } catch (error) { console.log('refused', error.code); } }`;
+    const result = await runTool(codeExec, { language: 'javascript', code });
+    expect(result.output).toContain('read shared notes');
+    expect(result.output).not.toContain(secret);
+  }, 30_000);
 });

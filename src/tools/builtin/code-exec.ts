@@ -10,7 +10,7 @@ import { describeProcessResult, runProcess } from '../process-runner.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import { linksLeavingFolder, nodePermissionArguments, pythonGuardArguments, type SandboxPolicy } from './code-sandbox.ts';
-import { parseAllowedRoots } from '../host-files/path-access.ts';
+import { createPathPolicy } from '../host-files/path-policy.ts';
 import { sessionWorkFolder } from '../host-files/work-folder.ts';
 
 const languages = ['javascript', 'python'] as const;
@@ -73,7 +73,8 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
   const { config, jail, pythonExecutable = 'python3' } = options;
   const allowedCommands = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => path.basename(entry.trim())).filter((entry) => entry !== '');
   const anyCommand = allowedCommands.includes('*');
-  const readRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+  // FS_ALLOWED_PATHS less any folder holding or inside one of Hearth's places: never bound into the jail.
+  const paths = createPathPolicy({ config });
   // The terminal tool ends a deleted session's marked processes, these included.
   const markers = new ProcessMarkers(config.DATA_DIR);
   const interpreters: Record<Language, Interpreter> = {
@@ -146,6 +147,7 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
       try {
         await writeFile(file, args.code);
+        const readRoots = await paths.readGrants();
         const readable = [...(readRoots === 'anywhere' ? [] : readRoots), ...(installation?.folders ?? [])];
         const result = await runProcess({
           jail: { jail, spec: { kind: 'strict', writable: [workFolder], readable, cwd: workFolder } },

@@ -12,6 +12,7 @@ import { argumentRules, findCommandRunner, forcedArguments, matchArgumentRule } 
 import { checkGitArguments, checkRepositoryConfig, gitSafetyArguments } from './git-policy.ts';
 import { isInside, parseAllowedRoots, resolveAllowedPath, type AllowedRoots } from '../host-files/path-access.ts';
 import { interpreterFolders } from '../../jail/interpreters.ts';
+import { createPathPolicy } from '../host-files/path-policy.ts';
 import { sessionWorkFolder } from '../host-files/work-folder.ts';
 
 const defaultTimeoutSeconds = 60;
@@ -140,6 +141,8 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
   const allowed = listed.filter((name) => findCommandRunner(name) === undefined);
   const allowedList = allowed.join(', ') || '(none)';
   const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
+  // A strict jail is shown only the grants that hold none of Hearth's places and lie in none.
+  const paths = createPathPolicy({ config });
   const environment: NodeJS.ProcessEnv = {
     ...toolEnvironment(config.TOOL_ENV_PASSTHROUGH),
     // git in a session's folder must not find the repository Hearth itself may live in.
@@ -152,14 +155,14 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
    * The profile's jail for the terminal: `host` sees the machine minus Hearth, `strict` only the
    * system, the work folder and the folders FS_ALLOWED_PATHS names (read-only).
    */
-  function jailSpec(kind: JailSpec['kind'], workFolder: string, folder: string): JailSpec {
-    const readable = kind === 'strict' && allowedRoots !== 'anywhere' ? [...allowedRoots] : [];
+  function jailSpec(kind: JailSpec['kind'], workFolder: string, folder: string, grants: AllowedRoots): JailSpec {
+    const readable = kind === 'strict' && grants !== 'anywhere' ? [...grants] : [];
     return { kind, writable: [workFolder], readable: [...readable, ...interpreterFolders()], cwd: folder };
   }
 
-  function strictFolderProblem(workFolder: string, folder: string): string | undefined {
+  function strictFolderProblem(workFolder: string, folder: string, grants: AllowedRoots): string | undefined {
     if (isInside(workFolder, folder)) return undefined;
-    if (allowedRoots !== 'anywhere' && allowedRoots.some((root) => isInside(root, folder))) return undefined;
+    if (grants !== 'anywhere' && grants.some((root) => isInside(root, folder))) return undefined;
     return `cwd: ${folder} is outside what this profile's terminal sees (its strict jail shows the work folder and the folders FS_ALLOWED_PATHS lists). Work in the work folder.`;
   }
 
@@ -228,10 +231,10 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
       if ('problem' in resolved) return failure(resolved.problem);
       const kind = context.jailKinds?.terminal ?? 'strict';
       if (kind === 'strict' && jail.active) {
-        const problem = strictFolderProblem(workFolder, resolved.folder);
+        const problem = strictFolderProblem(workFolder, resolved.folder, await paths.readGrants());
         if (problem !== undefined) return failure(problem);
       }
-      const spec = jailSpec(kind, workFolder, resolved.folder);
+      const spec = jailSpec(kind, workFolder, resolved.folder, await paths.readGrants());
       const marker = markers.forCall(context.sessionId);
       const plan = await planCommand(args.command, resolved.folder, context.signal, marker, spec);
       if ('refusal' in plan) return failure(plan.refusal);

@@ -233,7 +233,8 @@ export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
 
   async function readGrants(): Promise<AllowedRoots> {
     if (allowedRoots === 'anywhere') return 'anywhere';
-    const hearth = await places(footprint);
+    // ~/.ssh included: a strict jail shows nothing of it either.
+    const hearth = await places(hearthFootprint(config, workingFolder).filter((entry) => path.resolve(entry.path) !== '/'));
     const grants = await Promise.all(allowedRoots.map((root) => place('root', root)));
     return grants.filter((grant) => !hearth.some((entry) => isInside(entry.real, grant.real) || isInside(grant.real, entry.real))).map((grant) => grant.real);
   }
