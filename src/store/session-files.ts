@@ -28,11 +28,15 @@ export interface StagedUpload {
   discard(): Promise<void>;
 }
 
-/** The absolute folder of a session's files (uploads, and the tools' work folder), created when missing. */
+/**
+ * The absolute folder of a session's files (uploads, and the tools' work folder), created when
+ * missing. It must be a folder of its own: a link in its place would send uploads elsewhere.
+ */
 export async function sessionFolder(root: string, sessionId: string): Promise<string> {
   if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new Error(`Invalid session id for a files folder: ${sessionId}`);
   const folder = path.resolve(root, sessionId);
   await mkdir(folder, { recursive: true });
+  if (!(await lstat(folder)).isDirectory()) throw new Error(`The files folder of session ${sessionId} is not a folder but a link or a file: ${folder}`);
   return folder;
 }
 

@@ -9,9 +9,11 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { packageRoot } from '../../src/package-root.ts';
+import { sessionFolder, stageUpload } from '../../src/store/session-files.ts';
 import { createCodeExecTool } from '../../src/tools/builtin/code-exec.ts';
 import { createFilesystemTool } from '../../src/tools/builtin/filesystem.ts';
 import { createImageViewTool } from '../../src/tools/builtin/image-view.ts';
@@ -328,4 +330,24 @@ describe('code_exec\'s read grants', () => {
     expect(result.output).toContain('read shared notes');
     expect(result.output).not.toContain(secret);
   }, 30_000);
+});
+
+describe('uploads', () => {
+  it('land in the session\'s own folder whatever the name says, and never through a link in its place', async () => {
+    const folder = await sessionFolder(sessions, 'session-1');
+    expect(folder).toBe(own);
+    const names = ['../../.env', '..', '../session-2/contract.txt', '..\\..\\dist\\main.js', '/etc/cron.d/evil', `a\u0000/../../b`, '.bashrc'];
+    for (const name of names) {
+      const staged = await stageUpload(folder, Readable.from([Buffer.from('uploaded')]));
+      const saved = await staged.commit(name);
+      expect(path.dirname(saved.path), name).toBe(own);
+      expect(saved.name.startsWith('.'), name).toBe(false);
+    }
+    await expectUnchanged();
+    expect(await fs.readFile(path.join(other, 'contract.txt'), 'utf8')).toBe(otherSessionText);
+    // A link planted where a session's folder would be is refused, not followed.
+    await fs.symlink(path.join(working, 'dist'), path.join(sessions, 'session-3'));
+    await expect(sessionFolder(sessions, 'session-3')).rejects.toThrow(/not a folder/);
+    await expect(sessionFolder(sessions, '../session-2')).rejects.toThrow(/Invalid session id/);
+  });
 });
