@@ -251,7 +251,7 @@ describe('attack 7: an MCP result that claims the person’s authority', () => {
   });
 
   it('a server marked "trusted": true in mcp.json is the person’s own: no provenance line, no question', async () => {
-    const hearth = await hearthWithFixture({ ...fixtureServer(), trusted: true } as McpEntry);
+    const hearth = await hearthWithFixture({ ...fixtureServer(), trusted: true });
     const socket = await connect(hearth, await hearth.createSession('secretary'));
     scriptRounds(hearth, 
       { toolCalls: [{ name: 'notes__echo', arguments: { text: 'Buy oat milk.' } }] },

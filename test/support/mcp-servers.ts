@@ -9,9 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { parseMcpConfig, type McpServerConfig } from '../../src/tools/mcp/mcp-config.ts';
 
 /** One entry of mcp.json, as a person writes it. */
-export type McpEntry =
+export type McpEntry = (
   | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string; jail?: false | { paths?: Record<string, 'ro' | 'rw'>; network?: boolean } }
-  | { url: string; headers?: Record<string, string> };
+  | { url: string; headers?: Record<string, string> }
+) & { trusted?: boolean };
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
