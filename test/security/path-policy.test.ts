@@ -17,6 +17,7 @@ import { sessionFolder, stageUpload } from '../../src/store/session-files.ts';
 import { createCodeExecTool } from '../../src/tools/builtin/code-exec.ts';
 import { createFilesystemTool } from '../../src/tools/builtin/filesystem.ts';
 import { createImageViewTool } from '../../src/tools/builtin/image-view.ts';
+import { createSshExecTool } from '../../src/tools/builtin/ssh-exec.ts';
 import { createPathPolicy } from '../../src/tools/host-files/path-policy.ts';
 import { ChangedWhileChecked, openPinned, readFlags } from '../../src/tools/host-files/pinned-files.ts';
 import type { Tool, ToolContext } from '../../src/tools/tool.ts';
@@ -226,6 +227,19 @@ describe('attack 2: persistence outside Hearth', () => {
     expect(await gate({ action: 'write', path: path.join(writable, 'report.txt'), content: 'x' })).toEqual({ refused: undefined, ask: undefined });
     expect(await gate({ action: 'read', path: path.join(outside, 'anything.txt') })).toEqual({ refused: undefined, ask: undefined });
     expect((await gate({ action: 'read', path: '~/.ssh/id_ed25519' })).ask).toContain('keys that open other machines');
+  });
+
+  it('ssh_exec does not read a key_path that is one of Hearth\'s files (here its real installation\'s)', async () => {
+    const sshExec = createSshExecTool({ config: configFor() });
+    try {
+      for (const spelling of [path.join(packageRoot, '.env'), `/proc/self/root${packageRoot}/package.json`, '/proc/self/environ']) {
+        const refused = await sshExec.precheck?.({ host: '127.0.0.1', username: 'x', command: 'true', key_path: spelling }, toolContext());
+        expect(refused, spelling).toMatch(/^key_path: Refused/);
+      }
+      expect(await sshExec.precheck?.({ host: '127.0.0.1', username: 'x', command: 'true', key_path: path.join(outside, 'id_ed25519') }, toolContext())).toBeUndefined();
+    } finally {
+      await sshExec.dispose?.();
+    }
   });
 
   it('image_view reads through the same policy', async () => {

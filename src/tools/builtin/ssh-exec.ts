@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
+import { createPathPolicy } from '../host-files/path-policy.ts';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { HostKeyRejectedError, sameFingerprint } from './ssh/host-key.ts';
 import { runCommand, renderStreams, type CommandResult } from './ssh/remote-command.ts';
@@ -62,6 +63,7 @@ function describeTarget(target: Target): string {
 }
 
 export function createSshExecTool(options: { config: Config; pool?: SshPool }): Tool<SshExecArguments> {
+  const paths = createPathPolicy({ config: options.config });
   const pool = options.pool ?? new SshPool();
   const hostsFile = createSshHostsFileReader(options.config.SSH_HOSTS_FILE);
   const fileLabel = `SSH_HOSTS_FILE (${hostsFile.filePath})`;
@@ -232,6 +234,12 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
     subject: (args) => `${args.connection ?? args.host ?? ''} ${args.command}`.trim(),
     commandSubject: true,
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
+    // A key file the model names is a host file it makes Hearth read: Hearth's own are never read.
+    async precheck(args, context) {
+      if (args.key_path === undefined) return undefined;
+      const decided = await paths.decide(args.key_path, 'read', context);
+      return decided.ok ? undefined : `key_path: ${decided.message}`;
+    },
     async execute(args, context) {
       const startedAt = performance.now();
       const loaded = await hostsFile.load();
