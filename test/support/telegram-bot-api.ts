@@ -113,6 +113,8 @@ export interface TelegramBotApi {
 
   /** A private text message from `userId` (commands get their bot_command entity, as Telegram sends). */
   sendText(userId: number, text: string, person?: PersonOptions): Update;
+  /** A text the person forwards from someone else's chat (`forward_origin` of type user). */
+  forwardText(userId: number, text: string, original: { id: number; firstName: string }, person?: PersonOptions): Update;
   /** A photo in two sizes; getFile serves `bytes` for the larger, a prefix of them for the smaller. */
   sendPhoto(userId: number, photo: { bytes: Buffer; caption?: string; width?: number; height?: number }, person?: PersonOptions): Update;
   sendDocument(userId: number, document: { bytes: Buffer; fileName: string; mimeType?: string; caption?: string }, person?: PersonOptions): Update;
@@ -594,6 +596,10 @@ export async function startTelegramBotApi(options: TelegramBotApiOptions = {}): 
     sendText(userId, text, person) {
       const entities = botCommandEntities(text);
       return queuePersonMessage(userId, person, { text, ...(entities.length > 0 ? { entities } : {}) });
+    },
+    forwardText(userId, text, original, person) {
+      const forward_origin = { type: 'user', date: now() - 60, sender_user: { id: original.id, is_bot: false, first_name: original.firstName } };
+      return queuePersonMessage(userId, person, { text, forward_origin });
     },
     sendPhoto(userId, photo, person) {
       const width = photo.width ?? 1280;

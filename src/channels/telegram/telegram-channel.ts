@@ -9,6 +9,7 @@ import { parseAllowedUsers, StrangerLog } from './allowed-users.ts';
 import { ApprovalButtons } from './approval-buttons.ts';
 import { approvalHtml, approvalKeyboard, decidedApprovalHtml, decisionOf, staleApprovalAnswer, type ApprovalDecider, type ApprovalView } from './approval-message.ts';
 import { buttonPress, refusedPressLog, type ButtonPress } from './button-press.ts';
+import { forwardedFrom } from './forwarded-from.ts';
 import { describeTelegramFailure, redactToken } from './redact-token.ts';
 import { escapeHtml } from './render-html.ts';
 import { requestedSession, sessionButtons, SessionListings } from './session-buttons.ts';
@@ -34,8 +35,8 @@ export interface TelegramSessions {
   existingSessionForChat(chatId: number): Promise<string | undefined>;
   /** A new session for the chat, with `profileId` or the default; it becomes the chat's session. */
   newSession(chatId: number, profileId?: string): Promise<{ ok: true; sessionId: string } | { ok: false; reason: string }>;
-  /** Starts a turn: photos as images, documents and voice notes into the session's files. */
-  send(sessionId: string, text: string, files: ReceivedFile[]): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /** Starts a turn: photos as images, documents and voice notes into the session's files; a forward marked with whose words it holds. */
+  send(sessionId: string, text: string, files: ReceivedFile[], forwarded?: string): Promise<{ ok: true } | { ok: false; reason: string }>;
   stop(sessionId: string): Promise<void>;
   /** Every event of the session from now on; the returned function stops following. */
   follow(sessionId: string, listener: (event: AgentEvent) => void): () => void;
@@ -394,7 +395,7 @@ export class TelegramChannel implements Channel {
     }
     const text = message.text ?? message.caption ?? '';
     if (text === '' && files.length === 0) return;
-    const sent = await this.sessions.send(sessionId, text, files);
+    const sent = await this.sessions.send(sessionId, text, files, forwardedFrom(message));
     if (!sent.ok) await context.reply(sent.reason);
   }
 

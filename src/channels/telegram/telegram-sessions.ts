@@ -59,7 +59,7 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
       await moveChatTo(chatId, created.session.id);
       return { ok: true, sessionId: created.session.id };
     },
-    async send(sessionId, text, files) {
+    async send(sessionId, text, files, forwarded) {
       const images = files.filter((file) => file.kind === 'photo').map((file) => `data:${file.mimeType};base64,${file.data.toString('base64')}`);
       const saved = await saveFiles(filesDirectory, sessionId, files.filter((file) => file.kind !== 'photo'));
       const content = text !== '' ? text : files.length > 0 ? describeFiles(files) : '';
@@ -67,6 +67,7 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
         content,
         ...(images.length > 0 && { images }),
         ...(saved.length > 0 && { files: saved }),
+        ...(forwarded !== undefined && { forwardedFrom: forwarded }),
       });
       return sent.ok ? { ok: true } : { ok: false, reason: busyReason };
     },
