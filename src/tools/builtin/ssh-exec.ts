@@ -244,8 +244,15 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
       const startedAt = performance.now();
       const loaded = await hostsFile.load();
       if (!loaded.ok) return failure(loaded.message);
-      const target = resolveTarget(args, loaded.hosts, loaded.exists);
-      if (typeof target === 'string') return failure(target);
+      const resolved = resolveTarget(args, loaded.hosts, loaded.exists);
+      if (typeof resolved === 'string') return failure(resolved);
+      let target = resolved;
+      if (args.key_path !== undefined) {
+        // The file decided on is the one read, whatever folder a relative key_path meant.
+        const decided = await paths.decide(args.key_path, 'read', context);
+        if (!decided.ok) return failure(`key_path: ${decided.message}`);
+        target = { ...resolved, keyPath: decided.real };
+      }
       const timeoutSeconds = args.timeout_s ?? defaultTimeoutSeconds;
       const connectOptions = await connectOptionsFor(target, timeoutSeconds * 1000);
       if (typeof connectOptions === 'string') return failure(connectOptions);
