@@ -10,7 +10,8 @@
 // echo through McpServers in this process against a bare SDK client, and starts server processes of its own
 // with 10 stdio MCP servers in mcp.json and with none. 21 starts a server process of its own on a database
 // with 1,000 schedules due at once and times /health from here while they run. 22 starts a server process of
-// its own against the Telegram Bot API stand-in, which runs in this process.
+// its own against the Telegram Bot API stand-in, which runs in this process. 23 calls the filesystem tool in this
+// process against a temp folder.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
