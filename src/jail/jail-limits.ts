@@ -48,17 +48,29 @@ export function rlimitArguments(limits: JailLimits, cpuSeconds?: number): string
 /** One call's control groups: the files its shell writes its own id to before it becomes bubblewrap. */
 export interface CallCgroup {
   joinFiles: string[];
+  /**
+   * Signals every process of the call at once, from the group's list: no walk of /proc, whose
+   * reads of a process's memory wait while that process forks (as a fork bomb always does).
+   */
+  signal(signal: NodeJS.Signals): void;
   /** Ends whatever is still in the group and removes it. */
   release(): void;
 }
 
-type Controller = 'pids' | 'memory';
+type Controller = 'pids' | 'memory' | 'cpu';
 
 interface Place {
   version: 1 | 2;
-  /** Where each controller's call groups are made (one folder for both on v2). */
-  folders: Record<Controller, string>;
+  /** Where each controller's call groups are made (one folder for all on v2); cpu where it can be had. */
+  folders: Record<Exclude<Controller, 'cpu'>, string> & { cpu?: string };
 }
+
+/**
+ * A call's share of the processor against Hearth's, about a tenth (the default weight is 100 on
+ * v2, 1024 shares on v1): a call that spins every core it may still leaves Hearth answering.
+ */
+const cpuWeight = '10';
+const cpuShares = '102';
 
 function isWritable(folder: string): boolean {
   try {
@@ -100,31 +112,35 @@ function delegatedV2(ownPath: string): Place | undefined {
   const own = path.join(root, ownPath);
   const available = words(path.join(own, 'cgroup.controllers'));
   if (!available.has('pids') || !available.has('memory') || !isWritable(own) || !isWritable(path.join(own, 'cgroup.subtree_control'))) return undefined;
+  const wanted = ['pids', 'memory', ...(available.has('cpu') ? ['cpu'] : [])];
   const enabled = words(path.join(own, 'cgroup.subtree_control'));
-  if (!enabled.has('pids') || !enabled.has('memory')) {
+  if (wanted.some((controller) => !enabled.has(controller))) {
     try {
       const leaf = path.join(own, 'hearth');
       mkdirSync(leaf, { recursive: true });
       writeFileSync(path.join(leaf, 'cgroup.procs'), String(process.pid));
-      writeFileSync(path.join(own, 'cgroup.subtree_control'), '+pids +memory');
+      writeFileSync(path.join(own, 'cgroup.subtree_control'), wanted.map((controller) => `+${controller}`).join(' '));
     } catch {
       return undefined;
     }
   }
-  return { version: 2, folders: { pids: own, memory: own } };
+  return { version: 2, folders: { pids: own, memory: own, ...(wanted.includes('cpu') && { cpu: own }) } };
 }
 
 /** cgroup v1 where Hearth may make groups in its own pids and memory hierarchies (root, or a delegated one). */
 function writableV1(groups: Map<string, string>): Place | undefined {
-  const folders = {} as Record<Controller, string>;
-  for (const controller of ['pids', 'memory'] as const) {
+  const folderOf = (controller: Controller, hierarchy: string = controller): string | undefined => {
     const own = groups.get(controller);
     if (own === undefined) return undefined;
-    const folder = path.join('/sys/fs/cgroup', controller, own);
-    if (!isWritable(folder) || !existsSync(path.join(folder, 'cgroup.procs'))) return undefined;
-    folders[controller] = folder;
-  }
-  return { version: 1, folders };
+    const folder = path.join('/sys/fs/cgroup', hierarchy, own);
+    return isWritable(folder) && existsSync(path.join(folder, 'cgroup.procs')) ? folder : undefined;
+  };
+  const pids = folderOf('pids');
+  const memory = folderOf('memory');
+  if (pids === undefined || memory === undefined) return undefined;
+  // cpu often shares a hierarchy with cpuacct (mounted as cpu,cpuacct); /sys/fs/cgroup/cpu names it either way.
+  const cpu = folderOf('cpu');
+  return { version: 1, folders: { pids, memory, ...(cpu !== undefined && { cpu }) } };
 }
 
 let callCount = 0;
@@ -139,10 +155,10 @@ function isRunning(processId: number): boolean {
   }
 }
 
-function killAll(folder: string): void {
+function killAll(folder: string, signal: NodeJS.Signals = 'SIGKILL'): void {
   for (const id of read(path.join(folder, 'cgroup.procs')).split('\n').filter(Boolean)) {
     try {
-      process.kill(Number(id), 'SIGKILL');
+      process.kill(Number(id), signal);
     } catch {
       // Gone already.
     }
@@ -214,12 +230,13 @@ export class CallCgroups {
   create(limits: JailLimits): CallCgroup {
     const name = `${groupPrefix}${process.pid}-${++callCount}`;
     const memory = String(limits.memoryMb * mebibyte);
+    const hasCpu = this.place.folders.cpu !== undefined;
     const settings: Array<[Controller, string, string]> =
       this.place.version === 2
-        ? [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.max', memory], ['memory', 'memory.swap.max', '0']]
-        : [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.limit_in_bytes', memory]];
+        ? [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.max', memory], ['memory', 'memory.swap.max', '0'], ...(hasCpu ? [['cpu', 'cpu.weight', cpuWeight] as [Controller, string, string]] : [])]
+        : [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.limit_in_bytes', memory], ...(hasCpu ? [['cpu', 'cpu.shares', cpuShares] as [Controller, string, string]] : [])];
     const folders = [...new Set(Object.values(this.place.folders))].map((parent) => path.join(parent, name));
-    const folderOf = (controller: Controller) => path.join(this.place.folders[controller], name);
+    const folderOf = (controller: Controller) => path.join(this.place.folders[controller]!, name);
     try {
       for (const folder of folders) mkdirSync(folder);
       for (const [controller, file, value] of settings) {
@@ -232,8 +249,10 @@ export class CallCgroups {
       throw error;
     }
     for (const folder of folders) this.live.add(folder);
+    const pidsFolder = folderOf('pids');
     return {
       joinFiles: folders.map((folder) => path.join(folder, 'cgroup.procs')),
+      signal: (signal) => killAll(pidsFolder, signal),
       release: () => {
         for (const folder of folders) {
           killAll(folder);

@@ -36,6 +36,8 @@ export interface JailedCommand {
   args: string[];
   /** The caller's environment with HOME and TMPDIR pointing where the jail has them. */
   environment: NodeJS.ProcessEnv;
+  /** Signals every process of the jailed call at once where it has a control group (else does nothing). */
+  signal(signal: NodeJS.Signals): void;
   release(): void;
 }
 

@@ -231,7 +231,7 @@ export class Jail {
    * stdio transport spawns with exactly three.
    */
   async wrap(executable: string, args: readonly string[], spec: JailSpec, environment: NodeJS.ProcessEnv): Promise<JailedCommand> {
-    if (this.status_.state === 'off') return { executable, args: [...args], environment, release: () => undefined };
+    if (this.status_.state === 'off') return { executable, args: [...args], environment, signal: () => undefined, release: () => undefined };
     if (this.status_.state === 'unavailable') throw new Error(this.refusal(executable));
     const releases: Array<() => void> = [];
     const release = () => {
@@ -261,7 +261,7 @@ export class Jail {
       const jailed = [...(namespace?.enter() ?? []), 'bwrap', ...jailArgs, executable, ...args];
       const shell = ['/bin/sh', '-c', joinAndBecome, filterFile ?? '', ...(cgroup?.joinFiles ?? []), '--', ...jailed];
       const [command = 'prlimit', ...rest] = [...rlimitArguments(this.limits, spec.cpuSeconds), ...shell];
-      return { executable: command, args: rest, environment: jailEnvironment(environment, spec), release };
+      return { executable: command, args: rest, environment: jailEnvironment(environment, spec), signal: (signal) => cgroup?.signal(signal), release };
     } catch (error) {
       release();
       throw error;

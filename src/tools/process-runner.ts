@@ -77,13 +77,13 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
     return { exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, aborted: false, durationMs: 0, spawnError: { code: 'EJAIL', message: (error as Error).message } };
   }
   try {
-    return await runPlainProcess({ ...options, executable: jailed.executable, args: jailed.args, env: jailed.environment });
+    return await runPlainProcess({ ...options, executable: jailed.executable, args: jailed.args, env: jailed.environment }, jailed);
   } finally {
     jailed.release();
   }
 }
 
-function runPlainProcess(options: RunProcessOptions): Promise<ProcessResult> {
+function runPlainProcess(options: RunProcessOptions, jailed?: JailedCommand): Promise<ProcessResult> {
   const budget = options.maxOutputCharacters ?? defaultMaxOutputCharacters;
   const graceMs = options.killGraceMs ?? defaultKillGraceMs;
   const stdout = new OutputCapture(budget);
@@ -136,10 +136,13 @@ function runPlainProcess(options: RunProcessOptions): Promise<ProcessResult> {
     function stop() {
       if (stopping) return;
       stopping = true;
+      // The jail's control group first: the marker scan below reads /proc, which waits on processes that fork.
+      jailed?.signal('SIGTERM');
       signalGroup(child.pid, 'SIGTERM');
       void signalMarked('SIGTERM');
       forceTimer = setTimeout(() => {
         forceKilled = true;
+        jailed?.signal('SIGKILL');
         signalGroup(child.pid, 'SIGKILL');
         if (exited) scheduleDrain();
       }, graceMs);
