@@ -149,6 +149,11 @@ export function bubblewrapArguments(
   const filter = options.seccompFd === undefined ? [] : ['--seccomp', String(options.seccompFd)];
   const granted: string[] = [];
   for (const entry of spec.readable ?? []) granted.push('--ro-bind-try', entry, entry);
+  // A grant that holds Hearth's places (FS_ALLOWED_PATHS=/home/ann, Hearth in /home/ann/hearth)
+  // shows them again: hidden once more on top of it, before the work folder is bound back.
+  for (const entry of surroundings.hiddenPaths) {
+    if ((spec.readable ?? []).some((grant) => isInside(grant, entry))) granted.push(...hide(entry));
+  }
   for (const entry of spec.writable) granted.push('--bind', entry, entry);
   return [...namespaces(spec, surroundings, options.ownNetwork), ...filter, ...fileSystem, ...granted, '--chdir', spec.cwd, '--'];
 }

@@ -331,18 +331,22 @@ describe('the descriptor is the file decided on', () => {
 });
 
 describe('code_exec\'s read grants', () => {
-  it('leave out every FS_ALLOWED_PATHS folder holding or inside one of Hearth\'s places', async () => {
-    const policy = createPathPolicy({ config: configFor({ FS_ALLOWED_PATHS: `${root},${outside},${path.join(working, 'dist')},${packageRoot}` }), workingFolder: working });
-    expect(await policy.readGrants()).toEqual([outside]);
+  it('leave out every FS_ALLOWED_PATHS folder inside one of Hearth\'s places', async () => {
+    const policy = createPathPolicy({ config: configFor({ FS_ALLOWED_PATHS: `${root},${outside},${path.join(working, 'dist')},${packageRoot},${path.join(sessions, 'session-2')}` }), workingFolder: working });
+    expect(await policy.readGrants()).toEqual([root, outside]);
   });
 
-  it('keep a jailed program from reading .env through a grant that holds the working folder', async () => {
+  it('keep a jailed program from reading Hearth\'s places through a grant that holds them, and the grant still usable', async () => {
     await fs.writeFile(path.join(outside, 'shared.txt'), 'shared notes');
-    const codeExec = createCodeExecTool({ ...withJail(configFor({ FS_ALLOWED_PATHS: `${root},${outside}` })) });
-    const code = `import fs from 'node:fs';\nfor (const file of ${JSON.stringify([path.join(working, '.env'), path.join(outside, 'shared.txt')])}) { try { console.log('read', fs.readFileSync(file, 'utf8')); } catch (error) { console.log('refused', error.code); } }`;
+    await fs.writeFile(path.join(working, 'data', 'hearth.db'), `SQLite format 3 ${secret}`);
+    const codeExec = createCodeExecTool({ ...withJail(configFor({ FS_ALLOWED_PATHS: root })) });
+    const files = [path.join(working, 'data', 'hearth.db'), path.join(other, 'contract.txt'), path.join(outside, 'shared.txt')];
+    const code = `import fs from 'node:fs';\nfor (const file of ${JSON.stringify(files)}) { try { console.log('read', fs.readFileSync(file, 'utf8')); } catch (error) { console.log('refused', error.code); } }\nfs.writeFileSync('mine.txt', 'written');`;
     const result = await runTool(codeExec, { language: 'javascript', code });
     expect(result.output).toContain('read shared notes');
     expect(result.output).not.toContain(secret);
+    expect(result.output).not.toContain('salary');
+    expect(await fs.readFile(path.join(own, 'mine.txt'), 'utf8')).toBe('written');
   }, 30_000);
 });
 

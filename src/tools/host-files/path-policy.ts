@@ -138,7 +138,10 @@ export interface PathPolicyOptions {
 export interface PathPolicy {
   /** Decides one call's path; `shown` is the path as the model wrote it, used in messages. */
   decide(requested: string, action: FileAction, context: Pick<ToolContext, 'sessionId' | 'parentSessionId'>): Promise<PathDecision>;
-  /** The read grants (FS_ALLOWED_PATHS) a jail may bind: those holding or inside none of Hearth's places. */
+  /**
+   * The read grants (FS_ALLOWED_PATHS) a jail may bind: those inside none of Hearth's places.
+   * A grant that holds some is bound with them hidden inside it (src/jail/bubblewrap-arguments.ts).
+   */
   readGrants(): Promise<AllowedRoots>;
 }
 
@@ -236,7 +239,7 @@ export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
     // ~/.ssh included: a strict jail shows nothing of it either.
     const hearth = await places(hearthFootprint(config, workingFolder).filter((entry) => path.resolve(entry.path) !== '/'));
     const grants = await Promise.all(allowedRoots.map((root) => place('root', root)));
-    return grants.filter((grant) => !hearth.some((entry) => isInside(entry.real, grant.real) || isInside(grant.real, entry.real))).map((grant) => grant.real);
+    return grants.filter((grant) => !hearth.some((entry) => isInside(entry.real, grant.real))).map((grant) => grant.real);
   }
 
   return { decide, readGrants };
