@@ -136,24 +136,27 @@ function severalNames(decided: Decided, shown: string): ToolOutput | undefined {
   return failure(`Refused: ${shown} is a file with ${links} names (hard links); the filesystem tool does not change such a file, since another of its names may be a file no tool may change.`);
 }
 
-/** Writes (replacing) or appends to the decided file, creating it and its folders when missing. */
-async function store(decided: Decided, content: string, mode: 'write' | 'append'): Promise<number | undefined> {
+/**
+ * Writes (replacing) or appends to the decided file, creating it and its folders when missing;
+ * gives its size before (none for a new file) and after.
+ */
+async function store(decided: Decided, content: string, mode: 'write' | 'append'): Promise<{ previous?: number; now: number }> {
   const { leaf } = decided;
+  const fill = async (handle: FileHandle) => {
+    if (mode === 'write' && leaf !== undefined) await handle.truncate(0);
+    await handle.writeFile(content);
+    return (await handle.stat()).size;
+  };
   if (leaf !== undefined) {
-    const flags = mode === 'append' ? appendFlags : writeFlags;
-    await using(openPinned(decided.real, flags, leaf), async (handle) => {
-      if (mode === 'write') await handle.truncate(0);
-      await handle.writeFile(content);
-    });
-    return Number(leaf.size);
+    const now = await using(openPinned(decided.real, mode === 'append' ? appendFlags : writeFlags, leaf), fill);
+    return { previous: Number(leaf.size), now };
   }
   const { folder, real } = await openLeafFolder(decided);
   try {
-    await using(openInside(folder, real, path.basename(decided.real), createFlags), (handle) => handle.writeFile(content));
+    return { now: await using(openInside(folder, real, path.basename(decided.real), createFlags), fill) };
   } finally {
     await folder.close();
   }
-  return undefined;
 }
 
 async function write(decided: Decided, shown: string, content: string | undefined): Promise<ToolOutput> {
@@ -162,7 +165,7 @@ async function write(decided: Decided, shown: string, content: string | undefine
   if (decided.leaf !== undefined && !decided.leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
   const refused = severalNames(decided, shown);
   if (refused) return refused;
-  const previous = await store(decided, content, 'write');
+  const { previous } = await store(decided, content, 'write');
   const replaced = previous !== undefined ? ` (replaced ${bytes(previous)})` : ' (new file)';
   return `Wrote ${bytes(Buffer.byteLength(content))} to ${shown}${replaced}.`;
 }
@@ -173,8 +176,8 @@ async function append(decided: Decided, shown: string, content: string | undefin
   if (decided.leaf !== undefined && !decided.leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
   const refused = severalNames(decided, shown);
   if (refused) return refused;
-  const previous = (await store(decided, content, 'append')) ?? 0;
-  return `Appended ${bytes(Buffer.byteLength(content))} to ${shown} (now ${bytes(previous + Buffer.byteLength(content))}).`;
+  const { now } = await store(decided, content, 'append');
+  return `Appended ${bytes(Buffer.byteLength(content))} to ${shown} (now ${bytes(now)}).`;
 }
 
 async function describeEntry(folder: FileHandle, entry: Dirent): Promise<string> {

@@ -1,4 +1,4 @@
-import { constants, type BigIntStats } from 'node:fs';
+import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 
 /**
@@ -66,10 +66,6 @@ export async function openInside(folder: FileHandle, folderReal: string, name: s
 
 export function openFolderInside(folder: FileHandle, folderReal: string, name: string, expected?: Identity): Promise<FileHandle> {
   return openInside(folder, folderReal, name, folderFlags, expected);
-}
-
-export async function identityOf(handle: FileHandle): Promise<BigIntStats> {
-  return handle.stat({ bigint: true });
 }
 
 async function verified(handle: FileHandle, real: string, expected: Identity | undefined): Promise<FileHandle> {
