@@ -38,7 +38,8 @@ describe('domain tools through the WebSocket protocol', () => {
       { content: 'All checked.' },
     );
     const socket = await hearth.connect(await hearth.createSession('server_admin'));
-    socket.send({ type: 'message', content: 'Check everything' });
+    // The person names the addresses: once the first answer is read, a request to one named nowhere would be asked (docs/security.md: Untrusted content).
+    socket.send({ type: 'message', content: `Check everything, ${base}/api/state and ${base}/page too` });
     // A command with a redirect and a chain is not read-only: the shipped profile asks first.
     const asked = await socket.next('approval_required');
     expect(asked).toMatchObject({ tool: 'terminal', subject: 'echo hello > greeting.txt && cat greeting.txt' });

@@ -60,7 +60,9 @@ export async function executeToolCall(call: ToolCallRequest, options: ExecuteOpt
 
   const declared = entry.tool.untrustedSource?.(call.arguments);
   const result = await runAuthorized(entry, call, options);
-  return declared === undefined ? result : { ...result, outside: { source: declared, quotable: true } };
+  // A failure is the tool's own words (refused, timed out) unless the tool says it carries the source's (an error page).
+  if (declared === undefined || !result.success || result.outside) return result;
+  return { ...result, outside: { source: declared, quotable: true } };
 }
 
 async function runAuthorized(entry: RegisteredTool, call: ToolCallRequest, options: ExecuteOptions): Promise<ToolResult> {

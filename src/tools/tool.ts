@@ -91,7 +91,8 @@ export interface Tool<Arguments = any> {
   /**
    * This call's result comes from outside Hearth and the person (a web page, search results, an
    * MCP server, a name someone gave a device): the source to name, e.g. the page's host. Undefined
-   * when this call's result is the tool's own. A run that has read such a result is tainted, and
+   * when this call's result is the tool's own. A failed call's result is the tool's own words unless
+   * its output says otherwise (`outside`, e.g. an error page's text). A run that has read such a result is tainted, and
    * the model sees the result under a provenance line (docs/security.md: Untrusted content).
    */
   untrustedSource?(args: Arguments): string | undefined;

@@ -15,6 +15,9 @@ name: Network test
 max_iterations: 8
 planning_enabled: false
 tools: [http_request, web_view, image_view, web_search]
+# Only the network guard is under test: the taint rule would ask before the second request of a turn.
+untrusted:
+  allow: [http_request, web_view, image_view, web_search]
 ---
 You fetch things.
 `;

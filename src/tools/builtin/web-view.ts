@@ -82,7 +82,8 @@ export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArg
       const page = await readPage(response);
       if (response.status >= 400) {
         const excerpt = keepHead(page.text, errorExcerptCharacters);
-        return failure(`${response.url} answered HTTP ${response.status} ${response.statusText}.${excerpt ? `\n\n${excerpt}` : ''}`);
+        const output = `${response.url} answered HTTP ${response.status} ${response.statusText}.${excerpt ? `\n\n${excerpt}` : ''}`;
+        return { output, success: false, ...(excerpt && { outside: { source: new URL(response.url).host, quotable: true } }) };
       }
       const heading = [page.title && `Title: ${page.title}`, `URL: ${response.url}`].filter(Boolean).join('\n');
       const text = page.text || '(The page has no readable text; it may need JavaScript to render its content.)';

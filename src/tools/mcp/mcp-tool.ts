@@ -98,7 +98,10 @@ function createMcpTool(parts: McpToolParts): Tool<Record<string, unknown>> {
     timeoutMs: timeoutMs + timeoutMarginMs,
     async execute(args, context): Promise<ToolOutput> {
       try {
-        return toolOutputOfMcpResult(await call(definition.name, args, { signal: context.signal }));
+        const output = toolOutputOfMcpResult(await call(definition.name, args, { signal: context.signal }));
+        // An error the server reports is in its own words, outside content like its answers.
+        if (typeof output !== 'string' && output.success === false && !parts.trusted) return { ...output, outside: { source: `MCP server ${server}`, quotable: true } };
+        return output;
       } catch (error) {
         return { output: describeFailure(error, { server, name, signal: context.signal, timeoutMs }), success: false };
       }
