@@ -67,8 +67,10 @@ describe('terminal with a shell', () => {
     const nested = await runTool(terminal(), { command: 'pwd', cwd: 'project' });
     expect(nested.output).toContain(`${await realpath(path.join(workFolder, 'project'))}\n`);
 
-    const absolute = await runTool(terminal(), { command: 'pwd', cwd: directory });
-    expect(absolute.output).toContain(`${await realpath(directory)}\n`);
+    const absolute = await runTool(terminal(), { command: 'pwd', cwd: path.join(workFolder, 'project') });
+    expect(absolute.output).toContain(`${await realpath(path.join(workFolder, 'project'))}\n`);
+    // SESSION_FILES_DIR itself holds every session's folder: never a cwd (the path policy).
+    expect(await runTool(terminal(), { command: 'pwd', cwd: directory })).toMatchObject({ success: false, output: expect.stringContaining('SESSION_FILES_DIR') });
 
     const missing = await runTool(terminal(), { command: 'pwd', cwd: 'nowhere' });
     expect(missing).toMatchObject({ success: false, output: expect.stringContaining('cwd "nowhere" does not exist') });

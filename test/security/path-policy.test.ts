@@ -18,6 +18,7 @@ import { createCodeExecTool } from '../../src/tools/builtin/code-exec.ts';
 import { createFilesystemTool } from '../../src/tools/builtin/filesystem.ts';
 import { createImageViewTool } from '../../src/tools/builtin/image-view.ts';
 import { createSshExecTool } from '../../src/tools/builtin/ssh-exec.ts';
+import { createTerminalTool } from '../../src/tools/builtin/terminal.ts';
 import { createPathPolicy } from '../../src/tools/host-files/path-policy.ts';
 import { ChangedWhileChecked, openPinned, readFlags } from '../../src/tools/host-files/pinned-files.ts';
 import type { Tool, ToolContext } from '../../src/tools/tool.ts';
@@ -240,6 +241,15 @@ describe('attack 2: persistence outside Hearth', () => {
     } finally {
       await sshExec.dispose?.();
     }
+  });
+
+  it('the terminal does not start in one of Hearth\'s folders or another session\'s (here the real installation\'s)', async () => {
+    const terminal = createTerminalTool(withJail(configFor()));
+    for (const cwd of [packageRoot, '/proc/self/cwd', `/proc/self/root${packageRoot}`, '../session-2']) {
+      const result = await runTool(terminal, { command: 'ls', cwd });
+      expect(result, cwd).toMatchObject({ success: false, output: expect.stringMatching(/^cwd: (Refused|\.\.\/session-2 does not exist)/) });
+    }
+    expect(await runTool(terminal, { command: 'ls', cwd: '.' })).toMatchObject({ success: true });
   });
 
   it('image_view reads through the same policy', async () => {

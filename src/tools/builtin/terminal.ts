@@ -141,7 +141,7 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
   const allowed = listed.filter((name) => findCommandRunner(name) === undefined);
   const allowedList = allowed.join(', ') || '(none)';
   const allowedRoots = parseAllowedRoots(config.FS_ALLOWED_PATHS);
-  // A strict jail is shown only the grants that hold none of Hearth's places and lie in none.
+  // The cwd goes through the path policy; a strict jail is shown only the grants inside none of Hearth's places.
   const paths = createPathPolicy({ config });
   const environment: NodeJS.ProcessEnv = {
     ...toolEnvironment(config.TOOL_ENV_PASSTHROUGH),
@@ -229,6 +229,10 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
       const resolved = await resolveFolder(workFolder, args.cwd, allowedRoots);
       if ('problem' in resolved) return failure(resolved.problem);
+      if (args.cwd !== undefined) {
+        const decided = await paths.decide(args.cwd, 'list', context);
+        if (!decided.ok) return failure(`cwd: ${decided.message}`);
+      }
       const kind = context.jailKinds?.terminal ?? 'strict';
       if (kind === 'strict' && jail.active) {
         const problem = strictFolderProblem(workFolder, resolved.folder, await paths.readGrants());
