@@ -279,14 +279,18 @@ describe('the terminal tool for approval rules', () => {
   });
 
   it('keeps cwd inside the work folder and FS_ALLOWED_PATHS', async () => {
-    const allowedFolder = path.join(directory, 'allowed');
-    await mkdir(allowedFolder);
-    const tool = terminal(allowlist, { FS_ALLOWED_PATHS: allowedFolder });
-    const refused = await runTool(tool, { command: 'ls', cwd: '/etc' });
-    expect(refused).toMatchObject({ success: false, output: expect.stringContaining('cwd: Access to /etc is refused') });
-    const escaped = await runTool(tool, { command: 'ls', cwd: '../..' });
-    expect(escaped.success).toBe(false);
-    expect((await runTool(tool, { command: 'ls', cwd: allowedFolder })).success).toBe(true);
+    // Outside SESSION_FILES_DIR: a folder there that is not this session's is another session's (the path policy).
+    const allowedFolder = await mkdtemp(path.join(os.tmpdir(), 'hearth-terminal-allowed-'));
+    try {
+      const tool = terminal(allowlist, { FS_ALLOWED_PATHS: allowedFolder });
+      const refused = await runTool(tool, { command: 'ls', cwd: '/etc' });
+      expect(refused).toMatchObject({ success: false, output: expect.stringContaining('cwd: Access to /etc is refused') });
+      const escaped = await runTool(tool, { command: 'ls', cwd: '../..' });
+      expect(escaped.success).toBe(false);
+      expect((await runTool(tool, { command: 'ls', cwd: allowedFolder })).success).toBe(true);
+    } finally {
+      await rm(allowedFolder, { recursive: true, force: true });
+    }
   });
 });
 
