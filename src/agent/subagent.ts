@@ -60,7 +60,7 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
           const output = outcome.content || 'The sub-agent finished without a final answer.';
           // Its answer may carry what its pages told it: the parent reads it as outside content, not to be quoted.
           const read = outsideReadingOf(messages).sources;
-          return read.length === 0 ? output : { output, outside: { source: `a sub-agent that read ${read.join(', ')}`, quotable: false } };
+          return read.length === 0 ? output : { output, outside: { source: `a sub-agent's answer (it read ${read.join(', ')})`, quotable: false } };
         }
         case 'stopped':
           return { output: 'The sub-agent was stopped by the user.', success: false };
