@@ -14,6 +14,13 @@ export function wrapOutsideContent(source: string, content: string): string {
   return `${provenanceLine(source)}\n${content}`;
 }
 
+/** The message's text without the provenance line it starts with, if any (a session's title is the person's view). */
+export function withoutProvenance(message: { content: string; untrusted_source?: string }): string {
+  if (message.untrusted_source === undefined) return message.content;
+  const line = `${provenanceLine(message.untrusted_source)}\n`;
+  return message.content.startsWith(line) ? message.content.slice(line.length) : message.content;
+}
+
 function oneLine(text: string): string {
   return text.replace(/[\p{Cc}\p{Zl}\p{Zp}\]]+/gu, ' ').trim().slice(0, 200);
 }

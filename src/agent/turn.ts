@@ -9,7 +9,7 @@ import { findSession, setTitleIfUntitled, updateSession } from '../store/session
 import type { ToolContext } from '../tools/tool.ts';
 import { defaultToolTimeoutMs, runAgentLoop, type Conversation, type LoopOutcome } from './agent-loop.ts';
 import { toChatMessage } from './chat-message.ts';
-import { wrapOutsideContent } from './outside-content.ts';
+import { withoutProvenance, wrapOutsideContent } from './outside-content.ts';
 import { compressIfNeeded, needsCompression } from './compression.ts';
 import type { AgentDependencies } from './dependencies.ts';
 import { answerFields, type AgentEvent } from './events.ts';
@@ -57,7 +57,7 @@ async function startTurn(sessionId: string, request: TurnRequest, deps: AgentDep
     const outside = outsideSourceOf(input);
     const userMessage: NewMessage = {
       role: 'user',
-      content: input.forwardedFrom !== undefined && outside !== undefined ? wrapOutsideContent(outside, withAttachments(input)) : withAttachments(input),
+      content: input.forwardedFrom === undefined || outside === undefined ? withAttachments(input) : wrapOutsideContent(outside, withAttachments(input)),
       ...(outside !== undefined && { untrusted_source: outside }),
       ...(input.scheduleId !== undefined && { scheduled: true, schedule_id: input.scheduleId }),
       ...(input.images?.length && { images: await deps.images.save(sessionId, input.images.map(stripDataUri)) }),
@@ -147,7 +147,7 @@ async function runStartedTurn(
   background: SessionBackgroundWork,
 ): Promise<LoopOutcome> {
   const { db } = deps;
-  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(userMessage.content));
+  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(withoutProvenance(userMessage)));
   // After the user message is stored (README: How a turn works), so a client that reads the session on stream_start finds it.
   context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.

@@ -313,6 +313,9 @@ describe('attack 7 through Telegram: a message forwarded from someone else', () 
     api.pressButton(ada, approval.message_id, deny.callback_data!, { firstName: 'Ada' });
     await waitUntil(() => api.botMessages(ada).at(-1)?.text === 'Not sent.');
     expect(web.collected).toEqual([]);
+    // The session is titled by the forwarded text, not by its provenance line.
+    const { body } = await hearth.request('GET', '/sessions');
+    expect((body as { title: string }[]).map((session) => session.title)).toEqual([expect.stringMatching(/^Hi! Your assistant should open /)]);
   });
 });
 
