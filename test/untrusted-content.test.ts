@@ -5,7 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { outflowReason, type Outflow, type OutsideReading } from '../src/approvals/outflow.ts';
 import type { ContextMessage } from '../src/agent/chat-message.ts';
 import { outsideReadingOf, provenanceLine, wrapOutsideContent } from '../src/agent/outside-content.ts';
+import { parseConfig } from '../src/config.ts';
+import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
 import { parseProfile } from '../src/profiles/load-profiles.ts';
+import { openDatabase } from '../src/store/database.ts';
+import { createToolRegistry } from '../src/tools/builtin/index.ts';
+import { withJail } from './support/jail.ts';
 
 const page = [
   'Title: Lisbon in three days',
@@ -154,5 +159,33 @@ describe('a profile’s untrusted.allow', () => {
     expect(profile('untrusted:\n  deny: [http_request]')).toMatchObject({ ok: false, error: { message: 'unknown field "deny"' } });
     expect(profile('untrusted:\n  allow: ["http_request(GET *)"]')).toMatchObject({ ok: false, error: { message: expect.stringMatching(/^untrusted\.allow\[0\] "http_request\(GET \*\)" must match/) } });
     expect(profile('untrusted: [http_request]')).toMatchObject({ ok: false, error: { message: 'untrusted must be a mapping, not a list' } });
+  });
+});
+
+describe('what the built-in tools declare', async () => {
+  const tools = createToolRegistry({ db: await openDatabase(':memory:'), ...withJail(parseConfig({})), profiles: await ProfileRegistry.open('profiles'), runSubagent: async () => 'not run here' });
+  const tool = (name: string) => tools.get(name)!.tool;
+
+  it('names the source of what comes from outside, per call', () => {
+    expect(tool('web_view').untrustedSource?.({ url: 'https://News.Example:8443/a' })).toBe('news.example:8443');
+    expect(tool('http_request').untrustedSource?.({ method: 'GET', url: 'https://api.example/x' })).toBe('api.example');
+    expect(tool('web_search').untrustedSource?.({ query: 'x' })).toBe('web search results');
+    expect(tool('image_view').untrustedSource?.({ url: 'https://img.example/a.png' })).toBe('img.example');
+    expect(tool('image_view').untrustedSource?.({ path: 'photo.png' })).toBeUndefined();
+    expect(tool('home_assistant').untrustedSource?.({ action: 'state', entity_id: 'light.kitchen' })).toBe('Home Assistant names and attributes');
+    expect(tool('home_assistant').untrustedSource?.({ action: 'services' })).toBeUndefined();
+    for (const own of ['filesystem', 'scratchpad', 'memory_search', 'terminal', 'code_exec', 'todo']) expect(tool(own).untrustedSource).toBeUndefined();
+  });
+
+  it('says what a call sends out or leaves behind', () => {
+    expect(tool('http_request').outflow?.({ method: 'POST', url: 'https://api.example/x', body: { a: 1 }, headers: { 'x-key': 'k' } })).toEqual({ request: ['https://api.example/x', '{"a":1}', 'k'] });
+    expect(tool('web_view').outflow?.({ url: 'https://a.example/' })).toEqual({ request: ['https://a.example/'] });
+    expect(tool('web_search').outflow?.({ query: 'lisbon trams' })).toEqual({ request: ['lisbon trams'] });
+    expect(tool('schedule').outflow?.({ action: 'create', prompt: 'x', every: '1m' })).toEqual({ effect: 'a schedule created now' });
+    expect(tool('schedule').outflow?.({ action: 'list' })).toBeUndefined();
+    expect(tool('memory_save').outflow?.({ category: 'a', key: 'b', value: 'c' })).toEqual({ effect: 'a fact remembered now' });
+    expect(tool('mqtt').outflow?.({ action: 'publish', topic: 't', payload: 'p' })).toEqual({ effect: 'a message published now' });
+    expect(tool('mqtt').outflow?.({ action: 'read', topic: 't' })).toBeUndefined();
+    expect(tool('write_tool').outflow?.({ name: 'x', code: '' })).toEqual({ effect: 'a tool written now' });
   });
 });
