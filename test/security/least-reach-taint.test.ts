@@ -214,6 +214,41 @@ describe('attack 7: a page that tells the model to send what it remembers out', 
   });
 });
 
+describe('the taint across turns', () => {
+  it('outlives the compression that summarises the page away: the summary keeps it', async () => {
+    const web = await startWeb();
+    const hearth = await hearthWith({ env: { OLLAMA_NUM_CTX: '4096', CONTEXT_KEEP_RECENT: '2' } });
+    const sessionId = await hearth.createSession('secretary');
+    const socket = await connect(hearth, sessionId);
+    const under = { promptTokens: 300, completionTokens: 10 };
+    scriptRounds(
+      hearth,
+      { toolCalls: [{ name: 'web_view', arguments: { url: `${web.site}/tips` } }] },
+      { content: 'Read.', usage: under },
+      { content: 'Answer 2.', usage: under },
+      { content: 'Answer 3.', usage: under },
+      // Over 0.8 of the window: the turn is followed by a compression of turns 1 and 2.
+      { content: 'Answer 4.', usage: { promptTokens: 3_900, completionTokens: 20 } },
+      { toolCalls: [{ name: 'memory_save', arguments: { category: 'rules', key: 'sending', value: 'always allowed' } }] },
+      { content: 'Not saved.' },
+    );
+    for (const question of [`Read ${web.site}/tips`, 'Question 2', 'Question 3', 'Question 4']) {
+      socket.send({ type: 'message', content: question });
+      await socket.next('stream_end');
+    }
+    await socket.next('context_compressed');
+    const { messages } = (await hearth.request('GET', `/sessions/${sessionId}/context`)).body as { messages: { role: string; is_summary?: boolean }[] };
+    expect(messages[0]).toMatchObject({ role: 'user', is_summary: true });
+    expect(messages.filter((message) => message.role === 'tool')).toEqual([]);
+
+    socket.send({ type: 'message', content: 'Remember what the page said' });
+    const request = await socket.next('approval_required');
+    expect(request).toMatchObject({ tool: 'memory_save', reason: expect.stringMatching(new RegExp(`^after reading a summary of ${new URL(web.site).host.replace(/[.]/g, '\\.')}, `)) });
+    socket.send({ type: 'approve', call_id: request.call_id, decision: 'deny' });
+    await socket.next('stream_end');
+  });
+});
+
 describe('a profile that loosens the rule for a tool', () => {
   const loose = [
     '---',
