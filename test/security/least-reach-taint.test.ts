@@ -249,6 +249,30 @@ describe('the taint across turns', () => {
   });
 });
 
+describe('the taint and a rewind', () => {
+  it('ends when an edit drops the page from the context', async () => {
+    const web = await startWeb();
+    const hearth = await hearthWith();
+    const sessionId = await hearth.createSession('secretary');
+    const socket = await connect(hearth, sessionId);
+    scriptRounds(
+      hearth,
+      { toolCalls: [{ name: 'web_view', arguments: { url: `${web.site}/tips` } }] },
+      { content: 'Read.' },
+      // The edited message is answered without reading anything: nothing outside is left in the context.
+      { toolCalls: [{ name: 'memory_save', arguments: { category: 'trip', key: 'city', value: 'Lisbon' } }] },
+      { content: 'Saved.' },
+    );
+    socket.send({ type: 'message', content: `Read ${web.site}/tips` });
+    await socket.next('stream_end');
+    const first = ((await hearth.request('GET', `/sessions/${sessionId}`)).body.messages as { id: number; role: string }[]).find((message) => message.role === 'user')!;
+    const { status } = await hearth.request('POST', `/sessions/${sessionId}/messages/${first.id}/edit`, { content: 'Remember that my next trip is to Lisbon' });
+    expect(status).toBe(200);
+    expect(socket.ofType('approval_required')).toEqual([]);
+    expect((await hearth.request('GET', '/memory')).body.facts).toMatchObject([{ key: 'city', value: 'Lisbon' }]);
+  });
+});
+
 describe('a profile that loosens the rule for a tool', () => {
   const loose = [
     '---',
