@@ -70,6 +70,14 @@ describe('approval rules', () => {
     expect(judge(rules, { ...insisting, subject: 'evil_tool' }).verdict).toBe('deny');
   });
 
+  it('never turns a default of deny into a question: only a rule naming the call lets the tool ask', () => {
+    const insisting = { tool: 'filesystem', subject: 'write /home/ann/.bashrc', commandSubject: false, mustAsk: 'this file runs at login' };
+    expect(judge(policy({ default: 'deny' }), insisting)).toEqual({ verdict: 'deny', rule: 'default' });
+    expect(judge(policy({ default: 'deny', allow: ['filesystem'] }), insisting)).toEqual({ verdict: 'ask', rule: 'tool', reason: 'this file runs at login' });
+    expect(judge(policy({ default: 'deny', ask: ['filesystem(write *)'] }), insisting).verdict).toBe('ask');
+    expect(judge(policy({ default: 'ask' }), insisting).verdict).toBe('ask');
+  });
+
   it('asks about a destructive tool under a default of allow, while deny and allow rules still decide', () => {
     const destructive = { tool: 'fs__write_file', subject: 'fs__write_file', commandSubject: false, destructive: true };
     // No approvals block: the default is allow, and a destructive tool is put to the person.

@@ -134,7 +134,13 @@ export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {
   const matches = (rule: ApprovalRule) => matchesCall(rule, call, subject, readOnly);
   const denied = policy.deny.find(matches);
   if (denied) return { verdict: 'deny', rule: denied.text };
-  if (call.mustAsk !== undefined) return { verdict: 'ask', rule: 'tool', reason: call.mustAsk };
+  // A tool's insistence turns allow into ask, never a refusal into a question: under a default of
+  // deny, a call no allow or ask rule names stays denied.
+  if (call.mustAsk !== undefined) {
+    const named = policy.allow.some(matches) || policy.ask.some(matches);
+    if (named || policy.default !== 'deny') return { verdict: 'ask', rule: 'tool', reason: call.mustAsk };
+    return { verdict: 'deny', rule: 'default' };
+  }
   const unsafeForGlobs = call.hiddenCharacters === true || (call.commandSubject && hasShellControl(subject));
   const allowed = policy.allow.find((rule) => matches(rule) && !(rule.pattern && unsafeForGlobs));
   if (allowed) return { verdict: 'allow', rule: allowed.text };
