@@ -180,8 +180,28 @@ function removeWhenEmpty(folder: string, triesLeft = 20, removed: () => void = (
   }
 }
 
-/** Makes a control group per jailed call where the machine lets Hearth (`describe` says which kind). */
+/** A group made for calls: one folder per hierarchy it spans. */
+interface Group {
+  folders: string[];
+  pidsFolder: string;
+}
+
+/** Free groups kept for the next calls; more are removed. */
+const keptFree = 8;
+
+function isEmpty(group: Group): boolean {
+  return group.folders.every((folder) => read(path.join(folder, 'cgroup.procs')).trim() === '');
+}
+
+/**
+ * Makes a control group per jailed call where the machine lets Hearth (`version` says which
+ * kind). A group whose call has ended is kept and given to a later call: moving a process into a
+ * group that never held one costs the kernel several milliseconds, into one that did well under one.
+ */
 export class CallCgroups {
+  private readonly free: Group[] = [];
+  private readonly busy = new Set<Group>();
+
   private constructor(private readonly place: Place) {}
 
   /** The groups Hearth may use here, or undefined (then rlimits alone apply). */
@@ -194,8 +214,6 @@ export class CallCgroups {
     found.removeLeftovers();
     return found;
   }
-
-  private readonly live = new Set<string>();
 
   /** Groups a Hearth that is no longer running left behind (it crashed before removing them). */
   private removeLeftovers(): void {
@@ -215,50 +233,83 @@ export class CallCgroups {
 
   /** Ends what is left in every group of this Hearth and removes them (at shutdown). */
   close(): void {
-    for (const folder of this.live) {
-      killAll(folder);
-      removeWhenEmpty(folder, 0);
+    for (const group of [...this.busy, ...this.free.splice(0)]) {
+      for (const folder of group.folders) {
+        killAll(folder);
+        removeWhenEmpty(folder, 0);
+      }
     }
-    this.live.clear();
+    this.busy.clear();
   }
 
   get version(): 1 | 2 {
     return this.place.version;
   }
 
-  /** A new group for one call with its limits written; throws when the machine refuses it. */
+  /** A group for one call with its limits written (a kept one, or a new one); throws when the machine refuses it. */
   create(limits: JailLimits): CallCgroup {
-    const name = `${groupPrefix}${process.pid}-${++callCount}`;
-    const memory = String(limits.memoryMb * mebibyte);
-    const hasCpu = this.place.folders.cpu !== undefined;
-    const settings: Array<[Controller, string, string]> =
-      this.place.version === 2
-        ? [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.max', memory], ['memory', 'memory.swap.max', '0'], ...(hasCpu ? [['cpu', 'cpu.weight', cpuWeight] as [Controller, string, string]] : [])]
-        : [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.limit_in_bytes', memory], ...(hasCpu ? [['cpu', 'cpu.shares', cpuShares] as [Controller, string, string]] : [])];
-    const folders = [...new Set(Object.values(this.place.folders))].map((parent) => path.join(parent, name));
-    const folderOf = (controller: Controller) => path.join(this.place.folders[controller]!, name);
+    const group = this.free.pop() ?? this.newGroup();
     try {
-      for (const folder of folders) mkdirSync(folder);
-      for (const [controller, file, value] of settings) {
-        const target = path.join(folderOf(controller), file);
-        if (file === 'memory.swap.max' && !existsSync(target)) continue;
-        writeFileSync(target, value);
-      }
+      this.writeLimits(group, limits);
     } catch (error) {
-      for (const folder of folders) removeWhenEmpty(folder, 0);
+      this.discard(group);
       throw error;
     }
-    for (const folder of folders) this.live.add(folder);
-    const pidsFolder = folderOf('pids');
+    this.busy.add(group);
     return {
-      joinFiles: folders.map((folder) => path.join(folder, 'cgroup.procs')),
-      signal: (signal) => killAll(pidsFolder, signal),
-      release: () => {
-        for (const folder of folders) {
-          killAll(folder);
-          removeWhenEmpty(folder, 20, () => this.live.delete(folder));
-        }
-      },
+      joinFiles: group.folders.map((folder) => path.join(folder, 'cgroup.procs')),
+      signal: (signal) => killAll(group.pidsFolder, signal),
+      release: () => this.giveBack(group),
     };
+  }
+
+  private newGroup(): Group {
+    const name = `${groupPrefix}${process.pid}-${++callCount}`;
+    const folders = [...new Set(Object.values(this.place.folders))].map((parent) => path.join(parent, name));
+    const made: string[] = [];
+    try {
+      for (const folder of folders) {
+        mkdirSync(folder);
+        made.push(folder);
+      }
+    } catch (error) {
+      for (const folder of made) removeWhenEmpty(folder, 0);
+      throw error;
+    }
+    return { folders, pidsFolder: path.join(this.place.folders.pids, name) };
+  }
+
+  private writeLimits(group: Group, limits: JailLimits): void {
+    const memory = String(limits.memoryMb * mebibyte);
+    const inFolderOf = (controller: Controller, file: string) => path.join(this.place.folders[controller]!, path.basename(group.pidsFolder), file);
+    const settings: Array<[Controller, string, string]> =
+      this.place.version === 2
+        ? [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.max', memory], ['memory', 'memory.swap.max', '0'], ['cpu', 'cpu.weight', cpuWeight]]
+        : [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.limit_in_bytes', memory], ['cpu', 'cpu.shares', cpuShares]];
+    for (const [controller, file, value] of settings) {
+      if (controller === 'cpu' && this.place.folders.cpu === undefined) continue;
+      const target = inFolderOf(controller, file);
+      if (file === 'memory.swap.max' && !existsSync(target)) continue;
+      writeFileSync(target, value);
+    }
+  }
+
+  /** Ends what the call left in its group and keeps the group for another call once it is empty. */
+  private giveBack(group: Group, triesLeft = 20): void {
+    for (const folder of group.folders) killAll(folder);
+    if (!isEmpty(group)) {
+      // A killed process leaves its group a moment later.
+      if (triesLeft > 0) setTimeout(() => this.giveBack(group, triesLeft - 1), 50).unref();
+      else this.discard(group);
+      return;
+    }
+    this.busy.delete(group);
+    if (this.free.length < keptFree) this.free.push(group);
+    else this.discard(group);
+  }
+
+  private discard(group: Group): void {
+    this.busy.delete(group);
+    for (const folder of group.folders) removeWhenEmpty(folder);
   }
 }
