@@ -296,7 +296,7 @@ describe('the tool list', () => {
   it('follows the pages of tools/list', async () => {
     const connection = open('paged', fixtureServer({ pageSize: 2 }));
     await connected(connection);
-    expect(toolNames(connection).sort()).toEqual(['add_tool', 'crash', 'echo', 'env', 'pid', 'probe', 'remove_tool', 'sleep', 'spawn_child']);
+    expect(toolNames(connection).sort()).toEqual(['add_tool', 'crash', 'echo', 'env', 'pid', 'probe', 'remove_tool', 'run_attached', 'sleep', 'spawn_child']);
   });
 });
 

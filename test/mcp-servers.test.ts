@@ -203,7 +203,7 @@ describe('the tool list', () => {
     await runTool(tool('fixture__add_tool'), { name: 'late' });
     await waitUntil(() => registry.get('fixture__late'));
     expect(changes).toContain('mcp:fixture');
-    expect(integrations.get('mcp:fixture')?.details.tools).toBe(10);
+    expect(integrations.get('mcp:fixture')?.details.tools).toBe(11);
     expect(await runTool(tool('fixture__late'), {})).toMatchObject({ success: true, output: 'I am late' });
 
     await runTool(tool('fixture__remove_tool'), { name: 'late' });
