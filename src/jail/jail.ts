@@ -180,6 +180,8 @@ export class Jail {
     if (options.config.JAIL === 'off') {
       return new Jail(options, { status: { state: 'unavailable', reason: 'not probed', off: [], fix: '' }, canDisableUserNamespaces: false, pastaInstalled: false });
     }
+    // What the calls of a Hearth that crashed left in their /tmp folders goes at the next start.
+    rmSync(path.join(options.config.DATA_DIR, 'jail', 'tmp'), { recursive: true, force: true });
     const filterFile = writeTerminalInputFilter(path.join(options.config.DATA_DIR, 'jail'));
     const probed = await probeJail(options.environment, filterFile);
     return new Jail(options, probed, jailMachine(probed, filterFile));
