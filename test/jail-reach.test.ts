@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
-import { CallCgroups, jailLimits, rlimitArguments } from '../src/jail/jail-limits.ts';
+import { CallCgroups, jailLimits, ProcessCeiling, rlimitArguments } from '../src/jail/jail-limits.ts';
 import { Jail, type JailProbe } from '../src/jail/jail.ts';
 import { terminalInputFilter } from '../src/jail/tty-filter.ts';
 import { createTerminalTool } from '../src/tools/builtin/terminal.ts';
@@ -19,6 +19,7 @@ import { runProcess } from '../src/tools/process-runner.ts';
 import { jailFor } from './support/jail.ts';
 import { fixtureServer, serverConfig } from './support/mcp-servers.ts';
 import { runTool } from './support/tool-context.ts';
+import { unprivilegedUser } from './support/unprivileged-user.ts';
 import { waitUntil } from './support/wait-until.ts';
 
 let dataDir: string;
@@ -87,7 +88,10 @@ describe('the command line of a jailed call', () => {
     const command = await jail.wrap('/bin/true', [], { kind: 'strict', writable: [], cwd: '/', cpuSeconds: 7 }, {});
     expect(command.executable).toBe('prlimit');
     const shell = command.args.indexOf('/bin/sh');
-    expect(command.args.slice(0, shell)).toEqual(rlimitArguments(jailLimits(config), 7).slice(1));
+    // Root's ceiling is the plain number; another user's adds what that user runs already (ProcessCeiling).
+    const [processes, ...others] = command.args.slice(0, shell);
+    expect(Number(processes!.replace('--nproc=', ''))).toBeGreaterThanOrEqual(100);
+    expect(others).toEqual(rlimitArguments(jailLimits(config), 7).slice(2));
     const bubblewrap = command.args.slice(command.args.indexOf('bwrap'));
     expect(bubblewrap).toContain('--new-session');
     expect(bubblewrap.join(' ')).toContain('--seccomp 9');
@@ -98,6 +102,20 @@ describe('the command line of a jailed call', () => {
     command.release();
     expect(existsSync(temporary)).toBe(false);
     jail.close();
+  });
+});
+
+describe('the process ceiling of an unprivileged Hearth', () => {
+  it('is what the user runs already plus the call\'s processes; root gets the plain number', async () => {
+    expect(await new ProcessCeiling(0).for(256)).toBe(256);
+    const user = await unprivilegedUser();
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore', uid: user.uid, gid: user.gid });
+    try {
+      await waitUntil(() => readFileSync(`/proc/${sleeper.pid}/status`, 'utf8').includes(`Uid:\t${user.uid}`));
+      expect(await new ProcessCeiling(user.uid).for(256)).toBeGreaterThan(256);
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.ts';
 
@@ -30,7 +31,7 @@ const mebibyte = 1024 * 1024;
  * `prlimit` arguments up to `--`. RLIMIT_DATA rather than RLIMIT_AS bounds memory: V8 and
  * Python reserve far more address space than they use, and RLIMIT_DATA counts what can be written
  * (private and anonymous mappings), so an allocation fails where memory would really be taken.
- * RLIMIT_NPROC counts every process of the real user (Hearth's own threads and other calls too).
+ * RLIMIT_NPROC counts every task of the real user (see ProcessCeiling).
  * CPU time applies to calls that end (terminal, code_exec), not to servers that stay up.
  */
 export function rlimitArguments(limits: JailLimits, cpuSeconds?: number): string[] {
@@ -43,6 +44,49 @@ export function rlimitArguments(limits: JailLimits, cpuSeconds?: number): string
     ...(cpuSeconds === undefined ? [] : [`--cpu=${cpuSeconds}`]),
     '--',
   ];
+}
+
+const userTasksMaxAgeMs = 5_000;
+
+/** Threads of every process whose real user is `uid`, from /proc (what RLIMIT_NPROC counts). */
+async function countUserTasks(uid: number): Promise<number> {
+  let count = 0;
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
+    if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== uid) continue;
+    count += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
+  }
+  return count;
+}
+
+/**
+ * The RLIMIT_NPROC a call gets so that it may start `processes` of its own. The kernel compares
+ * the limit with every task of the real user, Hearth's own threads and the person's other
+ * programs included (hundreds on a desktop): the call's limit is what the user runs already plus
+ * the call's share, counted at most every few seconds. Root is not limited by it at all (a
+ * control group is what holds there), so it gets the plain number.
+ */
+export class ProcessCeiling {
+  private counted: { tasks: number; at: number } | undefined;
+  private counting: Promise<number> | undefined;
+
+  constructor(private readonly uid: number | undefined = process.getuid?.()) {}
+
+  async for(processes: number): Promise<number> {
+    if (this.uid === undefined || this.uid === 0) return processes;
+    const fresh = this.counted !== undefined && Date.now() - this.counted.at < userTasksMaxAgeMs;
+    if (!fresh) {
+      this.counting ??= countUserTasks(this.uid).then((tasks) => {
+        this.counted = { tasks, at: Date.now() };
+        this.counting = undefined;
+        return tasks;
+      });
+      // A count a few seconds old still serves while the next one is made.
+      if (this.counted === undefined) await this.counting;
+    }
+    return this.counted!.tasks + processes;
+  }
 }
 
 /** One call's control groups: the files its shell writes its own id to before it becomes bubblewrap. */

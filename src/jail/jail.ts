@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Config } from '../config.ts';
 import { bubblewrapArguments, type JailSurroundings, type JailTemporary } from './bubblewrap-arguments.ts';
 import { hearthPaths, hearthProcessIds } from './hearth-footprint.ts';
-import { CallCgroups, jailLimits, rlimitArguments, type JailLimits } from './jail-limits.ts';
+import { CallCgroups, jailLimits, ProcessCeiling, rlimitArguments, type JailLimits } from './jail-limits.ts';
 import { jailedFeatures, type JailedCommand, type JailLimitsStatus, type JailSpec, type JailStatus } from './jail-spec.ts';
 import { terminalInputFilter } from './tty-filter.ts';
 import { NetworkNamespace } from './network-namespace.ts';
@@ -152,6 +152,7 @@ export class Jail {
   private readonly pastaInstalled: boolean;
   private readonly limits: JailLimits;
   private readonly canSizeTmpfs: boolean;
+  private readonly processCeiling = new ProcessCeiling();
 
   constructor(
     private readonly options: JailOptions,
@@ -262,7 +263,8 @@ export class Jail {
       });
       const jailed = [...(namespace?.enter() ?? []), 'bwrap', ...jailArgs, executable, ...args];
       const shell = ['/bin/sh', '-c', joinAndBecome, filterFile ?? '', ...(cgroup?.joinFiles ?? []), '--', ...jailed];
-      const [command = 'prlimit', ...rest] = [...rlimitArguments(this.limits, spec.cpuSeconds), ...shell];
+      const processes = await this.processCeiling.for(this.limits.processes);
+      const [command = 'prlimit', ...rest] = [...rlimitArguments({ ...this.limits, processes }, spec.cpuSeconds), ...shell];
       return { executable: command, args: rest, environment: jailEnvironment(environment, spec), signal: (signal) => cgroup?.signal(signal), release };
     } catch (error) {
       release();
