@@ -125,7 +125,7 @@ export async function probeJail(environment: NodeJS.ProcessEnv = process.env, fi
 export function writeTerminalInputFilter(folder: string): string | undefined {
   const filter = terminalInputFilter();
   if (filter === undefined) return undefined;
-  const file = path.join(folder, 'terminal-input.bpf');
+  const file = path.resolve(folder, 'terminal-input.bpf');
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   writeFileSync(file, filter, { mode: 0o600 });
   return file;
@@ -182,8 +182,8 @@ export class Jail {
       return new Jail(options, { status: { state: 'unavailable', reason: 'not probed', off: [], fix: '' }, canDisableUserNamespaces: false, pastaInstalled: false });
     }
     // What the calls of a Hearth that crashed left in their /tmp folders goes at the next start.
-    rmSync(path.join(options.config.DATA_DIR, 'jail', 'tmp'), { recursive: true, force: true });
-    const filterFile = writeTerminalInputFilter(path.join(options.config.DATA_DIR, 'jail'));
+    rmSync(path.resolve(options.config.DATA_DIR, 'jail', 'tmp'), { recursive: true, force: true });
+    const filterFile = writeTerminalInputFilter(path.resolve(options.config.DATA_DIR, 'jail'));
     const probed = await probeJail(options.environment, filterFile);
     return new Jail(options, probed, jailMachine(probed, filterFile));
   }
@@ -275,7 +275,8 @@ export class Jail {
   /** The call's /tmp: a sized tmpfs where bubblewrap can make one, else a folder of its own under DATA_DIR, removed after. */
   private temporary(releases: Array<() => void>): JailTemporary {
     if (this.canSizeTmpfs) return { sizeBytes: this.limits.tmpMb * 1024 * 1024 };
-    const root = path.join(this.options.config.DATA_DIR, 'jail', 'tmp');
+    // Absolute: bubblewrap and the jail's shell run in the call's working folder.
+    const root = path.resolve(this.options.config.DATA_DIR, 'jail', 'tmp');
     mkdirSync(root, { recursive: true, mode: 0o700 });
     const folder = mkdtempSync(path.join(root, 'call-'));
     releases.push(() => rmSync(folder, { recursive: true, force: true }));
