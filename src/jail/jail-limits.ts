@@ -173,10 +173,10 @@ function delegatedV2(ownPath: string): Place | undefined {
 
 /** cgroup v1 where Hearth may make groups in its own pids and memory hierarchies (root, or a delegated one). */
 function writableV1(groups: Map<string, string>): Place | undefined {
-  const folderOf = (controller: Controller, hierarchy: string = controller): string | undefined => {
+  const folderOf = (controller: Controller): string | undefined => {
     const own = groups.get(controller);
     if (own === undefined) return undefined;
-    const folder = path.join('/sys/fs/cgroup', hierarchy, own);
+    const folder = path.join('/sys/fs/cgroup', controller, own);
     return isWritable(folder) && existsSync(path.join(folder, 'cgroup.procs')) ? folder : undefined;
   };
   const pids = folderOf('pids');
@@ -187,7 +187,7 @@ function writableV1(groups: Map<string, string>): Place | undefined {
   return { version: 1, folders: { pids, memory, ...(cpu !== undefined && { cpu }) } };
 }
 
-let callCount = 0;
+let groupCount = 0;
 const groupPrefix = 'hearth-jail-';
 
 function isRunning(processId: number): boolean {
@@ -210,16 +210,13 @@ function killAll(folder: string, signal: NodeJS.Signals = 'SIGKILL'): void {
 }
 
 /** Removes a group once its last process is gone (a killed process leaves it a moment later). */
-function removeWhenEmpty(folder: string, triesLeft = 20, removed: () => void = () => undefined): void {
+function removeWhenEmpty(folder: string, triesLeft = 20): void {
   try {
     rmdirSync(folder);
-    removed();
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') removed();
-    else if (code === 'EBUSY' && triesLeft > 0) {
+    if ((error as NodeJS.ErrnoException).code === 'EBUSY' && triesLeft > 0) {
       killAll(folder);
-      setTimeout(() => removeWhenEmpty(folder, triesLeft - 1, removed), 50).unref();
+      setTimeout(() => removeWhenEmpty(folder, triesLeft - 1), 50).unref();
     }
   }
 }
@@ -308,7 +305,7 @@ export class CallCgroups {
   }
 
   private newGroup(): Group {
-    const name = `${groupPrefix}${process.pid}-${++callCount}`;
+    const name = `${groupPrefix}${process.pid}-${++groupCount}`;
     const folders = [...new Set(Object.values(this.place.folders))].map((parent) => path.join(parent, name));
     const made: string[] = [];
     try {
