@@ -153,15 +153,19 @@ export class Jail {
   private readonly limits: JailLimits;
   private readonly canSizeTmpfs: boolean;
   private readonly processCeiling = new ProcessCeiling();
+  /** The seccomp filter's file, when bubblewrap ran with it in the probe. */
+  private readonly filterFile: string | undefined;
+  private readonly cgroups: CallCgroups | undefined;
 
   constructor(
     private readonly options: JailOptions,
     probed: JailProbe,
-    private readonly machine: { filterFile?: string; cgroups?: CallCgroups } = {},
+    machine: { filterFile?: string; cgroups?: CallCgroups } = {},
   ) {
     this.limits = jailLimits(options.config);
     this.canSizeTmpfs = probed.canSizeTmpfs === true;
-    if (probed.terminalFilter !== 'on') delete this.machine.filterFile;
+    this.filterFile = probed.terminalFilter === 'on' ? machine.filterFile : undefined;
+    this.cgroups = machine.cgroups;
     this.status_ =
       options.config.JAIL === 'off'
         ? { state: 'off', reason: "JAIL=off is set: the agent's processes run as Hearth's user, unjailed" }
@@ -189,7 +193,7 @@ export class Jail {
   }
 
   private limitsStatus(): JailLimitsStatus {
-    const cgroups = this.machine.cgroups;
+    const cgroups = this.cgroups;
     const status: JailLimitsStatus = {
       mechanism: cgroups === undefined ? 'rlimits' : cgroups.version === 2 ? 'cgroup v2' : 'cgroup v1',
       processes: this.limits.processes,
@@ -251,11 +255,11 @@ export class Jail {
           releases.push(() => this.closeNamespace(own));
         }
       }
-      const cgroup = this.machine.cgroups?.create(this.limits);
+      const cgroup = this.cgroups?.create(this.limits);
       if (cgroup) releases.push(cgroup.release);
       const temporary = this.temporary(releases);
       const surroundings: JailSurroundings = { ...this.surroundings, hiddenProcessIds: spec.kind === 'host' ? hearthProcessIds() : [] };
-      const { filterFile } = this.machine;
+      const { filterFile } = this;
       const jailArgs = bubblewrapArguments(spec, surroundings, {
         ownNetwork: namespace === undefined,
         temporary,
@@ -306,7 +310,7 @@ export class Jail {
   }
 
   close(): void {
-    this.machine.cgroups?.close();
+    this.cgroups?.close();
     for (const namespace of this.namespaces) namespace.close();
     this.namespaces.clear();
     this.hostNetwork = undefined;
