@@ -26,7 +26,18 @@ export async function logStartUpSummary(url: string, deps: AppDependencies): Pro
   ];
   deps.logger.info(
     {
-      startup: { url, backend: status.backend, model: status.model, reachable: status.reachable, model_available: status.model_available, profiles, tools: toolCount, user_tool_errors: failedFiles, mcp_servers: mcpServers },
+      startup: {
+        url,
+        backend: status.backend,
+        model: status.model,
+        reachable: status.reachable,
+        model_available: status.model_available,
+        profiles,
+        tools: toolCount,
+        user_tool_errors: failedFiles,
+        mcp_servers: mcpServers,
+        jail: deps.jail.status.state,
+      },
     },
     parts.join(' · '),
   );

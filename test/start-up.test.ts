@@ -77,8 +77,11 @@ describe('start-up', () => {
       tools: expect.any(Number),
       user_tool_errors: [],
       mcp_servers: [],
+      jail: expect.stringMatching(/^(on|unavailable)$/),
     });
     expect(summary.msg).toContain(`Hearth is listening on ${first.baseUrl}`);
+    // The jail in a few words: its limits' mechanism, or what is off and the fix.
+    expect(summary.msg).toMatch(/ · jail (on \(limits by (cgroup v1|cgroup v2|rlimits)\)|UNAVAILABLE, off: terminal, code_exec, user tools, stdio MCP servers \(fix: sudo [^)]+\))( · |$)/);
     expect(summary.msg).toContain('reachable, model missing');
     const advice = await waitUntil(() => logLines(first.output()).find((line) => line.level === 40 && String(line.msg).includes('ollama pull')));
     expect(advice.msg).toBe('Ollama has no model qwen3:8b. Run `ollama pull qwen3:8b`.');
