@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { Jail, probeJail } from '../../src/jail/jail.ts';
+import { inScratch } from '../support/jail.ts';
 
 const quiet = { warn: () => undefined, info: () => undefined };
 const probed = await probeJail();
@@ -34,7 +35,7 @@ describe('the jail machinery', () => {
   it.skipIf(probed.status.state !== 'on' || !probed.pastaInstalled)('starts the namespace holder and pasta with PATH only, never with the secrets it was handed', async () => {
     const secret = `secret-${randomUUID()}`;
     const environment = { PATH: process.env.PATH ?? '/usr/bin:/bin', AUTH_TOKEN: secret, OPENAI_API_KEY: secret };
-    jail = new Jail({ config: parseConfig({}), logger: quiet, environment }, probed);
+    jail = new Jail({ config: inScratch(parseConfig({})), logger: quiet, environment }, probed);
     const command = await jail.wrap('/bin/true', [], { kind: 'host', writable: [], cwd: '/' }, { PATH: environment.PATH });
     // The host jail's namespace exists now: its holder and pasta are running.
     expect(command.args).toContain('nsenter');
