@@ -1,6 +1,9 @@
 // The taint rules in memory (docs/security.md: Untrusted content): when a call of a run that has
 // read outside content is put to the person, how requests are matched against what was read or
 // said, what counts as read, and the provenance line the model sees.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outflowReason, type Outflow, type OutsideReading } from '../src/approvals/outflow.ts';
 import type { ContextMessage } from '../src/agent/chat-message.ts';
@@ -9,7 +12,11 @@ import { parseConfig } from '../src/config.ts';
 import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
 import { parseProfile } from '../src/profiles/load-profiles.ts';
 import { openDatabase } from '../src/store/database.ts';
+import { createLogger } from '../src/logger.ts';
 import { createToolRegistry } from '../src/tools/builtin/index.ts';
+import { ToolRegistry } from '../src/tools/tool-registry.ts';
+import { UserToolManager } from '../src/tools/user-tools/user-tool-manager.ts';
+import { toolModule, type ToolFile } from './security/user-tools-harness.ts';
 import { withJail } from './support/jail.ts';
 
 const page = [
@@ -187,5 +194,36 @@ describe('what the built-in tools declare', async () => {
     expect(tool('mqtt').outflow?.({ action: 'publish', topic: 't', payload: 'p' })).toEqual({ effect: 'a message published now' });
     expect(tool('mqtt').outflow?.({ action: 'read', topic: 't' })).toBeUndefined();
     expect(tool('write_tool').outflow?.({ name: 'x', code: '' })).toEqual({ effect: 'a tool written now' });
+  });
+});
+
+describe('what a user tool declares', () => {
+  it('is outside content and a way out when it was granted network, and neither otherwise', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'hearth-untrusted-user-tools-'));
+    const toolsDir = path.join(folder, 'user-tools');
+    await mkdir(toolsDir);
+    const fetchBody: ToolFile = { properties: { url: { type: 'string' } }, permissions: '{ network: true }', execute: '  return "fetched";' };
+    await writeFile(path.join(toolsDir, 'fetch_page.ts'), toolModule('fetch_page', fetchBody));
+    await writeFile(path.join(toolsDir, 'asks_network.ts'), toolModule('asks_network', fetchBody));
+    await writeFile(path.join(toolsDir, 'count_words.ts'), toolModule('count_words', { properties: { text: { type: 'string' } }, execute: '  return 3;' }));
+    // Granted to fetch_page only: a declaration alone grants nothing.
+    await writeFile(path.join(toolsDir, 'permissions.json'), JSON.stringify({ fetch_page: { permissions: ['network'] } }));
+    const db = await openDatabase(':memory:');
+    const registry = new ToolRegistry();
+    const manager = new UserToolManager({ toolsDir, db, source: registry.addSource('user', 'user'), timeoutMs: 10_000, logger: createLogger('silent'), sessionFilesDir: path.join(folder, 'sessions') });
+    try {
+      expect((await manager.reload()).loaded).toEqual(['asks_network', 'count_words', 'fetch_page']);
+      const fetchPage = registry.get('fetch_page')!.tool;
+      expect(fetchPage.untrustedSource?.({ url: 'https://a.example/' })).toBe('user tool fetch_page (granted network)');
+      expect(fetchPage.outflow?.({ url: 'https://collector.example/?d=secret', depth: 2 })).toEqual({ request: ['https://collector.example/?d=secret', '2'] });
+      for (const name of ['asks_network', 'count_words']) {
+        expect(registry.get(name)!.tool.untrustedSource).toBeUndefined();
+        expect(registry.get(name)!.tool.outflow).toBeUndefined();
+      }
+    } finally {
+      await manager.close();
+      await db.destroy();
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -312,7 +312,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       }
     }
 
-    const refused = this.options.source.replace(manifestHost.tools.map((entry) => this.toolFor(entry)));
+    const refused = this.options.source.replace(manifestHost.tools.map((entry) => this.toolFor(entry, generation.grantsOf.get(entry.name) ?? [])));
     const grantsFailure = grantsProblem === undefined ? [] : [{ file: path.join(toolsDir, permissionsFileName), message: grantsProblem }];
     this.failures = [
       ...buildErrors,
@@ -492,11 +492,17 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     });
   }
 
-  private toolFor(entry: ToolManifestEntry): Tool {
+  private toolFor(entry: ToolManifestEntry, granted: readonly ToolPermission[]): Tool {
+    // A tool granted network fetches what anyone may have written, and may send its arguments anywhere.
+    const networked = granted.includes('network');
     return {
       name: entry.name,
       description: entry.description,
       parameters: entry.parameters,
+      ...(networked && {
+        untrustedSource: () => `user tool ${entry.name} (granted network)`,
+        outflow: (args: Record<string, unknown>) => ({ request: Object.values(args).map((value) => (typeof value === 'string' ? value : JSON.stringify(value))) }),
+      }),
       // The host enforces USER_TOOL_TIMEOUT_MS and ends stuck tools itself; this only backs it up.
       timeoutMs: this.options.timeoutMs + stopGraceMs + 2_000,
       execute: (args: Record<string, unknown>, context: ToolContext) => this.call(entry.name, args, context),
