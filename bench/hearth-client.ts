@@ -1,7 +1,7 @@
 // The measuring client: REST through fetch, events through real `ws` sockets, each
 // event stamped with its receipt time before it is parsed.
 import WebSocket from 'ws';
-import type { AgentEvent, AgentEventType, EventOf } from '../src/agent/events.ts';
+import type { AgentEvent, AgentEventType, EventOf } from '../src/protocol/events.ts';
 import { epochNow } from './epoch-time.ts';
 
 export type EventHandler = (event: AgentEvent, receivedAt: number) => void;

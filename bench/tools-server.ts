@@ -3,7 +3,7 @@
 // to receive `tools_changed`. The shared server of scenarios 1–5 keeps the project's folders.
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ToolSummary } from '../src/agent/events.ts';
+import type { ToolSummary } from '../src/protocol/events.ts';
 import { epochNow } from './epoch-time.ts';
 import { createSession, SessionSocket } from './hearth-client.ts';
 import { projectRoot } from './project-root.ts';

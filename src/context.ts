@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { AgentEvent } from './agent/events.ts';
+import type { AgentEvent } from './protocol/events.ts';
 
 /** What every piece of code running inside one agent run can know about it (README: How a turn works). */
 export interface RunContext {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../src/agent/events.ts';
+import type { AgentEvent } from '../src/protocol/events.ts';
 import type { TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
 import type { Logger } from '../src/logger.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';

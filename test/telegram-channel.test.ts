@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../src/agent/events.ts';
+import type { AgentEvent } from '../src/protocol/events.ts';
 import type { IntegrationStatus } from '../src/integrations/integration-registry.ts';
 import type { SessionService } from '../src/sessions/session-service.ts';
 import { TelegramChannel, type ReceivedFile, type TelegramChannelOptions, type TelegramSessions } from '../src/channels/telegram/telegram-channel.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventOf } from '../src/agent/events.ts';
+import type { EventOf } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
 import { toolerProfile } from './support/test-tools.ts';
 import { startHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';

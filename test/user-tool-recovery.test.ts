@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventOf, ToolSummary } from '../src/agent/events.ts';
+import type { EventOf, ToolSummary } from '../src/protocol/events.ts';
 import { createLogger } from '../src/logger.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { ToolRegistry } from '../src/tools/tool-registry.ts';

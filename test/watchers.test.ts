@@ -5,7 +5,7 @@ import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { EventOf, ToolSummary } from '../src/agent/events.ts';
+import type { EventOf, ToolSummary } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { waitUntil } from './support/wait-until.ts';

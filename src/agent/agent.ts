@@ -6,7 +6,7 @@ import { runWithContext } from '../context.ts';
 import { inCallLane, type CallLane } from '../llm/call-lane.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { Decision } from './approval-gate.ts';
-import type { AgentEvent } from './events.ts';
+import type { AgentEvent } from '../protocol/events.ts';
 import { HearthEventHub } from './hearth-events.ts';
 import { Notifications } from './notifications.ts';
 import type { EventListener } from './run-hub.ts';

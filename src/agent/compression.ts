@@ -8,7 +8,7 @@ import { listMessages, replaceContextPrefix } from '../store/messages-repository
 import { updateSession } from '../store/sessions-repository.ts';
 import { definitionsOf, type RoundSetup } from './agent-loop.ts';
 import { isSummary, summaryLabel, turnStarts } from './context-turns.ts';
-import type { AgentEvent } from './events.ts';
+import type { AgentEvent } from '../protocol/events.ts';
 import { characterCount, charactersPerToken, estimateRequestTokens, estimateTokens } from './token-estimate.ts';
 import type { AgentDependencies } from './dependencies.ts';
 

@@ -3,7 +3,7 @@
 
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { BackendStatus } from '../llm/backend-status.ts';
-import type { ToolSummary } from './events.ts';
+import type { ToolSummary } from '../protocol/events.ts';
 
 export interface PendingApprovalSummary {
   session_id: string;

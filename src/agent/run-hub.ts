@@ -1,4 +1,4 @@
-import { isRunEnd, type AgentEvent } from './events.ts';
+import { isRunEnd, type AgentEvent } from '../protocol/events.ts';
 
 export type EventListener = (event: AgentEvent) => void;
 

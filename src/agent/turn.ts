@@ -12,7 +12,7 @@ import { toChatMessage } from './chat-message.ts';
 import { withoutProvenance, wrapOutsideContent } from './outside-content.ts';
 import { compressIfNeeded, needsCompression } from './compression.ts';
 import type { AgentDependencies } from './dependencies.ts';
-import { answerFields, type AgentEvent } from './events.ts';
+import { answerFields, type AgentEvent } from '../protocol/events.ts';
 import { runPlanning } from './planning.ts';
 import { applyRewind, planRewind, type RewindRefusal, type RewindRequest } from './rewind.ts';
 import { setupForSession, type ProfileSetup } from './round-setup.ts';

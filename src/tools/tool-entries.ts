@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ToolSummary } from '../agent/events.ts';
+import type { ToolSummary } from '../protocol/events.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 import type { LoadFailure } from './user-tools/protocol.ts';
 import type { ToolSwitches } from './user-tools/tool-switches.ts';

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { ToolSummary } from '../agent/events.ts';
+import type { ToolSummary } from '../protocol/events.ts';
 import type { Tool } from './tool.ts';
 import { compileArgumentsValidator, type ArgumentsValidator } from './validation.ts';
 

@@ -1,4 +1,4 @@
-import type { AgentEvent } from '../agent/events.ts';
+import type { AgentEvent } from '../protocol/events.ts';
 import type { SubjectPartKind } from '../approvals/normalise-subject.ts';
 import type { Outflow, OutsideReading } from '../approvals/outflow.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';

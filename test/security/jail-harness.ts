@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { EventOf } from '../../src/agent/events.ts';
+import type { EventOf } from '../../src/protocol/events.ts';
 import { EventSocket } from '../support/event-socket.ts';
 import { unusedPort } from '../support/llm-helpers.ts';
 import type { ScriptedLlm, ScriptedToolCall } from '../support/scripted-llm.ts';

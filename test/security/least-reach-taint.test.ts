@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../../src/agent/events.ts';
+import type { AgentEvent } from '../../src/protocol/events.ts';
 import { EventSocket } from '../support/event-socket.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { closeServers, serve } from '../support/loopback-http.ts';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { EventOf } from '../../src/agent/events.ts';
+import type { EventOf } from '../../src/protocol/events.ts';
 import type { ScriptedToolCall } from '../support/scripted-llm.ts';
 import { startHearth, type Hearth } from '../support/hearth-server.ts';
 import { closeServers, serve } from '../support/loopback-http.ts';

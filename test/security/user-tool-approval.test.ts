@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventOf } from '../../src/agent/events.ts';
+import type { EventOf } from '../../src/protocol/events.ts';
 import type { EventSocket } from '../support/event-socket.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import type { ScriptedToolCall } from '../support/scripted-llm.ts';

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { EventOf } from '../../src/agent/events.ts';
+import type { EventOf } from '../../src/protocol/events.ts';
 import type { EventSocket } from '../support/event-socket.ts';
 import { startHearth, type Hearth, type HearthOptions } from '../support/hearth-server.ts';
 import type { ScriptedToolCall } from '../support/scripted-llm.ts';

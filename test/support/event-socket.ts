@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import type { AgentEvent, AgentEventType, EventOf } from '../../src/agent/events.ts';
+import type { AgentEvent, AgentEventType, EventOf } from '../../src/protocol/events.ts';
 
 /** A real `ws` client that records every event and lets a test wait for the next one of a kind. */
 export class EventSocket {

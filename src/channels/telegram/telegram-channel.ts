@@ -1,7 +1,7 @@
 import { Bot, GrammyError, type Context } from 'grammy';
 import type { Message } from 'grammy/types';
 import type { ApprovalResolution } from '../../agent/approval-gate.ts';
-import type { AgentEvent } from '../../agent/events.ts';
+import type { AgentEvent } from '../../protocol/events.ts';
 import type { Logger } from '../../logger.ts';
 import type { SessionService } from '../../sessions/session-service.ts';
 import type { Channel, ChannelApproval, ChannelContext, ChannelNotification } from '../channel.ts';
