@@ -3,7 +3,7 @@ import type { HearthEventHub } from '../agent/hearth-events.ts';
 import { runHeartbeat, type HeartbeatResult, type HeartbeatRunner } from './heartbeat-run.ts';
 import type { Logger } from '../logger.ts';
 import { isWithinActiveHours } from '../profiles/heartbeat-settings.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../time/clock.ts';
 
 export interface HeartbeatTimersOptions {
   runner: HeartbeatRunner;

@@ -18,9 +18,9 @@ import {
   type ScheduleChanges,
 } from '../store/schedules-repository.ts';
 import type { SessionService } from '../sessions/session-service.ts';
-import type { Clock } from './clock.ts';
-import { checkText, checkTimeZone, checkTiming, checkWhen, type ScheduleFields } from './schedule-input.ts';
-import { nextRunAfter, nextRuns, type Checked } from './schedule-times.ts';
+import type { Clock } from '../time/clock.ts';
+import { checkText, checkTimeZone, checkTiming, checkWhen, type ScheduleFields } from '../time/schedule-input.ts';
+import { nextRunAfter, nextRuns, type Checked } from '../time/schedule-times.ts';
 
 export interface SchedulerOptions {
   db: Db;

@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../store/database.ts';
 import { ApiError } from '../errors.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
-import { isoInZone, nextRuns } from '../scheduler/schedule-times.ts';
-import type { Checked } from '../scheduler/schedule-times.ts';
-import type { Clock } from '../scheduler/clock.ts';
+import { isoInZone, nextRuns } from '../time/schedule-times.ts';
+import type { Checked } from '../time/schedule-times.ts';
+import type { Clock } from '../time/clock.ts';
 import { listScheduleRuns, type Schedule, type ScheduleRun } from '../store/schedules-repository.ts';
 
 const ScheduleParams = Type.Object({ id: Type.String() });

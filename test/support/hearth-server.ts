@@ -7,7 +7,7 @@ import type { Channel } from '../../src/channels/channel.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { Jail } from '../../src/jail/jail.ts';
 import type { Logger } from '../../src/logger.ts';
-import type { Clock } from '../../src/scheduler/clock.ts';
+import type { Clock } from '../../src/time/clock.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { EventSocket } from './event-socket.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';

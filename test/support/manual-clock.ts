@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/scheduler/clock.ts';
+import type { Clock } from '../../src/time/clock.ts';
 
 interface Timer {
   at: number;

@@ -1,5 +1,5 @@
 import { GrammyError, type Api } from 'grammy';
-import { systemClock, type Clock } from '../../scheduler/clock.ts';
+import { systemClock, type Clock } from '../../time/clock.ts';
 import { escapeHtml, renderTelegramHtml } from './render-html.ts';
 import { splitTelegramHtml, telegramMessageLimit } from './split-message.ts';
 

@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Clock } from '../../scheduler/clock.ts';
-import { describeInstant, withZoneOffset } from '../../scheduler/local-time.ts';
-import type { ScheduleFields } from '../../scheduler/schedule-input.ts';
-import { nextRuns, type Checked } from '../../scheduler/schedule-times.ts';
+import type { Clock } from '../../time/clock.ts';
+import { describeInstant, withZoneOffset } from '../../time/local-time.ts';
+import type { ScheduleFields } from '../../time/schedule-input.ts';
+import { nextRuns, type Checked } from '../../time/schedule-times.ts';
 import type { Db } from '../../store/database.ts';
 import type { Schedule } from '../../store/schedules-repository.ts';
 import { findSession } from '../../store/sessions-repository.ts';
