@@ -6,7 +6,7 @@ import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
 import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
-import { toolEntries, toolErrors } from '../tools/tool-entries.ts';
+import { toolEntries, toolErrors } from './tool-entries.ts';
 
 const modelListTimeoutMs = 10_000;
 /** What a profile's system prompt and tool schemas should stay under per call (docs/architecture.md, Budgets). */

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { ToolSummary } from '../protocol/events.ts';
-import type { ToolRegistry } from './tool-registry.ts';
-import type { LoadFailure } from './user-tools/protocol.ts';
-import type { ToolSwitches } from './user-tools/tool-switches.ts';
-import type { UserToolManager } from './user-tools/user-tool-manager.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { LoadFailure } from '../tools/user-tools/protocol.ts';
+import type { ToolSwitches } from '../tools/user-tools/tool-switches.ts';
+import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 
 export type UserToolStatus = 'loaded' | 'failed' | 'disabled';
 
