@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { SessionService } from '../../sessions/session-service.ts';
 import { sessionFolder, stageUpload } from '../../store/session-files.ts';
-import type { ReceivedFile, TelegramSessions } from './telegram-channel.ts';
+import type { ReceivedFile, TelegramSessions } from './telegram-port.ts';
 
 /** The key that leads from a private chat to its session, remembered across restarts. */
 export function chatSessionKey(chatId: number): string {
