@@ -27,7 +27,7 @@ for (const backend of ['ollama', 'openai'] as const) {
       expect(calls.map((call) => [call.tool, call.result, call.success])).toEqual([
         ['add_numbers', '5', true],
         ['add_numbers', '15', true],
-        ['report_session', `explicit=${sessionId} ambient=${sessionId}`, true],
+        ['report_session', `session=${sessionId}`, true],
       ]);
       expect(socket.ofType('tool_started').map((event) => event.call_id)).toEqual(calls.map((call) => call.call_id));
       expect(socket.ofType('turn_thinking')).toEqual([{ type: 'turn_thinking', thinking: 'I should add.', is_subagent: false }]);

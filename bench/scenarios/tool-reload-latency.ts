@@ -109,7 +109,7 @@ async function measure(tools: ToolsServer): Promise<ScenarioResult> {
         `sample): ${spread(newFileLatencies)}; removal → tools_changed without it ${medianAndP95(removalLatencies)}. ` +
         `The path: chokidar's event, awaitWriteFinish and the debounce of src/server/watchers.ts, then ` +
         `UserToolManager.reload() (esbuild bundle, a new worker importing it, registry swap; its in-process cost is ` +
-        `under scenario 9) and Agent.broadcast of tools_changed.`,
+        `under scenario 9) and Agent.announceTools (tools_changed).`,
     ],
   };
 }

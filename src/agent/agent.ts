@@ -2,7 +2,6 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { appendProfileMarker } from '../store/profile-markers.ts';
 import { deleteSession } from '../store/sessions-repository.ts';
-import { runWithContext } from '../context.ts';
 import { inCallLane, type CallLane } from '../llm/call-lane.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { Decision } from './approval-gate.ts';
@@ -65,7 +64,7 @@ export class Agent {
       lane: request.type === 'message' && request.input.unattended ? 'background' : 'interactive',
       onQueued: (queued) => started.emit({ type: 'run_status', status: queued ? 'queued' : 'running' }),
     };
-    const turn = () => runWithContext(context, () => runTurn(sessionId, request, this.deps, context, background, (change) => this.sessionChanged(sessionId, change)));
+    const turn = () => runTurn(sessionId, request, this.deps, context, background, (change) => this.sessionChanged(sessionId, change));
     const outcome = inCallLane(callLane, turn).catch((error: unknown) => {
       this.deps.logger.error({ err: error, sessionId }, 'turn failed');
       const message = `Internal error: ${error instanceof Error ? error.message : String(error)}`;
@@ -151,10 +150,6 @@ export class Agent {
 
   subscribe(sessionId: string, listener: EventListener): () => void {
     return this.hub.subscribe(sessionId, listener);
-  }
-
-  broadcast(...args: Parameters<RunHub['broadcast']>): void {
-    this.hub.broadcast(...args);
   }
 
   /** The tool set changed: every session socket and every events socket hears it. */

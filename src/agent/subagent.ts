@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { runWithContext } from '../context.ts';
 import type { ContextMessage } from './chat-message.ts';
 import type { NewMessage } from '../store/message.ts';
 import { clearSessionWorkState, findSession } from '../store/sessions-repository.ts';
@@ -37,24 +36,22 @@ export function createSubagentRunner(dependencies: () => AgentDependencies): Sub
       ...(parent.outside && { outside: parent.outside }),
     };
     try {
-      const outcome = await runWithContext(context, () =>
-        runAgentLoop({
-          conversation,
-          // The parent run's rules keep applying: a sub-agent in a laxer profile gains nothing.
-          setup: async () =>
-            setupForProfile(profile, deps, {
-              subagent: true,
-              memory: await deps.memorySummary(),
-              governingPolicies: parent.approvalPolicies ?? [],
-              sessionProfileId: parent.sessionProfileId ?? session?.profileId,
-            }),
-          registry: deps.tools,
-          authorize: (request) => deps.approvals.authorize(request),
-          toolTimeoutMs: defaultToolTimeoutMs,
-          maxAnswerCharacters: deps.config.MAX_ANSWER_CHARS,
-          context,
-        }),
-      );
+      const outcome = await runAgentLoop({
+        conversation,
+        // The parent run's rules keep applying: a sub-agent in a laxer profile gains nothing.
+        setup: async () =>
+          setupForProfile(profile, deps, {
+            subagent: true,
+            memory: await deps.memorySummary(),
+            governingPolicies: parent.approvalPolicies ?? [],
+            sessionProfileId: parent.sessionProfileId ?? session?.profileId,
+          }),
+        registry: deps.tools,
+        authorize: (request) => deps.approvals.authorize(request),
+        toolTimeoutMs: defaultToolTimeoutMs,
+        maxAnswerCharacters: deps.config.MAX_ANSWER_CHARS,
+        context,
+      });
       switch (outcome.status) {
         case 'completed': {
           const output = outcome.content || 'The sub-agent finished without a final answer.';

@@ -6,7 +6,7 @@ import type { JailKind } from '../jail/jail-spec.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
-/** What a tool receives besides its arguments (also available through src/context.ts). */
+/** What a tool receives besides its arguments. */
 export interface ToolContext {
   sessionId: string;
   /** Aborted when the user stops the run or the call times out. */

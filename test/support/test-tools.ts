@@ -39,12 +39,9 @@ export function createTestTools(): Tool[] {
     },
     {
       name: 'report_session',
-      description: 'Reports the session id it sees through the run context.',
+      description: 'Reports the session id it receives in its context.',
       parameters: { type: 'object', properties: {} },
-      execute: async (_args, context) => {
-        const { currentContext } = await import('../../src/context.ts');
-        return `explicit=${context.sessionId} ambient=${currentContext()?.sessionId}`;
-      },
+      execute: async (_args, context) => `session=${context.sessionId}`,
     },
   ];
 }
