@@ -50,11 +50,18 @@ function call(tool: Tool, args: Record<string, unknown>, policies: ApprovalPolic
   return { request: { callId: `call-${++calls}`, tool, args, policies, context, outsideReason: extra.outsideReason }, events, controller };
 }
 
-/** Starts an authorization that will wait, and answers once the gate announces it. */
+/** Starts an authorization that must wait, and answers once the gate announces it; fails at once if it is decided without asking. */
 async function asked(pending: Call): Promise<{ authorization: ReturnType<ApprovalGate['authorize']>; summary: PendingApprovalSummary }> {
   const required = new Promise<PendingApprovalSummary>((resolve) => gate.once('required', resolve));
   const authorization = gate.authorize(pending.request);
-  return { authorization, summary: await required };
+  const decidedFirst = authorization.then((result) => Promise.reject(new Error(`decided without asking: ${JSON.stringify(result)}`)));
+  return { authorization, summary: await Promise.race([required, decidedFirst]) };
+}
+
+/** An authorization that must be decided by a rule or a memory; fails at once if it asks instead. */
+function unasked(pending: Call): ReturnType<ApprovalGate['authorize']> {
+  const required = new Promise<never>((_resolve, reject) => gate.once('required', (summary) => reject(new Error(`asked about ${summary.subject}`))));
+  return Promise.race([gate.authorize(pending.request), required]);
 }
 
 async function records() {
@@ -66,7 +73,7 @@ const askAboutShell = policy({ default: 'deny', allow: ['shell(ls *)'], ask: ['s
 describe('ApprovalGate on an in-memory database', () => {
   it('lets a call an allow rule matches run, and records the rule', async () => {
     const allowed = call(shell, { command: 'ls -l' }, [askAboutShell]);
-    expect(await gate.authorize(allowed.request)).toEqual({ allowed: true });
+    expect(await unasked(allowed)).toEqual({ allowed: true });
     expect(allowed.events).toEqual([]);
     expect(await records()).toMatchObject([
       { sessionId: 'session-1', callId: allowed.request.callId, tool: 'shell', subject: 'ls -l', rule: 'shell(ls *)', decision: 'allow', decidedBy: 'rule', expiresAt: null },
@@ -182,7 +189,7 @@ describe('ApprovalGate on an in-memory database', () => {
     expect(await authorization).toEqual({ allowed: true });
 
     const again = call(shell, { command: 'cat notes.txt' }, [askAboutShell]);
-    expect(await gate.authorize(again.request)).toEqual({ allowed: true });
+    expect(await unasked(again)).toEqual({ allowed: true });
     expect(again.events).toEqual([]);
 
     const otherSubject = call(shell, { command: 'cat diary.txt' }, [askAboutShell]);
