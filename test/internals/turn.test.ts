@@ -1,0 +1,226 @@
+// One whole turn (runTurn) without a server: `:memory:` SQLite, a scripted backend behind the real
+// BackendRegistry, the real ApprovalGate, and profiles and images in a temporary folder. The
+// user-tool and MCP sources are stand-ins cast to their classes: runTurn only asks them whether
+// they are ready (the `registry.ready()` port of issue 32, item 3, would remove the casts).
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApprovalGate } from '../../src/agent/approval-gate.ts';
+import type { AgentDependencies } from '../../src/agent/dependencies.ts';
+import { runTurn, type SessionBackgroundWork } from '../../src/agent/turn.ts';
+import { parseConfig } from '../../src/config.ts';
+import { BackendRegistry } from '../../src/llm/backend-registry.ts';
+import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
+import { isRunEnd, type AgentEvent } from '../../src/protocol/events.ts';
+import { listApprovals } from '../../src/store/approvals-repository.ts';
+import { openDatabase, type Db } from '../../src/store/database.ts';
+import { MessageImages } from '../../src/store/message-images.ts';
+import { listMessages } from '../../src/store/messages-repository.ts';
+import { listActiveRuns, readDraft } from '../../src/store/runs-repository.ts';
+import { createSession, findSession } from '../../src/store/sessions-repository.ts';
+import type { McpServers } from '../../src/tools/mcp/mcp-servers.ts';
+import type { Tool } from '../../src/tools/tool.ts';
+import { ToolRegistry } from '../../src/tools/tool-registry.ts';
+import type { ToolSwitches } from '../../src/tools/user-tools/tool-switches.ts';
+import type { UserToolManager } from '../../src/tools/user-tools/user-tool-manager.ts';
+import { recordingLogger } from '../support/recording-logger.ts';
+import { answerRound, callsRound, ScriptedBackend, type ScriptedRound } from '../support/scripted-backend.ts';
+
+const profileText = `---
+id: tester
+name: Tester
+description: Exercises the turn.
+temperature: 0.1
+max_iterations: 4
+planning_enabled: false
+user_tools: false
+mcp_tools: false
+tools: [add_numbers, show_image, wipe]
+approvals:
+  default: allow
+  deny: [wipe]
+---
+You test things.
+`;
+
+const pixel = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex').toString('base64');
+
+function tools(runs: string[]): Tool[] {
+  const object = (properties: Record<string, unknown>) => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
+  return [
+    {
+      name: 'add_numbers',
+      description: 'Adds two numbers.',
+      parameters: object({ a: { type: 'number' }, b: { type: 'number' } }),
+      execute: async (args: { a: number; b: number }) => {
+        runs.push('add_numbers');
+        return String(args.a + args.b);
+      },
+    },
+    {
+      name: 'show_image',
+      description: 'Loads an image.',
+      parameters: object({}),
+      execute: async () => {
+        runs.push('show_image');
+        return { output: 'Loaded pixel.png.', metadata: { image: { base64: pixel, description: 'pixel.png' } } };
+      },
+    },
+    {
+      name: 'wipe',
+      description: 'Wipes everything.',
+      parameters: object({}),
+      execute: async () => {
+        runs.push('wipe');
+        return 'wiped';
+      },
+    },
+  ];
+}
+
+let folder: string;
+let db: Db;
+let gate: ApprovalGate | undefined;
+beforeEach(async () => {
+  folder = await mkdtemp(path.join(tmpdir(), 'hearth-turn-'));
+  await writeFile(path.join(folder, 'tester.md'), profileText);
+  db = await openDatabase(':memory:');
+});
+afterEach(async () => {
+  gate?.close();
+  gate = undefined;
+  await db.destroy();
+  await rm(folder, { recursive: true, force: true });
+});
+
+interface Turn {
+  sessionId: string;
+  backend: ScriptedBackend;
+  events: AgentEvent[];
+  runs: string[];
+  controller: AbortController;
+  outcome: ReturnType<typeof runTurn>;
+}
+
+async function startTurn(rounds: ScriptedRound[], content: string, onEvent: (event: AgentEvent, controller: AbortController) => void = () => {}): Promise<Turn> {
+  const runs: string[] = [];
+  const events: AgentEvent[] = [];
+  const backend = new ScriptedBackend(rounds);
+  const { logger } = recordingLogger();
+  gate = new ApprovalGate(db, 60_000, logger);
+  const deps: AgentDependencies = {
+    db,
+    config: parseConfig({ DATA_DIR: folder }),
+    profiles: await ProfileRegistry.open(folder),
+    tools: new ToolRegistry(tools(runs)),
+    backends: new BackendRegistry({ ollama: backend }, 'ollama', 2),
+    persona: '',
+    logger,
+    userTools: { whenLoaded: async () => {}, loadTimeoutMs: 1_000 } as unknown as UserToolManager,
+    mcp: { ready: async () => {} } as unknown as McpServers,
+    toolSwitches: {} as ToolSwitches,
+    memorySummary: async () => undefined,
+    approvals: gate,
+    images: new MessageImages(path.join(folder, 'images')),
+  };
+  const session = await createSession(db, 'tester');
+  const controller = new AbortController();
+  const background: SessionBackgroundWork = { settled: async () => {}, start: () => {} };
+  const context = {
+    sessionId: session.id,
+    signal: controller.signal,
+    emit: (event: AgentEvent) => {
+      events.push(event);
+      onEvent(event, controller);
+    },
+    isSubagent: false,
+  };
+  const outcome = runTurn(session.id, { type: 'message', input: { content } }, deps, context, background);
+  return { sessionId: session.id, backend, events, runs, controller, outcome };
+}
+
+const types = (events: AgentEvent[]) => events.map((event) => event.type);
+
+describe('runTurn in memory', () => {
+  it('stores the message, runs the tool round, stores the answer and ends with one stream_end', async () => {
+    const turn = await startTurn(
+      [callsRound({ id: 'call-1', name: 'add_numbers', arguments: { a: 2, b: 3 } }), answerRound('It is 5.')],
+      'What is 2 + 3?\nShow your work.',
+    );
+
+    expect(await turn.outcome).toEqual({ status: 'completed', content: 'It is 5.', contextTokens: 15 });
+    expect(types(turn.events)).toEqual(['stream_start', 'tool_started', 'tool_call', 'stream_delta', 'stream_end']);
+    expect(turn.events.at(-1)).toMatchObject({ type: 'stream_end', content: 'It is 5.', context_tokens: 15, max_context_tokens: 32_768 });
+    expect(turn.events.filter(isRunEnd)).toHaveLength(1);
+
+    const stored = await listMessages(db, turn.sessionId, 'display');
+    expect(stored.map((message) => [message.role, message.content])).toEqual([
+      ['user', 'What is 2 + 3?\nShow your work.'],
+      ['assistant', ''],
+      ['tool', '5'],
+      ['assistant', 'It is 5.'],
+    ]);
+    const session = await findSession(db, turn.sessionId);
+    expect(session).toMatchObject({ title: 'What is 2 + 3?', contextTokens: 15 });
+    expect(await listActiveRuns(db)).toEqual([]);
+    expect(await readDraft(db, turn.sessionId)).toEqual({ text: '', thinking: '' });
+    // The profile's prompt and tools reached the backend.
+    expect(turn.backend.requests[0]!.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('You test things.') });
+    expect(turn.backend.requests[0]!.tools?.map((tool) => tool.name)).toEqual(['add_numbers', 'show_image', 'wipe']);
+    expect(turn.backend.requests[0]!.contextWindow).toBe(32_768);
+  });
+
+  it('stores the partial answer as stopped and ends with stream_stopped when the person stops mid-stream', async () => {
+    const turn = await startTurn(
+      [
+        async function* (request) {
+          yield { type: 'text_delta', delta: 'Counting: one, two' };
+          if (!request.signal.aborted) await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
+          yield { type: 'error', error: { code: 'aborted', message: 'stopped' } };
+        },
+      ],
+      'Count to ten.',
+      (event, controller) => event.type === 'stream_delta' && controller.abort(),
+    );
+
+    expect(await turn.outcome).toMatchObject({ status: 'stopped', content: 'Counting: one, two' });
+    expect(turn.events.at(-1)).toEqual({ type: 'stream_stopped', content: 'Counting: one, two', length: 18, reason: 'user' });
+    expect((await listMessages(db, turn.sessionId, 'display')).at(-1)).toMatchObject({ role: 'assistant', content: 'Counting: one, two', stopped: true });
+    expect((await findSession(db, turn.sessionId))!.contextTokens).toBeGreaterThan(0);
+    expect(await listActiveRuns(db)).toEqual([]);
+  });
+
+  it('refuses a call the profile denies through the real gate, records it, and the model answers', async () => {
+    const turn = await startTurn([callsRound({ id: 'call-1', name: 'wipe' }), answerRound('I may not wipe.')], 'Wipe it all.');
+
+    expect(await turn.outcome).toMatchObject({ status: 'completed', content: 'I may not wipe.' });
+    expect(turn.runs).toEqual([]);
+    expect(turn.backend.requests[1]!.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining('Refused by the rule wipe') });
+    expect(await listApprovals(db, { status: 'all', limit: 10 })).toMatchObject([{ sessionId: turn.sessionId, tool: 'wipe', decision: 'deny', decidedBy: 'rule', rule: 'wipe' }]);
+  });
+
+  it('keeps an image a tool loaded as a file, in the model context only', async () => {
+    const turn = await startTurn([callsRound({ id: 'call-1', name: 'show_image' }), answerRound('One pixel.')], 'Show me.');
+
+    expect(await turn.outcome).toMatchObject({ status: 'completed' });
+    expect(turn.backend.requests[1]!.messages.at(-1)).toMatchObject({ role: 'user', content: '[Image loaded by show_image: pixel.png]', images: [pixel] });
+    const context = await listMessages(db, turn.sessionId, 'context');
+    const display = await listMessages(db, turn.sessionId, 'display');
+    expect(context.filter((message) => message.images)).toMatchObject([{ role: 'user', images: [expect.stringMatching(/^image:[0-9a-f]+\.png$/)] }]);
+    expect(display.some((message) => message.images)).toBe(false);
+    expect(await readdir(path.join(folder, 'images', turn.sessionId))).toHaveLength(1);
+  });
+
+  it('reports a backend failure as an error and a session_sync, keeping nothing half-run', async () => {
+    const turn = await startTurn([[{ type: 'error', error: { code: 'llm_unreachable', message: 'connection refused' } }]], 'Hello?');
+
+    expect(await turn.outcome).toMatchObject({ status: 'failed', error: { code: 'llm_unreachable' } });
+    expect(turn.events.slice(-2)).toEqual([
+      { type: 'error', code: 'llm_unreachable', message: 'connection refused' },
+      { type: 'session_sync', running: false },
+    ]);
+    expect((await listMessages(db, turn.sessionId, 'display')).map((message) => message.role)).toEqual(['user']);
+    expect(await listActiveRuns(db)).toEqual([]);
+  });
+});
