@@ -6,9 +6,10 @@ import type { AuthorizationRequest, Authorization } from '../../src/agent/approv
 import { toChatMessage, type ContextMessage } from '../../src/agent/chat-message.ts';
 import { provenanceLine } from '../../src/agent/outside-content.ts';
 import { allowEverything } from '../../src/approvals/policy.ts';
+import type { LlmError } from '../../src/llm/types.ts';
 import type { AgentEvent } from '../../src/protocol/events.ts';
 import type { NewMessage } from '../../src/store/message.ts';
-import type { Tool } from '../../src/tools/tool.ts';
+import type { Tool, ToolContext } from '../../src/tools/tool.ts';
 import { ToolRegistry } from '../../src/tools/tool-registry.ts';
 import { answerRound, callsRound, ScriptedBackend, type ScriptedRound } from '../support/scripted-backend.ts';
 
@@ -92,6 +93,14 @@ function testTools(runs: string[], hooks: { holdStarted?: () => void } = {}): To
       },
     },
     {
+      name: 'explode',
+      description: 'Always throws.',
+      parameters: objectOf({}),
+      execute: async () => {
+        throw new Error('the fuse was lit');
+      },
+    },
+    {
       name: 'fetch_page',
       description: 'Reads a web page.',
       parameters: objectOf({ url: { type: 'string' } }),
@@ -121,10 +130,16 @@ interface RunOptions {
   authorize?: (request: AuthorizationRequest) => Authorization;
   holdStarted?: (controller: AbortController) => void;
   onEvent?: (event: AgentEvent, controller: AbortController) => void;
+  /** Changes the setup of each round (a profile switch between rounds). */
+  setupOfRound?: (round: number, setup: RoundSetup) => RoundSetup;
+  context?: Partial<ToolContext>;
+  untrustedAllow?: string[];
+  failSetupFromRound?: number;
+  setupError?: LlmError;
   person?: string;
 }
 
-const allTools = ['add_numbers', 'delete_things', 'hold', 'show_image', 'fetch_page'];
+const allTools = ['add_numbers', 'delete_things', 'hold', 'show_image', 'explode', 'fetch_page'];
 
 function startLoop(rounds: ScriptedRound[], options: RunOptions = {}): Run {
   const runs: string[] = [];
@@ -146,19 +161,29 @@ function startLoop(rounds: ScriptedRound[], options: RunOptions = {}): Run {
     approvalPolicies: [allowEverything],
     jailKinds: {},
     sessionProfileId: 'tester',
-    untrustedAllow: [],
+    untrustedAllow: options.untrustedAllow ?? [],
   };
+  let round = 0;
   const input: LoopInput = {
     conversation,
-    setup: async () => ({ ok: true, setup }),
+    setup: async () => {
+      const current = round++;
+      if (options.setupError && current >= (options.failSetupFromRound ?? 0)) return { ok: false, error: options.setupError };
+      return { ok: true, setup: options.setupOfRound ? options.setupOfRound(current, setup) : setup };
+    },
     registry,
     toolTimeoutMs: 5_000,
     maxAnswerCharacters: options.maxAnswerCharacters ?? 10_000,
-    context: { sessionId: 'session-1', signal: controller.signal, emit: (event) => {
+    context: {
+      sessionId: 'session-1',
+      signal: controller.signal,
+      emit: (event) => {
         events.push(event);
         options.onEvent?.(event, controller);
       },
-      isSubagent: false },
+      isSubagent: false,
+      ...options.context,
+    },
     authorize: async (request) => {
       authorized.push(request);
       return options.authorize?.(request) ?? { allowed: true };
@@ -214,7 +239,7 @@ describe('runAgentLoop in memory', () => {
     const outcome = await run.outcome;
 
     expect(outcome).toMatchObject({ status: 'completed', content: 'I stopped after two sums.' });
-    expect(run.backend.requests.map((request) => request.tools?.length)).toEqual([5, 5, undefined]);
+    expect(run.backend.requests.map((request) => request.tools?.length)).toEqual([allTools.length, allTools.length, undefined]);
     const finalMessages = run.backend.requests[2]!.messages;
     expect(finalMessages.at(-1)).toEqual({ role: 'system', content: expect.stringContaining('The tool budget for this turn is used up') });
     expect(run.backend.requests[1]!.messages.some((message) => message.content.includes('tool budget'))).toBe(false);
@@ -378,5 +403,61 @@ describe('runAgentLoop in memory', () => {
 
     expect(await run.outcome).toEqual({ status: 'failed', content: 'Partly', error: { code: 'llm_unreachable', message: 'connection reset' } });
     expect(run.conversation.stored.at(-1)).toEqual({ role: 'assistant', content: 'Partly' });
+  });
+  it('answers an unknown tool and a tool that throws with errors the model reads, and goes on', async () => {
+    const run = startLoop([
+      callsRound({ id: 'call-1', name: 'rm_rf' }, { id: 'call-2', name: 'explode' }),
+      answerRound('Neither worked.'),
+    ]);
+
+    expect(await run.outcome).toMatchObject({ status: 'completed', content: 'Neither worked.' });
+    const seen = run.backend.requests[1]!.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+    expect(seen[0]).toBe(`Error: there is no tool named "rm_rf". Available tools: ${allTools.join(', ')}.`);
+    expect(seen[1]).toBe('Error: explode failed: the fuse was lit');
+  });
+
+  it('resolves the setup again before every round, so a profile switch applies to the next call', async () => {
+    const run = startLoop(
+      [callsRound({ id: 'call-1', name: 'add_numbers', arguments: { a: 1, b: 1 } }), callsRound({ id: 'call-2', name: 'add_numbers', arguments: { a: 2, b: 2 } }), answerRound('ok')],
+      { setupOfRound: (round, setup) => (round === 0 ? setup : { ...setup, model: 'other', toolNames: ['show_image'], systemMessages: [{ role: 'system', content: 'You look at things.' }] }) },
+    );
+
+    expect(await run.outcome).toMatchObject({ status: 'completed' });
+    expect(run.backend.requests.map((request) => request.tools?.map((tool) => tool.name))).toEqual([allTools, ['show_image'], ['show_image']]);
+    expect(run.backend.requests[1]!.messages[0]).toEqual({ role: 'system', content: 'You look at things.' });
+    // The second call asked for a tool the new profile does not have: refused, never run.
+    expect(run.runs).toEqual(['add_numbers 1 1']);
+    expect(run.backend.requests[2]!.messages.at(-1)!.content).toBe('Error: there is no tool named "add_numbers". Available tools: show_image.');
+  });
+
+  it("lets a tool the profile allows past the taint, and binds a sub-agent to what its parent read", async () => {
+    const person = 'Read https://cooking.example/recipes please.';
+    const rounds = () => [
+      callsRound({ id: 'call-1', name: 'fetch_page', arguments: { url: 'https://cooking.example/recipes' } }),
+      callsRound({ id: 'call-2', name: 'fetch_page', arguments: { url: 'https://attacker.example/' } }),
+      answerRound('Done.'),
+    ];
+    const allowed = startLoop(rounds(), { person, untrustedAllow: ['fetch_page'] });
+    await allowed.outcome;
+    expect(allowed.authorized.map((request) => request.outsideReason)).toEqual([undefined, undefined]);
+
+    // A sub-agent whose parent had read a page, and whose parent's profile allows nothing past the taint.
+    const child = startLoop([callsRound({ id: 'call-1', name: 'fetch_page', arguments: { url: 'https://attacker.example/' } }), answerRound('Done.')], {
+      untrustedAllow: ['fetch_page'],
+      context: { isSubagent: true, parentSessionId: 'session-0', outside: { sources: ['forum.example'], texts: ['a post'], allow: [] } },
+    });
+    await child.outcome;
+    expect(child.authorized[0]!.outsideReason).toMatch(/^after reading forum.example, this request could carry data out/);
+    // Sub-agents stream nothing live.
+    expect(child.events.filter((event) => event.type === 'stream_delta')).toEqual([]);
+  });
+
+  it('fails before calling the backend again when a round cannot be set up (its profile is gone)', async () => {
+    const gone = { code: 'llm_error' as const, message: 'There is no profile "tester".' };
+    const run = startLoop([callsRound({ id: 'call-1', name: 'add_numbers', arguments: { a: 1, b: 1 } }), answerRound('never asked for')], { failSetupFromRound: 1, setupError: gone });
+
+    expect(await run.outcome).toEqual({ status: 'failed', content: '', error: gone });
+    expect(run.backend.requests).toHaveLength(1);
+    expect(run.conversation.stored.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call-1', content: '2' });
   });
 });
