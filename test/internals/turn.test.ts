@@ -36,10 +36,11 @@ max_iterations: 4
 planning_enabled: false
 user_tools: false
 mcp_tools: false
-tools: [add_numbers, show_image, wipe]
+tools: [add_numbers, show_image, wipe, save_note]
 approvals:
   default: allow
   deny: [wipe]
+  ask: [save_note]
 ---
 You test things.
 `;
@@ -65,6 +66,16 @@ function tools(runs: string[]): Tool[] {
       execute: async () => {
         runs.push('show_image');
         return { output: 'Loaded pixel.png.', metadata: { image: { base64: pixel, description: 'pixel.png' } } };
+      },
+    },
+    {
+      name: 'save_note',
+      description: 'Saves a note.',
+      parameters: object({ text: { type: 'string' } }),
+      subject: (args: { text: string }) => args.text,
+      execute: async (args: { text: string }) => {
+        runs.push(`save_note ${args.text}`);
+        return 'saved';
       },
     },
     {
@@ -167,7 +178,7 @@ describe('runTurn in memory', () => {
     expect(await readDraft(db, turn.sessionId)).toEqual({ text: '', thinking: '' });
     // The profile's prompt and tools reached the backend.
     expect(turn.backend.requests[0]!.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('You test things.') });
-    expect(turn.backend.requests[0]!.tools?.map((tool) => tool.name)).toEqual(['add_numbers', 'show_image', 'wipe']);
+    expect(turn.backend.requests[0]!.tools?.map((tool) => tool.name)).toEqual(['add_numbers', 'show_image', 'wipe', 'save_note']);
     expect(turn.backend.requests[0]!.contextWindow).toBe(32_768);
   });
 
@@ -222,5 +233,16 @@ describe('runTurn in memory', () => {
     ]);
     expect((await listMessages(db, turn.sessionId, 'display')).map((message) => message.role)).toEqual(['user']);
     expect(await listActiveRuns(db)).toEqual([]);
+  });
+  it('waits on an ask rule until the person decides through the gate, then runs the call', async () => {
+    const turn = await startTurn([callsRound({ id: 'call-1', name: 'save_note', arguments: { text: 'milk' } }), answerRound('Saved.')], 'Note milk.', (event) => {
+      // Decided while it is being announced: the gate registers the call before it says so.
+      if (event.type === 'approval_required') gate!.decide(gate!.pending()[0]!.session_id, event.call_id, { decision: 'allow', via: 'page' });
+    });
+
+    expect(await turn.outcome).toMatchObject({ status: 'completed', content: 'Saved.' });
+    expect(turn.runs).toEqual(['save_note milk']);
+    expect(types(turn.events)).toEqual(['stream_start', 'tool_started', 'approval_required', 'approval_resolved', 'tool_call', 'stream_delta', 'stream_end']);
+    expect(await listApprovals(db, { status: 'all', limit: 10 })).toMatchObject([{ tool: 'save_note', subject: 'milk', rule: 'save_note', decision: 'allow', decidedBy: 'user' }]);
   });
 });
