@@ -15,6 +15,7 @@ import { openDatabase } from '../src/store/database.ts';
 import { createLogger } from '../src/logger.ts';
 import { createToolRegistry } from '../src/tools/builtin/index.ts';
 import { ToolRegistry } from '../src/tools/tool-registry.ts';
+import { outflowOf, outsideSourceOf } from '../src/tools/tool.ts';
 import { UserToolManager } from '../src/tools/user-tools/user-tool-manager.ts';
 import { toolModule, type ToolFile } from './security/user-tools-harness.ts';
 import { withJail } from './support/jail.ts';
@@ -225,5 +226,23 @@ describe('what a user tool declares', () => {
       await db.destroy();
       await rm(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a tool whose declarations throw', () => {
+  const broken = {
+    name: 'broken_fetch',
+    description: 'Breaks.',
+    parameters: {},
+    untrustedSource: () => { throw new Error('no host'); },
+    outflow: () => { throw new Error('no url'); },
+    execute: async () => 'fetched',
+  };
+
+  it('taints the run under its own name and is asked about in a tainted run, instead of ending the run', () => {
+    expect(outsideSourceOf(broken, {})).toBe('the broken_fetch tool');
+    const outflow = outflowOf(broken, {});
+    expect(outflow).toEqual({ effect: 'a broken_fetch call whose reach could not be worked out' });
+    expect(outflowReason(reading, { tool: 'broken_fetch', outflow }, [])).toMatch(/^after reading travel\.example, a broken_fetch call/);
   });
 });

@@ -1,7 +1,7 @@
 import type { ChatMessage, LlmBackend, LlmError, ToolCall, ToolDefinition, Usage } from '../llm/types.ts';
 import type { NewMessage } from '../store/message.ts';
 import { executeToolCall } from '../tools/execute-tool-call.ts';
-import type { ToolContext } from '../tools/tool.ts';
+import { outflowOf, type ToolContext } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { combineReadings, outflowReason, type OutsideReading } from '../approvals/outflow.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
@@ -180,7 +180,7 @@ async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInp
           args,
           policies: setup.approvalPolicies,
           context,
-          outsideReason: outflowReason(reading, { tool: entry.tool.name, outflow: entry.tool.outflow?.(args) }, allow),
+          outsideReason: outflowReason(reading, { tool: entry.tool.name, outflow: outflowOf(entry.tool, args) }, allow),
         }),
     });
     const source = result.outside?.source;

@@ -1,4 +1,4 @@
-import { toToolResult, type ToolContext, type ToolResult } from './tool.ts';
+import { outsideSourceOf, toToolResult, type ToolContext, type ToolResult } from './tool.ts';
 import type { RegisteredTool, ToolRegistry } from './tool-registry.ts';
 
 /** Decides, after the arguments are valid and before the tool runs, whether it may run at all. */
@@ -58,7 +58,7 @@ export async function executeToolCall(call: ToolCallRequest, options: ExecuteOpt
   if (!authorization.allowed) return failure(authorization.message);
   if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
 
-  const declared = entry.tool.untrustedSource?.(call.arguments);
+  const declared = outsideSourceOf(entry.tool, call.arguments);
   const result = await runAuthorized(entry, call, options);
   // A failure is the tool's own words (refused, timed out) unless the tool says it carries the source's (an error page).
   if (declared === undefined || !result.success || result.outside) return result;

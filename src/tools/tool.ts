@@ -111,6 +111,27 @@ export interface Tool<Arguments = any> {
   dispose?(): Promise<void>;
 }
 
+/**
+ * The source a call's result comes from, as the tool declares it. A declaration that throws is a
+ * bug of the tool's, and its result is then taken as outside content named after the tool.
+ */
+export function outsideSourceOf(tool: Tool, args: Record<string, unknown>): string | undefined {
+  try {
+    return tool.untrustedSource?.(args);
+  } catch {
+    return `the ${tool.name} tool`;
+  }
+}
+
+/** What a call sends out, as the tool declares it; one that cannot say is taken as an effect, which a tainted run asks about. */
+export function outflowOf(tool: Tool, args: Record<string, unknown>): Outflow | undefined {
+  try {
+    return tool.outflow?.(args);
+  } catch {
+    return { effect: `a ${tool.name} call whose reach could not be worked out` };
+  }
+}
+
 export function toToolResult(output: ToolOutput): ToolResult {
   if (typeof output === 'string') return { output, success: true };
   return {
