@@ -13,6 +13,7 @@ import { RunHub } from './run-hub.ts';
 import type { AgentDependencies } from './dependencies.ts';
 import { notifyUnwatchedApprovals } from './unwatched-approvals.ts';
 import { runTurn, type SessionBackgroundWork, type TurnOutcome, type TurnRequest, type UserInput } from './turn.ts';
+import { messageOf } from '../failure.ts';
 
 interface BackgroundTask {
   done: Promise<void>;
@@ -67,7 +68,7 @@ export class Agent {
     const turn = () => runTurn(sessionId, request, this.deps, context, background, (change) => this.sessionChanged(sessionId, change));
     const outcome = inCallLane(callLane, turn).catch((error: unknown) => {
       this.deps.logger.error({ err: error, sessionId }, 'turn failed');
-      const message = `Internal error: ${error instanceof Error ? error.message : String(error)}`;
+      const message = `Internal error: ${messageOf(error)}`;
       started.emit({ type: 'error', code: 'internal_error', message });
       started.emit({ type: 'session_sync', running: false });
       return { status: 'failed', content: '', error: { code: 'llm_error', message } } satisfies TurnOutcome;

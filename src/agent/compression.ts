@@ -11,6 +11,7 @@ import { isSummary, summaryLabel, turnStarts } from './context-turns.ts';
 import type { AgentEvent } from '../protocol/events.ts';
 import { characterCount, charactersPerToken, estimateRequestTokens, estimateTokens } from './token-estimate.ts';
 import type { AgentDependencies } from './dependencies.ts';
+import { messageOf } from '../failure.ts';
 
 /** How much of one message the summariser reads. */
 const toolArgumentCharacters = 200;
@@ -261,6 +262,6 @@ export async function compressIfNeeded(trigger: CompressionTrigger): Promise<Com
     return outcome;
   } catch (error) {
     logger.error({ err: error, sessionId }, 'context compression failed; the context is unchanged');
-    return { status: 'failed', message: error instanceof Error ? error.message : String(error), aborted: false };
+    return { status: 'failed', message: messageOf(error), aborted: false };
   }
 }

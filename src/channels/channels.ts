@@ -4,6 +4,7 @@ import type { IntegrationRegistry } from '../integrations/integration-registry.t
 import type { Logger } from '../logger.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { Channel, ChannelContext } from './channel.ts';
+import { messageOf } from '../failure.ts';
 
 export interface ChannelsOptions {
   channels: readonly Channel[];
@@ -59,7 +60,7 @@ export class Channels {
         await channel.start(context);
       } catch (error) {
         logger.error({ err: error, channel: channel.id }, 'channel failed to start');
-        integrations.report({ name: channel.id, status: 'failed', message: `did not start: ${error instanceof Error ? error.message : String(error)}`, details: {} });
+        integrations.report({ name: channel.id, status: 'failed', message: `did not start: ${messageOf(error)}`, details: {} });
       }
     }
   }

@@ -1,12 +1,13 @@
 // Helpers that turn whatever a client library throws into words a person can act on.
 import type { LlmError } from './types.ts';
+import { messageOf } from '../failure.ts';
 
 export const abortedError: LlmError = { code: 'aborted', message: 'The request was cancelled.' };
 
 const longestMessage = 500;
 
 export function errorMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   const oneLine = text.replace(/\s+/g, ' ').trim();
   return oneLine.length > longestMessage ? `${oneLine.slice(0, longestMessage)}…` : oneLine;
 }

@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import type { ScheduleTiming } from '../store/schedules-repository.ts';
+import { messageOf } from '../failure.ts';
 
 const minuteMs = 60_000;
 const unitMs: Record<string, number> = { s: 1000, m: minuteMs, h: 60 * minuteMs, d: 24 * 60 * minuteMs };
@@ -45,7 +46,7 @@ export function checkCron(pattern: string, timezone: string): Checked<string> {
     const cron = new Cron(pattern, { timezone, paused: true });
     if (cron.nextRun(new Date(0)) === null) return { ok: false, field: 'cron', message: `cron: ${JSON.stringify(pattern)} never fires` };
   } catch (error) {
-    return { ok: false, field: 'cron', message: `cron: ${JSON.stringify(pattern)} is not a valid pattern (${error instanceof Error ? error.message : String(error)})` };
+    return { ok: false, field: 'cron', message: `cron: ${JSON.stringify(pattern)} is not a valid pattern (${messageOf(error)})` };
   }
   return { ok: true, value: pattern.trim() };
 }

@@ -1,5 +1,6 @@
 import { outsideSourceOf, toToolResult, type ToolContext, type ToolResult } from './tool.ts';
 import type { RegisteredTool, ToolRegistry } from './tool-registry.ts';
+import { messageOf, toolFailure } from '../failure.ts';
 
 /** Decides, after the arguments are valid and before the tool runs, whether it may run at all. */
 export type Authorize = (entry: RegisteredTool, args: Record<string, unknown>) => Promise<{ allowed: true } | { allowed: false; message: string }>;
@@ -19,8 +20,6 @@ export interface ExecuteOptions {
   authorize: Authorize;
 }
 
-const failure = (output: string): ToolResult => ({ output, success: false });
-
 /** How long a stopped or timed-out tool may take to return its partial result. */
 const abortGraceMs = 1_000;
 
@@ -37,26 +36,26 @@ export async function executeToolCall(call: ToolCallRequest, options: ExecuteOpt
   const entry = allowedNames.includes(call.name) ? registry.get(call.name) : undefined;
   if (!entry) {
     const available = allowedNames.filter((name) => registry.get(name)).join(', ');
-    return failure(`Error: there is no tool named "${call.name}". Available tools: ${available || 'none'}.`);
+    return toolFailure(`Error: there is no tool named "${call.name}". Available tools: ${available || 'none'}.`);
   }
   if (call.invalid_arguments !== undefined) {
-    return failure(
+    return toolFailure(
       `Error: the arguments for ${call.name} were not a JSON object (${truncate(call.invalid_arguments, 200)}). Call it again with valid JSON.`,
     );
   }
   const verdict = entry.validate(call.arguments);
   if (!verdict.ok) {
-    return failure(
+    return toolFailure(
       `Error: invalid arguments for ${call.name}: ${verdict.message}. Expected parameters: ${JSON.stringify(entry.tool.parameters)}`,
     );
   }
-  if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
+  if (context.signal.aborted) return toolFailure('Stopped by the user before the tool ran.');
   // Nobody is asked to approve a call that cannot run anyway.
   const unready = await entry.tool.precheck?.(call.arguments, context);
-  if (unready !== undefined) return failure(unready);
+  if (unready !== undefined) return toolFailure(unready);
   const authorization = await options.authorize(entry, call.arguments);
-  if (!authorization.allowed) return failure(authorization.message);
-  if (context.signal.aborted) return failure('Stopped by the user before the tool ran.');
+  if (!authorization.allowed) return toolFailure(authorization.message);
+  if (context.signal.aborted) return toolFailure('Stopped by the user before the tool ran.');
 
   const declared = outsideSourceOf(entry.tool, call.arguments);
   const result = await runAuthorized(entry, call, options);
@@ -71,7 +70,7 @@ async function runAuthorized(entry: RegisteredTool, call: ToolCallRequest, optio
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([context.signal, timeout]);
   const running = entry.tool.execute(call.arguments, { ...context, signal }).then(toToolResult, (error: unknown) =>
-    failure(`Error: ${call.name} failed: ${error instanceof Error ? error.message : String(error)}`),
+    toolFailure(`Error: ${call.name} failed: ${messageOf(error)}`),
   );
   const interrupted = new Promise<'interrupted'>((resolve) => signal.addEventListener('abort', () => resolve('interrupted'), { once: true }));
   const first = await Promise.race([running, interrupted]);
@@ -82,7 +81,7 @@ async function runAuthorized(entry: RegisteredTool, call: ToolCallRequest, optio
   const reason = timeout.aborted
     ? `Error: ${call.name} timed out after ${formatSeconds(timeoutMs)}. Try a smaller request or a longer timeout.`
     : `Stopped by the user while ${call.name} was running.`;
-  return failure(late && late.output !== '' ? `${reason}\n${late.output}` : reason);
+  return toolFailure(late && late.output !== '' ? `${reason}\n${late.output}` : reason);
 }
 
 function truncate(text: string, length: number): string {

@@ -1,4 +1,5 @@
 import { GrammyError, HttpError } from 'grammy';
+import { messageOf } from '../../failure.ts';
 
 const tokenShape = /\b\d{5,}:[A-Za-z0-9_-]{30,}\b/g;
 
@@ -31,5 +32,5 @@ export function describeTelegramFailure(error: unknown, token: string): string {
     const cause = error.error instanceof Error ? error.error.message : String(error.error);
     return redactToken(`Cannot reach the Telegram Bot API: ${cause}`, token);
   }
-  return redactToken(error instanceof Error ? error.message : String(error), token);
+  return redactToken(messageOf(error), token);
 }

@@ -16,6 +16,7 @@ import { requestedSession, sessionButtons, SessionListings } from './session-but
 import { StreamedAnswer } from './streamed-answer.ts';
 import type { ReceivedFile, TelegramSessions } from './telegram-port.ts';
 import { sessionServiceSessions } from './telegram-sessions.ts';
+import { messageOf } from '../../failure.ts';
 
 export type TelegramChannelState = 'not_configured' | 'connecting' | 'connected' | 'failed';
 
@@ -386,7 +387,7 @@ export class TelegramChannel implements Channel {
     if ((file.file_size ?? 0) > maxDownloadBytes) throw new Error('the file is over 20 MB, more than bots may fetch');
     const root = this.options.apiRoot.replace(/\/+$/, '');
     const response = await fetch(`${root}/file/bot${this.options.token}/${file.file_path}`).catch((error: unknown) => {
-      throw new Error(redactToken(`download failed: ${error instanceof Error ? error.message : String(error)}`, this.options.token));
+      throw new Error(redactToken(`download failed: ${messageOf(error)}`, this.options.token));
     });
     if (!response.ok) throw new Error(`download failed: HTTP ${response.status}`);
     return Buffer.from(await response.arrayBuffer());

@@ -7,11 +7,12 @@ import { interpreterFolders, pythonInstallation } from '../../jail/interpreters.
 import type { Jail } from '../../jail/jail.ts';
 import { ProcessMarkers } from '../process-markers.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import { linksLeavingFolder, nodePermissionArguments, pythonGuardArguments, type SandboxPolicy } from './code-sandbox.ts';
 import { createPathPolicy } from '../host-files/path-policy.ts';
 import { sessionWorkFolder } from '../host-files/work-folder.ts';
+import { toolFailure } from '../../failure.ts';
 
 const languages = ['javascript', 'python'] as const;
 type Language = (typeof languages)[number];
@@ -50,10 +51,6 @@ interface Interpreter {
   arguments(policy: SandboxPolicy, programFile: string): Promise<string[]>;
   /** The interpreter's real executable and the folders outside the system a jail must show for it. */
   installation(): Promise<{ executable: string; folders: string[] } | undefined>;
-}
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
 }
 
 /** `<language> <first line of code>`, the line approval rules match (`code_exec(python *)`). */
@@ -120,24 +117,24 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
     async execute(args, context) {
       const interpreter = Object.hasOwn(interpreters, args.language) ? interpreters[args.language] : undefined;
-      if (!interpreter) return failure(`Unknown language "${String(args.language)}"; use one of: ${languages.join(', ')}.`);
+      if (!interpreter) return toolFailure(`Unknown language "${String(args.language)}"; use one of: ${languages.join(', ')}.`);
       if (!anyCommand && !allowedCommands.includes(interpreter.command)) {
-        return failure(
+        return toolFailure(
           `Refused: ${args.language} runs with ${interpreter.command}, which TERMINAL_ALLOWED_COMMANDS does not list ` +
             `(allowed: ${allowedCommands.join(', ') || 'none'}), so code_exec does not run ${args.language} here. ` +
             `Use the allowed terminal commands instead, or ask the person to add ${interpreter.command} to TERMINAL_ALLOWED_COMMANDS.`,
         );
       }
       const refusal = jail.refusal('code_exec');
-      if (refusal !== undefined) return failure(refusal);
+      if (refusal !== undefined) return toolFailure(refusal);
       const installation = await interpreter.installation();
       if (installation === undefined && args.language === 'python') {
-        return failure('python3 is not installed on this server, so Python code cannot run. JavaScript (Node.js) is available: send language "javascript".');
+        return toolFailure('python3 is not installed on this server, so Python code cannot run. JavaScript (Node.js) is available: send language "javascript".');
       }
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
       if (args.language === 'javascript') {
         const refusal = await refusalForLinks(workFolder, context.signal);
-        if (refusal !== undefined) return failure(refusal);
+        if (refusal !== undefined) return toolFailure(refusal);
       }
       const codeFolder = path.join(workFolder, codeExecFolderName);
       const callId = randomUUID();
@@ -161,9 +158,9 @@ export function createCodeExecTool(options: CodeExecOptions): Tool<CodeExecArgum
           maxOutputCharacters: maximumOutputCharacters,
         });
         if (result.spawnError?.code === 'ENOENT' && args.language === 'python') {
-          return failure('python3 is not installed on this server, so Python code cannot run. JavaScript (Node.js) is available: send language "javascript".');
+          return toolFailure('python3 is not installed on this server, so Python code cannot run. JavaScript (Node.js) is available: send language "javascript".');
         }
-        if (result.spawnError) return failure(`Could not start ${interpreter.executable}: ${result.spawnError.message}`);
+        if (result.spawnError) return toolFailure(`Could not start ${interpreter.executable}: ${result.spawnError.message}`);
         return describeProcessResult(result, timeoutSeconds);
       } finally {
         await rm(file, { force: true });

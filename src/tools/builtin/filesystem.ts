@@ -7,6 +7,7 @@ import type { Config } from '../../config.ts';
 import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
 import { createPathPolicy, writingActions, type PathDecision } from '../host-files/path-policy.ts';
 import { appendFlags, ChangedWhileChecked, createFlags, inside, openFolderInside, openInside, openPinned, openPinnedFolder, readFlags, sameIdentity, writeFlags } from '../host-files/pinned-files.ts';
+import { toolFailure } from '../../failure.ts';
 
 const actions = ['read', 'write', 'append', 'list', 'delete', 'mkdir'] as const;
 type Action = (typeof actions)[number];
@@ -25,10 +26,6 @@ const parameters = Type.Object(
 );
 
 type FilesystemArguments = Static<typeof parameters>;
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 const formatNumber = (value: number) => value.toLocaleString('en-US');
 const bytes = (count: number) => `${formatNumber(count)} byte${count === 1 ? '' : 's'}`;
@@ -91,8 +88,8 @@ const enoent = () => Object.assign(new Error('no such file'), { code: 'ENOENT' }
 async function read(decided: Decided, shown: string, signal: AbortSignal): Promise<ToolOutput> {
   const { leaf } = decided;
   if (leaf === undefined) throw enoent();
-  if (leaf.isDirectory()) return failure(`${shown} is a folder, not a file. Use action "list" to see its contents.`);
-  if (!leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it cannot be read.`);
+  if (leaf.isDirectory()) return toolFailure(`${shown} is a folder, not a file. Use action "list" to see its contents.`);
+  if (!leaf.isFile()) return toolFailure(`${shown} is not a regular file (a device, socket or pipe), so it cannot be read.`);
   return using(openPinned(decided.real, readFlags, leaf), async (handle) => {
     const size = Number(leaf.size);
     if (size === 0) return `${shown} is empty (0 bytes).`;
@@ -133,7 +130,7 @@ async function openLeafFolder(decided: Decided): Promise<{ folder: FileHandle; r
 function severalNames(decided: Decided, shown: string): ToolOutput | undefined {
   const links = decided.leaf?.isFile() ? Number(decided.leaf.nlink) : 1;
   if (links <= 1) return undefined;
-  return failure(`Refused: ${shown} is a file with ${links} names (hard links); the filesystem tool does not change such a file, since another of its names may be a file no tool may change.`);
+  return toolFailure(`Refused: ${shown} is a file with ${links} names (hard links); the filesystem tool does not change such a file, since another of its names may be a file no tool may change.`);
 }
 
 /**
@@ -160,9 +157,9 @@ async function store(decided: Decided, content: string, mode: 'write' | 'append'
 }
 
 async function write(decided: Decided, shown: string, content: string | undefined): Promise<ToolOutput> {
-  if (content === undefined) return failure(`Send content: the text to write to ${shown}.`);
-  if (decided.leaf?.isDirectory()) return failure(`${shown} is a folder, not a file; choose a file name inside it.`);
-  if (decided.leaf !== undefined && !decided.leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
+  if (content === undefined) return toolFailure(`Send content: the text to write to ${shown}.`);
+  if (decided.leaf?.isDirectory()) return toolFailure(`${shown} is a folder, not a file; choose a file name inside it.`);
+  if (decided.leaf !== undefined && !decided.leaf.isFile()) return toolFailure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
   const refused = severalNames(decided, shown);
   if (refused) return refused;
   const { previous } = await store(decided, content, 'write');
@@ -171,9 +168,9 @@ async function write(decided: Decided, shown: string, content: string | undefine
 }
 
 async function append(decided: Decided, shown: string, content: string | undefined): Promise<ToolOutput> {
-  if (content === undefined || content === '') return failure(`Send content: the text to append to ${shown}.`);
+  if (content === undefined || content === '') return toolFailure(`Send content: the text to append to ${shown}.`);
   if (decided.leaf?.isDirectory()) throw Object.assign(new Error('is a folder'), { code: 'EISDIR' });
-  if (decided.leaf !== undefined && !decided.leaf.isFile()) return failure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
+  if (decided.leaf !== undefined && !decided.leaf.isFile()) return toolFailure(`${shown} is not a regular file (a device, socket or pipe), so it is not written.`);
   const refused = severalNames(decided, shown);
   if (refused) return refused;
   const { now } = await store(decided, content, 'append');
@@ -190,7 +187,7 @@ async function describeEntry(folder: FileHandle, entry: Dirent): Promise<string>
 
 async function list(decided: Decided, shown: string, signal: AbortSignal): Promise<ToolOutput> {
   if (decided.leaf === undefined) throw enoent();
-  if (!decided.leaf.isDirectory()) return failure(`${shown} is a file, not a folder. Use action "read" to see its contents.`);
+  if (!decided.leaf.isDirectory()) return toolFailure(`${shown} is a file, not a folder. Use action "read" to see its contents.`);
   return using(openPinnedFolder(decided.real, decided.leaf), async (folder) => {
     const entries = (await fs.readdir(`/proc/self/fd/${folder.fd}`, { withFileTypes: true })).sort((left, right) =>
       left.name < right.name ? -1 : left.name > right.name ? 1 : 0,
@@ -206,7 +203,7 @@ async function list(decided: Decided, shown: string, signal: AbortSignal): Promi
 }
 
 async function remove(decided: Decided, shown: string): Promise<ToolOutput> {
-  if (decided.isRoot) return failure(`${shown} is the work folder or an allowed root folder itself and cannot be deleted.`);
+  if (decided.isRoot) return toolFailure(`${shown} is the work folder or an allowed root folder itself and cannot be deleted.`);
   const { leaf } = decided;
   if (leaf === undefined) throw enoent();
   const name = path.basename(decided.real);
@@ -223,7 +220,7 @@ async function remove(decided: Decided, shown: string): Promise<ToolOutput> {
     }
     const count = (await fs.readdir(location)).length;
     if (count > 0) {
-      return failure(`${shown} is a folder with ${formatNumber(count)} entr${count === 1 ? 'y' : 'ies'}; only empty folders can be deleted. Delete what is inside first, one entry at a time.`);
+      return toolFailure(`${shown} is a folder with ${formatNumber(count)} entr${count === 1 ? 'y' : 'ies'}; only empty folders can be deleted. Delete what is inside first, one entry at a time.`);
     }
     await fs.rmdir(location);
     return `Deleted empty folder ${shown}.`;
@@ -232,7 +229,7 @@ async function remove(decided: Decided, shown: string): Promise<ToolOutput> {
 
 async function makeFolder(decided: Decided, shown: string): Promise<ToolOutput> {
   if (decided.leaf !== undefined) {
-    return decided.leaf.isDirectory() ? `Folder ${shown} already exists; nothing to do.` : failure(`${shown} already exists as a file, so it cannot be a folder.`);
+    return decided.leaf.isDirectory() ? `Folder ${shown} already exists; nothing to do.` : toolFailure(`${shown} already exists as a file, so it cannot be a folder.`);
   }
   const { folder } = await openLeafFolder(decided);
   try {
@@ -279,7 +276,7 @@ export function createFilesystemTool(options: FilesystemOptions): Tool<Filesyste
     const shown = args.path.trim() === '' ? '.' : args.path.trim();
     // Decided again: the person may have taken minutes to answer.
     const decided = await policy.decide(args.path, action, context);
-    if (!decided.ok) return failure(decided.message);
+    if (!decided.ok) return toolFailure(decided.message);
     context.signal.throwIfAborted();
     try {
       switch (action) {
@@ -296,12 +293,12 @@ export function createFilesystemTool(options: FilesystemOptions): Tool<Filesyste
         case 'mkdir':
           return await makeFolder(decided, shown);
         default:
-          return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
+          return toolFailure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }
     } catch (error) {
       if (context.signal.aborted) throw error;
-      if (error instanceof ChangedWhileChecked) return failure(`Refused: ${shown} changed while it was being checked (a link or another file took its place); nothing was done.`);
-      return failure(describeError(error, action, shown));
+      if (error instanceof ChangedWhileChecked) return toolFailure(`Refused: ${shown} changed while it was being checked (a link or another file took its place); nothing was done.`);
+      return toolFailure(describeError(error, action, shown));
     }
   }
 

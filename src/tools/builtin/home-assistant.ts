@@ -7,6 +7,7 @@ import type { Tool, ToolOutput } from '../tool.ts';
 import { entityDetails, entityLine } from './home-assistant/entity-lines.ts';
 import { summariseHistory } from './home-assistant/history-summary.ts';
 import { resolveServiceCall, serviceCallSubject, unnamedGenericTargets, type ServiceCall } from './home-assistant/service-call.ts';
+import { toolFailure } from '../../failure.ts';
 
 const actions = ['search', 'state', 'call_service', 'history', 'areas', 'services'] as const;
 type Action = (typeof actions)[number];
@@ -35,20 +36,16 @@ const notConfigured =
   'Home Assistant is not configured. Set HA_URL (e.g. http://homeassistant.local:8123) and HA_TOKEN in Hearth\'s .env and restart Hearth. ' +
   'Make the token in Home Assistant: your profile (bottom left) → Security → Long-lived access tokens → Create token.';
 
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
-
 function restFailure(result: Extract<RestResult<unknown>, { ok: false }>): ToolOutput {
   switch (result.reason) {
     case 'token_rejected':
-      return failure(`${result.message} Tell the person: make a new long-lived access token (HA profile → Security), put it in HA_TOKEN and restart Hearth.`);
+      return toolFailure(`${result.message} Tell the person: make a new long-lived access token (HA profile → Security), put it in HA_TOKEN and restart Hearth.`);
     case 'unreachable':
-      return failure(`${result.message} Check that Home Assistant is running; Hearth reconnects by itself, so try again shortly.`);
+      return toolFailure(`${result.message} Check that Home Assistant is running; Hearth reconnects by itself, so try again shortly.`);
     case 'stopped':
-      return failure(result.message);
+      return toolFailure(result.message);
     case 'refused':
-      return failure(result.message);
+      return toolFailure(result.message);
   }
 }
 
@@ -65,24 +62,24 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
 
   function unavailable(ha: HomeAssistant): ToolOutput | undefined {
     if (ha.index.size > 0 || ha.status().status === 'connected') return undefined;
-    return failure(`${statusText(ha)}.${ha.status().status === 'connecting' ? ' Try again in a moment.' : ''}`);
+    return toolFailure(`${statusText(ha)}.${ha.status().status === 'connecting' ? ' Try again in a moment.' : ''}`);
   }
 
   function unknownEntity(ha: HomeAssistant, entityId: string): ToolOutput {
     const guesses = ha.index.search(entityId.replace(/[._]/g, ' '), 3).map((hit) => hit.entity.entityId);
     const hint = guesses.length > 0 ? ` Close matches: ${guesses.join(', ')}.` : '';
-    return failure(`Unknown entity "${entityId}".${hint} Use action "search" with everyday words to find the exact id.`);
+    return toolFailure(`Unknown entity "${entityId}".${hint} Use action "search" with everyday words to find the exact id.`);
   }
 
   function search(ha: HomeAssistant, query: string | undefined): ToolOutput {
-    if (!query?.trim()) return failure('Send query: everyday words such as "kitchen light" or "bedroom temperature".');
+    if (!query?.trim()) return toolFailure('Send query: everyday words such as "kitchen light" or "bedroom temperature".');
     const hits = ha.index.search(query, searchLimit);
-    if (hits.length === 0) return failure(`No entity matches "${query}". Try other or fewer words, or action "areas" to see the rooms.`);
+    if (hits.length === 0) return toolFailure(`No entity matches "${query}". Try other or fewer words, or action "areas" to see the rooms.`);
     return hits.map((hit) => entityLine(hit.entity)).join('\n') + connectionNote(ha);
   }
 
   function state(ha: HomeAssistant, entityIds: string[]): ToolOutput {
-    if (entityIds.length === 0) return failure('Send entity_id, e.g. "light.kitchen" (find it with action "search").');
+    if (entityIds.length === 0) return toolFailure('Send entity_id, e.g. "light.kitchen" (find it with action "search").');
     const lines: string[] = [];
     for (const entityId of entityIds) {
       const entity = ha.index.get(entityId);
@@ -100,12 +97,12 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
 
   async function callService(ha: HomeAssistant, call: ServiceCall, signal: AbortSignal): Promise<ToolOutput> {
     if (call.domain === '' || call.service === '') {
-      return failure('Send domain and service (e.g. domain "light", service "turn_on") with entity_id; action "services" lists a domain\'s services.');
+      return toolFailure('Send domain and service (e.g. domain "light", service "turn_on") with entity_id; action "services" lists a domain\'s services.');
     }
     const unnamed = unnamedGenericTargets(call);
-    if (unnamed) return failure(unnamed);
+    if (unnamed) return toolFailure(unnamed);
     if (call.actsOn !== call.domain && (call.targetDomains.length !== 1 || call.entityIds.length === 0)) {
-      return failure(`Call ${call.domain}.${call.service} on one domain's entities at a time (got ${call.targetDomains.join(', ') || 'no entity ids'}).`);
+      return toolFailure(`Call ${call.domain}.${call.service} on one domain's entities at a time (got ${call.targetDomains.join(', ') || 'no entity ids'}).`);
     }
     for (const entityId of call.entityIds) if (!ha.index.get(entityId) && ha.index.size > 0) return unknownEntity(ha, entityId);
     const services = await knownServices(ha, signal);
@@ -113,7 +110,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
       if (!services.get(call.domain)?.[call.service]) {
         const offered = Object.keys(services.get(call.domain) ?? {});
         const hint = offered.length > 0 ? ` ${call.domain} offers: ${offered.slice(0, 20).join(', ')}.` : ` There is no "${call.domain}" domain; action "services" without a domain lists them.`;
-        return failure(`Unknown service ${call.domain}.${call.service}.${hint}`);
+        return toolFailure(`Unknown service ${call.domain}.${call.service}.${hint}`);
       }
     } else if (!services.ok && services.reason !== 'refused') {
       return restFailure(services);
@@ -132,7 +129,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
       const result = await ha.rest.callService(call.domain, call.service, call.body, signal);
       if (!result.ok) {
         if (result.reason === 'refused' && result.status === 400) {
-          return failure(`Home Assistant refused ${call.domain}.${call.service}: ${result.message}. Check the data against action "services" for domain "${call.domain}".`);
+          return toolFailure(`Home Assistant refused ${call.domain}.${call.service}: ${result.message}. Check the data against action "services" for domain "${call.domain}".`);
         }
         return restFailure(result);
       }
@@ -162,7 +159,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
   }
 
   async function history(ha: HomeAssistant, entityIds: string[], hours: number | undefined, signal: AbortSignal): Promise<ToolOutput> {
-    if (entityIds.length === 0) return failure('Send entity_id (one, or several comma-separated) to summarise its history.');
+    if (entityIds.length === 0) return toolFailure('Send entity_id (one, or several comma-separated) to summarise its history.');
     for (const entityId of entityIds) if (!ha.index.get(entityId) && ha.index.size > 0) return unknownEntity(ha, entityId);
     const span = Math.min(maxHistoryHours, Math.max(0.1, hours ?? 24));
     const result = await ha.rest.history(entityIds, new Date(Date.now() - span * 3_600_000), signal);
@@ -191,7 +188,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
     const wanted = domain?.trim().toLowerCase();
     if (!wanted) return `Domains: ${[...services.keys()].sort().join(', ')}. Send domain to see its services.`;
     const offered = services.get(wanted);
-    if (!offered) return failure(`No "${wanted}" domain. Domains: ${[...services.keys()].sort().join(', ')}.`);
+    if (!offered) return toolFailure(`No "${wanted}" domain. Domains: ${[...services.keys()].sort().join(', ')}.`);
     return Object.entries(offered)
       .map(([service, description]) => {
         const fields = Object.keys((description as { fields?: Record<string, unknown> })?.fields ?? {});
@@ -215,7 +212,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
     precheck: () => (homeAssistant?.configured ? undefined : notConfigured),
     async execute(args, context) {
       const ha = homeAssistant;
-      if (!ha?.configured) return failure(notConfigured);
+      if (!ha?.configured) return toolFailure(notConfigured);
       const action: Action = args.action;
       if (action !== 'services' && action !== 'call_service' && action !== 'history') {
         const missing = unavailable(ha);
@@ -235,7 +232,7 @@ export function createHomeAssistantTool(homeAssistant: HomeAssistant | undefined
         case 'services':
           return listServices(ha, args.domain, context.signal);
         default:
-          return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
+          return toolFailure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }
     },
   };

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import { keepHead } from '../truncate.ts';
 import {
   decodeText,
@@ -13,6 +13,7 @@ import {
   type LimitedResponse,
 } from './http/fetch-limited.ts';
 import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
+import { toolFailure } from '../../failure.ts';
 
 const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 type Method = (typeof methods)[number];
@@ -37,10 +38,6 @@ const parameters = Type.Object(
 );
 
 type HttpRequestArguments = Static<typeof parameters>;
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 function requestHeadersAndBody(args: HttpRequestArguments): { headers: Record<string, string>; body?: string } {
   const headers = { ...args.headers };
@@ -102,9 +99,9 @@ export function createHttpRequestTool(options: HttpRequestOptions = {}): Tool<Ht
     timeoutMs: (maximumTimeoutSeconds + 5) * 1000,
     async execute(args, context) {
       const url = parseHttpUrl(args.url);
-      if (!url) return failure(`"${args.url}" is not an absolute http(s) URL; send one like https://api.example.com/items.`);
+      if (!url) return toolFailure(`"${args.url}" is not an absolute http(s) URL; send one like https://api.example.com/items.`);
       if (args.body !== undefined && (args.method === 'GET' || args.method === 'HEAD')) {
-        return failure(`A ${args.method} request cannot have a body: use POST, PUT or PATCH, or put the data in the URL's query string.`);
+        return toolFailure(`A ${args.method} request cannot have a body: use POST, PUT or PATCH, or put the data in the URL's query string.`);
       }
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
       const result = await fetchLimited({
@@ -118,9 +115,9 @@ export function createHttpRequestTool(options: HttpRequestOptions = {}): Tool<Ht
       });
       if (!result.ok) {
         if (result.reason === 'timeout') {
-          return failure(`${result.message} Retry with a larger timeout_s (up to ${maximumTimeoutSeconds}) if the service is slow.`);
+          return toolFailure(`${result.message} Retry with a larger timeout_s (up to ${maximumTimeoutSeconds}) if the service is slow.`);
         }
-        return failure(result.message);
+        return toolFailure(result.message);
       }
       return { output: formatResponse(result.response, url.href), metadata: { status: result.response.status } };
     },

@@ -5,6 +5,7 @@ import { describeSize, fetchLimited, hostOf, megabyte, parseHttpUrl } from './ht
 import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
 import { createPathPolicy } from '../host-files/path-policy.ts';
 import { ChangedWhileChecked, openPinned, readFlags } from '../host-files/pinned-files.ts';
+import { toolFailure, type ToolFailure } from '../../failure.ts';
 
 const parameters = Type.Object(
   {
@@ -28,8 +29,6 @@ export function imageFormatOf(bytes: Buffer): string | undefined {
   return signatures.find((signature) => signature.matches(bytes))?.format;
 }
 
-type Failure = { output: string; success: false };
-const failure = (output: string): Failure => ({ output, success: false });
 type Loaded = { bytes: Buffer; source: string };
 
 /** Loads an image so the model can look at it in its next step; the image goes to the model's context only. */
@@ -46,20 +45,20 @@ export function createImageViewTool(options: ImageViewOptions): Tool<Static<type
   const network = options.network ?? createNetworkGuard({ blockPrivate: config.HTTP_BLOCK_PRIVATE });
   const policy = createPathPolicy(options);
 
-  async function fromPath(requested: string, context: ToolContext): Promise<Loaded | Failure> {
+  async function fromPath(requested: string, context: ToolContext): Promise<Loaded | ToolFailure> {
     const decided = await policy.decide(requested, 'read', context);
-    if (!decided.ok) return failure(decided.message);
-    if (decided.leaf === undefined) return failure(`There is no file at ${requested}.`);
-    if (!decided.leaf.isFile()) return failure(`${requested} is not a file.`);
+    if (!decided.ok) return toolFailure(decided.message);
+    if (decided.leaf === undefined) return toolFailure(`There is no file at ${requested}.`);
+    if (!decided.leaf.isFile()) return toolFailure(`${requested} is not a file.`);
     const size = Number(decided.leaf.size);
-    if (size > maximumBytes) return failure(`${requested} is ${describeSize(size)}; images up to ${describeSize(maximumBytes)} can be viewed.`);
+    if (size > maximumBytes) return toolFailure(`${requested} is ${describeSize(size)}; images up to ${describeSize(maximumBytes)} can be viewed.`);
     let file;
     try {
       file = await openPinned(decided.real, readFlags, decided.leaf);
     } catch (error) {
-      if (error instanceof ChangedWhileChecked) return failure(`Refused: ${requested} changed while it was being checked; nothing was read.`);
+      if (error instanceof ChangedWhileChecked) return toolFailure(`Refused: ${requested} changed while it was being checked; nothing was read.`);
       const code = (error as NodeJS.ErrnoException).code;
-      return failure(code === 'ENOENT' ? `There is no file at ${requested}.` : `Cannot open ${requested} (${code}).`);
+      return toolFailure(code === 'ENOENT' ? `There is no file at ${requested}.` : `Cannot open ${requested} (${code}).`);
     }
     try {
       // Read no further than the size checked: the file may grow meanwhile.
@@ -71,14 +70,14 @@ export function createImageViewTool(options: ImageViewOptions): Tool<Static<type
     }
   }
 
-  async function fromUrl(text: string, signal: AbortSignal): Promise<Loaded | Failure> {
+  async function fromUrl(text: string, signal: AbortSignal): Promise<Loaded | ToolFailure> {
     const url = parseHttpUrl(text);
-    if (!url) return failure(`"${text}" is not an http(s) URL.`);
+    if (!url) return toolFailure(`"${text}" is not an http(s) URL.`);
     const fetched = await fetchLimited({ url: url.href, timeoutMs: downloadTimeoutMs, maxBytes: maximumBytes, signal, fetch: network.fetch });
-    if (!fetched.ok) return failure(fetched.message);
+    if (!fetched.ok) return toolFailure(fetched.message);
     const { response } = fetched;
-    if (response.status >= 400) return failure(`${url.href} answered ${response.status} ${response.statusText}.`);
-    if (response.cutAtLimit) return failure(`${url.href} is larger than ${describeSize(maximumBytes)}; images up to that size can be viewed.`);
+    if (response.status >= 400) return toolFailure(`${url.href} answered ${response.status} ${response.statusText}.`);
+    if (response.cutAtLimit) return toolFailure(`${url.href} is larger than ${describeSize(maximumBytes)}; images up to that size can be viewed.`);
     return { bytes: response.bytes, source: response.url };
   }
 
@@ -103,14 +102,14 @@ export function createImageViewTool(options: ImageViewOptions): Tool<Static<type
     untrustedSource: (args) => (args.url === undefined ? undefined : hostOf(args.url)),
     outflow: (args) => (args.url === undefined ? undefined : { request: [args.url] }),
     async execute(args, context) {
-      if ((args.path === undefined) === (args.url === undefined)) return failure('Send exactly one of path or url.');
+      if ((args.path === undefined) === (args.url === undefined)) return toolFailure('Send exactly one of path or url.');
       const loaded =
         args.path !== undefined
           ? await fromPath(args.path, context)
           : await fromUrl(args.url!, context.signal);
       if (!('bytes' in loaded)) return loaded;
       const format = imageFormatOf(loaded.bytes);
-      if (!format) return failure(`${loaded.source} is not a png, jpeg, gif or webp image.`);
+      if (!format) return toolFailure(`${loaded.source} is not a png, jpeg, gif or webp image.`);
       const description = `${format} image, ${describeSize(loaded.bytes.length)}, from ${loaded.source}`;
       return {
         output: `Loaded ${description}. It is attached to your next step.`,

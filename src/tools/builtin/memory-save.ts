@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Db } from '../../store/database.ts';
 import { factLimits, factName, upsertFact } from '../../store/memory-repository.ts';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import { describeFact } from './memory-search.ts';
+import { toolFailure } from '../../failure.ts';
 
 const parameters = Type.Object(
   {
@@ -12,10 +13,6 @@ const parameters = Type.Object(
   },
   { additionalProperties: false },
 );
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 /** `onChange` runs after a fact changed, so the memory summary can be rewritten. */
 export function createMemorySaveTool(db: Db, onChange: () => void = () => {}): Tool<Static<typeof parameters>> {
@@ -28,8 +25,8 @@ export function createMemorySaveTool(db: Db, onChange: () => void = () => {}): T
     async execute(args) {
       for (const field of ['category', 'key', 'value'] as const) {
         const text = field === 'value' ? args[field].trim() : factName(args[field]);
-        if (text === '') return failure(`Send ${field}: it must not be empty.`);
-        if (text.length > factLimits[field]) return failure(`${field} is at most ${factLimits[field]} characters; this one has ${text.length}. Shorten it.`);
+        if (text === '') return toolFailure(`Send ${field}: it must not be empty.`);
+        if (text.length > factLimits[field]) return toolFailure(`${field} is at most ${factLimits[field]} characters; this one has ${text.length}. Shorten it.`);
       }
       const saved = await upsertFact(db, args);
       if (saved.change === 'unchanged') return `Already remembered: ${describeFact(saved.fact)}`;

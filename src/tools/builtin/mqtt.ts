@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Tool, ToolOutput } from '../tool.ts';
 import { messageLine } from './mqtt/message-lines.ts';
 import { publishTopicProblem, readFilterProblem } from './mqtt/topic-rules.ts';
+import { toolFailure } from '../../failure.ts';
 
 const actions = ['publish', 'read'] as const;
 type Action = (typeof actions)[number];
@@ -45,10 +46,6 @@ export interface MqttBroker {
 
 const notConfigured = 'No MQTT broker is configured. Set MQTT_URL and restart Hearth.';
 
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
-
 function payloadBytes(payload: unknown): Buffer {
   if (payload === undefined) return Buffer.alloc(0);
   return Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload), 'utf8');
@@ -61,26 +58,26 @@ function count(amount: number, noun: string): string {
 export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArguments> {
   async function publish(args: MqttArguments, signal: AbortSignal): Promise<ToolOutput> {
     const problem = publishTopicProblem(args.topic);
-    if (problem) return failure(problem);
-    if (!broker?.configured) return failure(broker?.unavailableMessage() ?? notConfigured);
+    if (problem) return toolFailure(problem);
+    if (!broker?.configured) return toolFailure(broker?.unavailableMessage() ?? notConfigured);
     const qos = args.qos ?? 0;
     const retain = args.retain ?? false;
     const payload = payloadBytes(args.payload);
     const refused = await broker.publish(args.topic, payload, { qos, retain, signal });
-    if (refused) return failure(refused);
+    if (refused) return toolFailure(refused);
     const retainNote = retain ? (payload.length === 0 ? 'retained: clears the retained message' : 'retained') : 'not retained';
     return `Published ${count(payload.length, 'byte')} to ${args.topic} (qos ${qos}, ${retainNote}).`;
   }
 
   async function read(args: MqttArguments, signal: AbortSignal): Promise<ToolOutput> {
     const problem = readFilterProblem(args.topic);
-    if (problem) return failure(problem);
-    if (!broker?.configured) return failure(broker?.unavailableMessage() ?? notConfigured);
+    if (problem) return toolFailure(problem);
+    if (!broker?.configured) return toolFailure(broker?.unavailableMessage() ?? notConfigured);
     const requestedWaitMs = args.wait_ms ?? defaultWaitMs;
     const waitMs = Math.min(Math.max(requestedWaitMs, shortestWaitMs), maximumWaitMs);
     const startedAt = Date.now();
     const result = await broker.read(args.topic, { waitMs, maxMessages: maximumMessages, signal });
-    if ('failure' in result) return failure(result.failure);
+    if ('failure' in result) return toolFailure(result.failure);
     const { messages, end } = result;
     const retained = messages.filter((message) => message.retained).length;
     const listened = end === 'waited' ? waitMs : Date.now() - startedAt;
@@ -93,7 +90,7 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
     if (end === 'stopped') lines.push('Stopped before the wait was over.');
     if (end === 'disconnected') {
       lines.push('The connection to the broker dropped during the read; try again in a moment.');
-      return failure(lines.join('\n'));
+      return toolFailure(lines.join('\n'));
     }
     return lines.join('\n');
   }
@@ -114,7 +111,7 @@ export function createMqttTool(broker: MqttBroker | undefined): Tool<MqttArgumen
         case 'read':
           return read(args, context.signal);
         default:
-          return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
+          return toolFailure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }
     },
   };

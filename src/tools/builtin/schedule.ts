@@ -7,6 +7,7 @@ import type { Db } from '../../store/database.ts';
 import type { Schedule } from '../../store/schedules-repository.ts';
 import { findSession } from '../../store/sessions-repository.ts';
 import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
+import { toolFailure } from '../../failure.ts';
 
 /** What the schedule tool needs of the scheduler (the server's Scheduler is one). */
 export interface ScheduleBook {
@@ -38,10 +39,6 @@ const parameters = Type.Object(
 );
 
 type ScheduleArguments = Static<typeof parameters>;
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 function timingText(schedule: Schedule): string {
   const { timing, timezone } = schedule;
@@ -78,19 +75,19 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
       timezone,
       ...(profile !== undefined && { profile_id: profile }),
     });
-    if (!created.ok) return failure(`Not created: ${created.message}. Nothing was stored.`);
+    if (!created.ok) return toolFailure(`Not created: ${created.message}. Nothing was stored.`);
     return `Created:\n${describe(created.value, book.clock.now())}`;
   }
 
   async function change(book: ScheduleBook, action: 'cancel' | 'pause' | 'resume', id: string | undefined): Promise<ToolOutput> {
     const schedule = id === undefined ? undefined : book.get(id);
-    if (!schedule) return failure(`${id === undefined ? 'Send id' : `No schedule ${id}`}: use the id from action "list".`);
+    if (!schedule) return toolFailure(`${id === undefined ? 'Send id' : `No schedule ${id}`}: use the id from action "list".`);
     if (action === 'cancel') {
       await book.remove(schedule.id);
       return `Cancelled ${schedule.name} (id ${schedule.id}); it will not run again.`;
     }
     const updated = await book.update(schedule.id, { enabled: action === 'resume' });
-    if (!updated.ok) return failure(`Not changed: ${updated.message}.`);
+    if (!updated.ok) return toolFailure(`Not changed: ${updated.message}.`);
     return `${action === 'pause' ? 'Paused' : 'Resumed'}:\n${describe(updated.value, book.clock.now())}`;
   }
 
@@ -111,7 +108,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
     },
     async execute(args, context) {
       const book = deps.schedules();
-      if (!book) return failure('Schedules are not available in this server.');
+      if (!book) return toolFailure('Schedules are not available in this server.');
       const action: Action = args.action;
       switch (action) {
         case 'create':
@@ -127,7 +124,7 @@ export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook
         case 'resume':
           return change(book, action, args.id);
         default:
-          return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
+          return toolFailure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }
     },
   };

@@ -8,7 +8,8 @@ import {
   writeSection,
   type ScratchpadSection,
 } from '../../store/scratchpad-repository.ts';
-import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
+import type { Tool, ToolContext } from '../tool.ts';
+import { toolFailure } from '../../failure.ts';
 
 const actions = ['write', 'append', 'read', 'clear', 'list'] as const;
 type Action = (typeof actions)[number];
@@ -27,10 +28,6 @@ const parameters = Type.Object(
 type ScratchpadArguments = Static<typeof parameters>;
 
 const emptyScratchpad = 'The scratchpad is empty. Save a note with action "write", a section name and content.';
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 function sectionNames(sections: readonly ScratchpadSection[]): string {
   return sections.length === 0 ? 'none yet' : sections.map((entry) => `"${entry.section}"`).join(', ');
@@ -51,9 +48,9 @@ export type SuggestedSections = (context: ToolContext) => Promise<readonly strin
 
 export function createScratchpadTool(db: Db, suggestedSections: SuggestedSections = async () => []): Tool<ScratchpadArguments> {
   async function save(action: 'write' | 'append', sessionId: string, name: string | undefined, content: string | undefined) {
-    if (name === undefined) return failure(`Send section: the name of the note to ${action}, e.g. "plan".`);
+    if (name === undefined) return toolFailure(`Send section: the name of the note to ${action}, e.g. "plan".`);
     if (content === undefined || content.trim() === '') {
-      return failure(`Send content: the text to ${action === 'write' ? 'store in' : 'add to'} section "${name}". To remove a section, use action "clear".`);
+      return toolFailure(`Send content: the text to ${action === 'write' ? 'store in' : 'add to'} section "${name}". To remove a section, use action "clear".`);
     }
     if (action === 'write') {
       await writeSection(db, sessionId, name, content);
@@ -69,7 +66,7 @@ export function createScratchpadTool(db: Db, suggestedSections: SuggestedSection
       const stored = await readSection(db, sessionId, name);
       if (stored) return stored.content;
       const sections = await readAllSections(db, sessionId);
-      return failure(`There is no section "${name}". Existing sections: ${sectionNames(sections)}.`);
+      return toolFailure(`There is no section "${name}". Existing sections: ${sectionNames(sections)}.`);
     }
     const sections = await readAllSections(db, sessionId);
     if (sections.length === 0) return emptyScratchpad;
@@ -102,7 +99,7 @@ export function createScratchpadTool(db: Db, suggestedSections: SuggestedSection
     parameters,
     async execute(args, context) {
       const { name, error } = parseSection(args.section);
-      if (error) return failure(error);
+      if (error) return toolFailure(error);
       const action: Action = args.action;
       switch (action) {
         case 'write':
@@ -115,7 +112,7 @@ export function createScratchpadTool(db: Db, suggestedSections: SuggestedSection
         case 'clear':
           return clear(context.sessionId, name);
         default:
-          return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
+          return toolFailure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }
     },
   };

@@ -9,6 +9,7 @@ import { HostKeyRejectedError, sameFingerprint } from './ssh/host-key.ts';
 import { runCommand, renderStreams, type CommandResult } from './ssh/remote-command.ts';
 import { createSshHostsFileReader, type SshHosts } from './ssh/ssh-hosts-file.ts';
 import { SshPool, type ConnectionKey, type SshConnectOptions, type SshLease } from './ssh/ssh-pool.ts';
+import { toolFailure } from '../../failure.ts';
 
 const defaultTimeoutSeconds = 60;
 const maximumTimeoutSeconds = 600;
@@ -47,10 +48,6 @@ type RunOutcome =
   | { kind: 'connect-failed'; error: Error }
   | { kind: 'aborted-connecting' }
   | (CommandResult & { reused: boolean; connectionClosed: boolean });
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 function expandHome(filePath: string): string {
   if (filePath === '~' || filePath.startsWith('~/')) return path.join(os.homedir(), filePath.slice(1));
@@ -200,11 +197,11 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
       : `Stopped by the user after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`;
     switch (outcome.kind) {
       case 'connect-failed':
-        return failure(describeConnectFailure(outcome.error, target, timeoutSeconds));
+        return toolFailure(describeConnectFailure(outcome.error, target, timeoutSeconds));
       case 'aborted-connecting':
-        return failure(`${interrupted} while connecting to ${where}; the command did not run.`);
+        return toolFailure(`${interrupted} while connecting to ${where}; the command did not run.`);
       case 'not-started':
-        return failure(
+        return toolFailure(
           outcome.connectionClosed
             ? `The connection to ${where} dropped before the command started, and reconnecting did not help: ${outcome.error.message}`
             : `Could not start the command on ${where}: ${outcome.error.message}`,
@@ -243,19 +240,19 @@ export function createSshExecTool(options: { config: Config; pool?: SshPool }): 
     async execute(args, context) {
       const startedAt = performance.now();
       const loaded = await hostsFile.load();
-      if (!loaded.ok) return failure(loaded.message);
+      if (!loaded.ok) return toolFailure(loaded.message);
       const resolved = resolveTarget(args, loaded.hosts, loaded.exists);
-      if (typeof resolved === 'string') return failure(resolved);
+      if (typeof resolved === 'string') return toolFailure(resolved);
       let target = resolved;
       if (args.key_path !== undefined) {
         // The file decided on is the one read, whatever folder a relative key_path meant.
         const decided = await paths.decide(args.key_path, 'read', context);
-        if (!decided.ok) return failure(`key_path: ${decided.message}`);
+        if (!decided.ok) return toolFailure(`key_path: ${decided.message}`);
         target = { ...resolved, keyPath: decided.real };
       }
       const timeoutSeconds = args.timeout_s ?? defaultTimeoutSeconds;
       const connectOptions = await connectOptionsFor(target, timeoutSeconds * 1000);
-      if (typeof connectOptions === 'string') return failure(connectOptions);
+      if (typeof connectOptions === 'string') return toolFailure(connectOptions);
       const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
       const signal = AbortSignal.any([context.signal, timeout]);
       const key = { sessionId: context.sessionId, host: target.host, port: target.port, username: target.username };

@@ -6,7 +6,7 @@ import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailSpec } from '../../jail/jail-spec.ts';
 import { ProcessMarkers } from '../process-markers.ts';
 import { describeProcessResult, runProcess } from '../process-runner.ts';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import { argumentRules, findCommandRunner, forcedArguments, matchArgumentRule } from './command-policy.ts';
 import { checkGitArguments, checkRepositoryConfig, gitSafetyArguments } from './git-policy.ts';
@@ -14,6 +14,7 @@ import { isInside, parseAllowedRoots, resolveAllowedPath, type AllowedRoots } fr
 import { interpreterFolders } from '../../jail/interpreters.ts';
 import { createPathPolicy } from '../host-files/path-policy.ts';
 import { sessionWorkFolder } from '../host-files/work-folder.ts';
+import { toolFailure } from '../../failure.ts';
 
 const defaultTimeoutSeconds = 60;
 const maximumTimeoutSeconds = 600;
@@ -32,10 +33,6 @@ const parameters = Type.Object(
 type TerminalArguments = Static<typeof parameters>;
 
 const shellOperators = new Set(['|', '&', ';', '<', '>', '(', ')', '$', '`']);
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 /**
  * Splits a command line into words the way a shell would for plain words, quotes and
@@ -225,23 +222,23 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
     timeoutMs: (maximumTimeoutSeconds + 10) * 1000,
     async execute(args, context) {
       const jailRefusal = jail.refusal('The terminal');
-      if (jailRefusal !== undefined) return failure(jailRefusal);
+      if (jailRefusal !== undefined) return toolFailure(jailRefusal);
       const workFolder = await sessionWorkFolder(config.SESSION_FILES_DIR, context);
       const resolved = await resolveFolder(workFolder, args.cwd, allowedRoots);
-      if ('problem' in resolved) return failure(resolved.problem);
+      if ('problem' in resolved) return toolFailure(resolved.problem);
       if (args.cwd !== undefined) {
         const decided = await paths.decide(args.cwd, 'list', context);
-        if (!decided.ok) return failure(`cwd: ${decided.message}`);
+        if (!decided.ok) return toolFailure(`cwd: ${decided.message}`);
       }
       const kind = context.jailKinds?.terminal ?? 'strict';
       if (kind === 'strict' && jail.active) {
         const problem = strictFolderProblem(workFolder, resolved.folder, await paths.readGrants());
-        if (problem !== undefined) return failure(problem);
+        if (problem !== undefined) return toolFailure(problem);
       }
       const spec = jailSpec(kind, workFolder, resolved.folder, await paths.readGrants());
       const marker = markers.forCall(context.sessionId);
       const plan = await planCommand(args.command, resolved.folder, context.signal, marker, spec);
-      if ('refusal' in plan) return failure(plan.refusal);
+      if ('refusal' in plan) return toolFailure(plan.refusal);
       const timeoutSeconds = Math.min(Math.max(args.timeout_s ?? defaultTimeoutSeconds, 1), maximumTimeoutSeconds);
       const result = await runProcess({
         ...plan,
@@ -253,11 +250,11 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
         signal: context.signal,
         maxOutputCharacters: maximumOutputCharacters,
       });
-      if (result.spawnError?.code === 'ENOENT') return failure(`Command not found: "${plan.executable}". Is it installed and on PATH?`);
-      if (result.spawnError?.code === 'EACCES') return failure(`Permission denied: "${plan.executable}" is not executable.`);
-      if (result.spawnError) return failure(`Could not start "${plan.executable}": ${result.spawnError.message}`);
+      if (result.spawnError?.code === 'ENOENT') return toolFailure(`Command not found: "${plan.executable}". Is it installed and on PATH?`);
+      if (result.spawnError?.code === 'EACCES') return toolFailure(`Permission denied: "${plan.executable}" is not executable.`);
+      if (result.spawnError) return toolFailure(`Could not start "${plan.executable}": ${result.spawnError.message}`);
       if (result.exitCode === 1 && jailedStartFailure(result.stderr) === 'ENOENT') {
-        return failure(`Command not found: "${plan.executable}". Is it installed and on PATH (inside the jail, the system folders)?`);
+        return toolFailure(`Command not found: "${plan.executable}". Is it installed and on PATH (inside the jail, the system folders)?`);
       }
       return describeProcessResult(result, timeoutSeconds);
     },

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Db } from '../../store/database.ts';
 import { readTodoList, saveTodoList, todoStatuses, type TodoItem, type TodoStatus } from '../../store/todo-repository.ts';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool } from '../tool.ts';
+import { toolFailure } from '../../failure.ts';
 
 const actions = ['set', 'update', 'read'] as const;
 type Action = (typeof actions)[number];
@@ -29,17 +30,13 @@ export function renderTodoList(items: readonly TodoItem[]): string {
   return [`Todo (${done}/${items.length} done):`, ...lines].join('\n');
 }
 
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
-
 export function createTodoTool(db: Db): Tool<TodoArguments> {
   async function set(sessionId: string, texts: readonly string[] | undefined) {
     if (!texts || texts.length === 0) {
-      return failure('Send items: a non-empty list of step texts, e.g. ["Check disk usage", "Rotate logs"].');
+      return toolFailure('Send items: a non-empty list of step texts, e.g. ["Check disk usage", "Rotate logs"].');
     }
     const blank = texts.findIndex((text) => text.trim() === '');
-    if (blank !== -1) return failure(`Item ${blank + 1} is empty; every item needs text.`);
+    if (blank !== -1) return toolFailure(`Item ${blank + 1} is empty; every item needs text.`);
     const items = texts.map((text): TodoItem => ({ text: text.trim(), status: 'pending' }));
     await saveTodoList(db, sessionId, items);
     return renderTodoList(items);
@@ -47,12 +44,12 @@ export function createTodoTool(db: Db): Tool<TodoArguments> {
 
   async function update(sessionId: string, index: number | undefined, status: TodoStatus | undefined) {
     const items = await readTodoList(db, sessionId);
-    if (items.length === 0) return failure('There is no todo list to update. Create one first with action "set" and items.');
+    if (items.length === 0) return toolFailure('There is no todo list to update. Create one first with action "set" and items.');
     const range = items.length === 1 ? 'the only item is 1' : `items are numbered 1-${items.length}`;
-    if (index === undefined) return failure(`Send index: the item number to update (${range}).\n\n${renderTodoList(items)}`);
+    if (index === undefined) return toolFailure(`Send index: the item number to update (${range}).\n\n${renderTodoList(items)}`);
     const item = Number.isInteger(index) ? items[index - 1] : undefined;
-    if (!item) return failure(`Index ${index} is out of range; ${range}.\n\n${renderTodoList(items)}`);
-    if (status === undefined || !todoStatuses.includes(status)) return failure(`Send status: one of ${statusChoices}.`);
+    if (!item) return toolFailure(`Index ${index} is out of range; ${range}.\n\n${renderTodoList(items)}`);
+    if (status === undefined || !todoStatuses.includes(status)) return toolFailure(`Send status: one of ${statusChoices}.`);
     item.status = status;
     await saveTodoList(db, sessionId, items);
     return renderTodoList(items);
@@ -72,7 +69,7 @@ export function createTodoTool(db: Db): Tool<TodoArguments> {
         case 'read':
           return renderTodoList(await readTodoList(db, context.sessionId));
         default:
-          return failure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
+          return toolFailure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }
     },
   };

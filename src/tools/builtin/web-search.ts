@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { loadHtmlLibraries } from './http/html-libraries.ts';
 import type { Config } from '../../config.ts';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import {
   browserUserAgent,
   decodeText,
@@ -11,6 +11,7 @@ import {
   type LimitedFetchResult,
 } from './http/fetch-limited.ts';
 import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
+import { toolFailure } from '../../failure.ts';
 
 const duckDuckGoUrl = 'https://html.duckduckgo.com/html/';
 const defaultResultCount = 5;
@@ -43,10 +44,6 @@ export interface WebSearchOptions {
   network?: NetworkGuard;
   /** Replaces the guarded fetch (tests). */
   fetch?: typeof fetch;
-}
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
 }
 
 function collapse(text: string | null | undefined): string {
@@ -173,12 +170,12 @@ export function createWebSearchTool(options: WebSearchOptions): Tool<WebSearchAr
     outflow: (args) => ({ request: [args.query] }),
     async execute(args, context) {
       const query = args.query.trim();
-      if (query === '') return failure('Send query: the words to search for.');
+      if (query === '') return toolFailure('Send query: the words to search for.');
       const maximum = Math.min(Math.max(args.max_results ?? defaultResultCount, 1), maximumResultCount);
       const outcome = searxngUrl
         ? await searchSearxng(searxngUrl, query, context.signal, fetchImplementation)
         : await searchDuckDuckGo(query, context.signal, fetchImplementation);
-      if (!outcome.ok) return failure(outcome.error);
+      if (!outcome.ok) return toolFailure(outcome.error);
       if (outcome.results.length === 0) return `No results for "${query}". Try fewer or different words.`;
       return formatResults(outcome.results.slice(0, maximum));
     },

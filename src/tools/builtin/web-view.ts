@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Tool, ToolOutput } from '../tool.ts';
+import type { Tool } from '../tool.ts';
 import { keepHead } from '../truncate.ts';
 import {
   browserUserAgent,
@@ -15,6 +15,7 @@ import {
 } from './http/fetch-limited.ts';
 import { createNetworkGuard, type NetworkGuard } from './http/network-guard.ts';
 import { htmlToReadableText } from './http/readable-text.ts';
+import { toolFailure } from '../../failure.ts';
 
 const smallestMaximumCharacters = 500;
 const defaultMaximumCharacters = 12_000;
@@ -32,10 +33,6 @@ const parameters = Type.Object(
 );
 
 type WebViewArguments = Static<typeof parameters>;
-
-function failure(output: string): ToolOutput {
-  return { output, success: false };
-}
 
 async function readPage(response: LimitedResponse): Promise<{ title: string; text: string }> {
   const contentType = response.headers.get('content-type');
@@ -62,7 +59,7 @@ export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArg
     outflow: (args) => ({ request: [args.url] }),
     async execute(args, context) {
       const url = parseHttpUrl(args.url);
-      if (!url) return failure(`"${args.url}" is not an absolute http(s) URL; send one like https://example.com/page.`);
+      if (!url) return toolFailure(`"${args.url}" is not an absolute http(s) URL; send one like https://example.com/page.`);
       const maximumCharacters = Math.min(Math.max(args.max_chars ?? defaultMaximumCharacters, smallestMaximumCharacters), largestMaximumCharacters);
       const result = await fetchLimited({
         url: url.href,
@@ -72,10 +69,10 @@ export function createWebViewTool(options: WebViewOptions = {}): Tool<WebViewArg
         signal: context.signal,
         fetch: network.fetch,
       });
-      if (!result.ok) return failure(result.message);
+      if (!result.ok) return toolFailure(result.message);
       const response = result.response;
       if (!isTextual(response.mediaType, response.bytes)) {
-        return failure(
+        return toolFailure(
           `${response.url} is ${response.mediaType || 'binary data'} (${describeSize(response.bytes.length)}), not a page web_view can read as text.`,
         );
       }

@@ -5,6 +5,7 @@ import { modelParameters, shortDescription } from './mcp-tool-description.ts';
 import { mcpToolManual } from './mcp-tool-manual.ts';
 import { isSanitised, mcpToolName } from './mcp-tool-name.ts';
 import { toolOutputOfMcpResult } from './mcp-tool-result.ts';
+import { messageOf } from '../../failure.ts';
 
 /** Calls one tool of a connected server (the SDK client's callTool with its timeout); the signal cancels it. */
 export type McpCaller = (toolName: string, args: Record<string, unknown>, options: { signal: AbortSignal }) => Promise<CallToolResult>;
@@ -126,7 +127,7 @@ function describeFailure(error: unknown, call: { server: string; name: string; s
         return `Error: the MCP server ${server} refused the call: ${cut(message)}`;
     }
   }
-  return `Error: ${name} failed: ${cut(error instanceof Error ? error.message : String(error))}`;
+  return `Error: ${name} failed: ${cut(messageOf(error))}`;
 }
 
 function cut(text: string): string {

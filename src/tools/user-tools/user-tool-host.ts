@@ -13,6 +13,7 @@ import type { HostToServer, KvOperation, LoadFailure, ModuleToLoad, ServerToHost
 import { RssWatch } from './rss-watch.ts';
 import { sandboxFlags, type Sandbox } from './sandbox.ts';
 import { packagePath } from '../../package-root.ts';
+import { messageOf, toolFailure } from '../../failure.ts';
 
 export type KvHandler = (tool: string, operation: KvOperation) => Promise<unknown>;
 
@@ -360,19 +361,19 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
   }
 
   call(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
-    if (this.endReason !== undefined) return Promise.resolve(failure(`The tool host is not running (${this.endReason}); try again.`));
+    if (this.endReason !== undefined) return Promise.resolve(toolFailure(`The tool host is not running (${this.endReason}); try again.`));
     const callId = this.nextCallId++;
     this.lastActive = Date.now();
     return new Promise<ToolResult>((resolve) => {
       let stopTimer: NodeJS.Timeout | undefined;
       const timeout = setTimeout(() => {
-        settle(failure(`Error: ${name} timed out after ${options.timeoutMs / 1000} s and was ended with its host.`));
+        settle(toolFailure(`Error: ${name} timed out after ${options.timeoutMs / 1000} s and was ended with its host.`));
         void this.terminate(`${name} timed out`);
       }, options.timeoutMs);
       const onAbort = () => {
         this.post({ type: 'abort', callId });
         stopTimer = setTimeout(() => {
-          settle(failure(`Stopped by the user; ${name} did not stop by itself and was ended with its host.`));
+          settle(toolFailure(`Stopped by the user; ${name} did not stop by itself and was ended with its host.`));
           void this.terminate(`${name} ignored a stop`);
         }, stopGraceMs);
       };
@@ -423,7 +424,7 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
     const calls = [...this.pending.values()];
     for (const { name, settle } of calls) {
       settle(
-        failure(
+        toolFailure(
           gone.memory && calls.length === 1
             ? `Error: ${name} used more than ${gone.memory.limitMb} MB of memory (USER_TOOL_MAX_RSS_MB) and was ended with its host.`
             : `Error: ${name} did not finish: ${gone.reason}.`,
@@ -455,7 +456,7 @@ export class UserToolHost extends EventEmitter<{ ended: [reason: string] }> {
         const work = refusal === undefined ? kv(message.tool, operation!) : Promise.reject(new Error(`ctx.kv: ${refusal}`));
         work.then(
           (value) => this.post({ type: 'kv_result', requestId, ok: true, value }),
-          (error: unknown) => this.post({ type: 'kv_result', requestId, ok: false, message: error instanceof Error ? error.message : String(error) }),
+          (error: unknown) => this.post({ type: 'kv_result', requestId, ok: false, message: messageOf(error) }),
         );
         return;
       }
@@ -476,10 +477,6 @@ function kvOperationOf(message: Record<string, unknown>): KvOperation | undefine
   if (operation === 'get' || operation === 'delete') return { operation, key };
   if (operation === 'set') return { operation, key, value };
   return undefined;
-}
-
-function failure(output: string): ToolResult {
-  return { output, success: false };
 }
 
 type ManifestOutcome =
