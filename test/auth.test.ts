@@ -1,20 +1,15 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 
 const token = 'secret';
 const bearer = { authorization: `Bearer ${token}` };
 const hasWebClient = existsSync('public/index.html');
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const start = useHearth();
 
 async function startGuarded(): Promise<Hearth> {
-  hearth = await startHearth({ env: { AUTH_TOKEN: token } });
-  return hearth;
+  return start({ env: { AUTH_TOKEN: token } });
 }
 
 /** Creates a session on a guarded server, presenting the token. */
@@ -122,14 +117,14 @@ describe('with AUTH_TOKEN, static files', () => {
 
 describe('without AUTH_TOKEN', () => {
   it('serves REST without any token', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     expect((await hearth.request('GET', '/health')).status).toBe(200);
     expect((await hearth.request('POST', '/sessions', {})).status).toBe(201);
     expect((await hearth.request('GET', '/sessions')).status).toBe(200);
   });
 
   it('opens sockets without any token', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     const socket = await hearth.connect(sessionId);
     expect(await socket.next('session_sync')).toEqual({ type: 'session_sync', running: false });

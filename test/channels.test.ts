@@ -1,14 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { useHearth } from './support/hearth-server.ts';
 import { RecordingChannel } from './support/recording-channel.ts';
 import { waitUntil } from './support/wait-until.ts';
 import { guardedProfile, markingTool } from './support/marking-tool.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startApp = useHearth();
 
 
 
@@ -16,7 +12,7 @@ for (const backend of ['ollama', 'openai'] as const) {
   describe(`channels (${backend})`, () => {
     async function start(runs: string[] = []) {
       const channel = new RecordingChannel();
-      hearth = await startHearth({ backend, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
+      const hearth = await startApp({ backend, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
       return { server: hearth, channel, sessions: channel.context!.sessions };
     }
 
@@ -26,7 +22,6 @@ for (const backend of ['ollama', 'openai'] as const) {
       const { body } = await server.request('GET', '/integrations');
       expect(body.integrations).toContainEqual({ name: 'recorder', status: 'connected', details: { chats: 0 } });
       await server.close();
-      hearth = undefined;
       expect(channel.stopped).toBe(true);
     });
 

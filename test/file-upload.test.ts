@@ -6,17 +6,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sweepSessionFiles } from '../src/store/session-files.ts';
-import { startHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';
+import { type Hearth, type HearthOptions, useHearth } from './support/hearth-server.ts';
 import { waitUntil } from './support/wait-until.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startApp = useHearth();
 
 async function start(options: HearthOptions = {}): Promise<Hearth> {
-  hearth = await startHearth(options);
+  const hearth = await startApp(options);
   return hearth;
 }
 
@@ -367,6 +363,5 @@ describe('session files sweep', () => {
     expect(await folderEntries(sessionFolder(server, sessionId))).toEqual(['notes.txt']);
     // Closed here, before the data folder it was given is removed.
     await server.close();
-    hearth = undefined;
   });
 });

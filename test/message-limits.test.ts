@@ -1,18 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { maxMessageBytes, messageLimits } from '../src/server/client-commands.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const start = useHearth();
 
 const image = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
 
 describe('images of stored messages', () => {
   it('are kept as files, served by URL, sent to the model on later turns, and removed with their session', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]).toString('base64');
     hearth.llm.script({ content: 'A picture.' }, { content: 'Still the picture.' });
@@ -45,7 +41,7 @@ describe('images of stored messages', () => {
 
 describe('message size limits', () => {
   it('takes a message of up to 8 images of 10 MB, and names the limit that a larger one breaks', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     const post = (body: unknown) => hearth!.request('POST', `/sessions/${sessionId}/messages`, body);
 
@@ -73,7 +69,7 @@ describe('message size limits', () => {
   });
 
   it('refuses a body larger than any valid message before reading it whole, and other routes take 1 MB', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     const huge = await fetch(`${hearth.baseUrl}/sessions/${sessionId}/messages`, {
       method: 'POST',
@@ -88,7 +84,7 @@ describe('message size limits', () => {
   });
 
   it('takes a large image frame over the socket, acting on frames in the order they came', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     const socket = await hearth.connect(sessionId);
     const big = image(4 * 1024 * 1024);
@@ -113,7 +109,7 @@ describe('message size limits', () => {
   });
 
   it('closes a socket that sends a frame larger than any valid message (1009), and the session stays usable', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     const socket = await hearth.connect(sessionId);
     socket.send('x'.repeat(maxMessageBytes + 1));

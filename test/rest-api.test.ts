@@ -2,18 +2,14 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { startHearth, type Hearth, useHearth } from './support/hearth-server.ts';
 import { unusedPort } from './support/llm-helpers.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startApp = useHearth();
 
 async function start(options: Parameters<typeof startHearth>[0] = {}): Promise<Hearth> {
-  hearth = await startHearth(options);
+  const hearth = await startApp(options);
   return hearth;
 }
 

@@ -1,11 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const start = useHearth();
 
 /** The Content-Security-Policy header as directive → sources. */
 function policy(header: string | null): Map<string, string[]> {
@@ -19,7 +15,7 @@ function policy(header: string | null): Map<string, string[]> {
 
 describe('security headers', () => {
   it('serves the page with a CSP that allows only its own scripts, styles and sockets and no framing', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const response = await fetch(`${hearth.baseUrl}/`);
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('<script type="module" src="/app/main.js">');
@@ -38,7 +34,7 @@ describe('security headers', () => {
   });
 
   it('sends the same headers with API answers and errors', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     for (const url of ['/health', '/sessions/no-such-session']) {
       const response = await fetch(hearth.baseUrl + url);
       expect(response.headers.get('x-content-type-options'), url).toBe('nosniff');

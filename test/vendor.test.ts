@@ -2,14 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const start = useHearth();
 
 const javascript = 'text/javascript; charset=utf-8';
 const css = 'text/css; charset=utf-8';
@@ -45,14 +41,14 @@ describe('GET /vendor/*', () => {
     ['/vendor/highlight-light.css', css, '.hljs'],
     ['/vendor/highlight-dark.css', css, '.hljs'],
   ])('%s answers 200 as %s, cacheable', async (url, type, excerpt) => {
-    hearth = await startHearth();
+    const hearth = await start();
     const response = await fetchText(hearth, url);
     expect(response).toMatchObject({ status: 200, type, cacheControl: 'public, max-age=86400' });
     expect(response.text).toContain(excerpt);
   });
 
   it('serves marked and DOMPurify as ES modules with their exports', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const marked = await importModule((await fetchText(hearth, '/vendor/marked.js')).text);
     expect(new marked.Marked().parse('**bold**')).toContain('<strong>bold</strong>');
     expect(typeof marked.marked).toBe('function');
@@ -61,7 +57,7 @@ describe('GET /vendor/*', () => {
   });
 
   it('bundles highlight.js into one ES module with the common languages, once', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const [first, second] = await Promise.all([fetchText(hearth, '/vendor/highlight.js'), fetchText(hearth, '/vendor/highlight.js')]);
     expect(second.text).toBe(first.text);
     expect(first.text).not.toMatch(/\brequire\(/);
@@ -72,7 +68,7 @@ describe('GET /vendor/*', () => {
   });
 
   it('is public when AUTH_TOKEN is set, while the API is not', async () => {
-    hearth = await startHearth({ env: { AUTH_TOKEN: 'secret' } });
+    const hearth = await start({ env: { AUTH_TOKEN: 'secret' } });
     for (const url of ['/vendor/marked.js', '/vendor/dompurify.js', '/vendor/highlight.js', '/vendor/highlight-dark.css']) {
       expect((await fetchText(hearth, url)).status).toBe(200);
     }
@@ -80,7 +76,7 @@ describe('GET /vendor/*', () => {
   });
 
   it('answers 404 not_found for an unknown vendor file', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const response = await hearth.request('GET', '/vendor/nope.js');
     expect(response).toEqual({ status: 404, body: { error: { code: 'not_found', message: expect.stringContaining('/vendor/nope.js') } } });
   });

@@ -1,11 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const start = useHearth();
 
 const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -19,7 +15,7 @@ function pngSize(bytes: Buffer): { width: number; height: number } {
 describe('the web app manifest', () => {
   it('is linked from the page, served as application/manifest+json, and names icons that exist at their sizes', async () => {
     // With a token: the browser fetches the manifest and icons without credentials, so they are public like the page.
-    hearth = await startHearth({ env: { AUTH_TOKEN: 'manifest-test-token' } });
+    const hearth = await start({ env: { AUTH_TOKEN: 'manifest-test-token' } });
     const page = await (await fetch(`${hearth.baseUrl}/`)).text();
     expect(page).toContain('<link rel="manifest" href="/manifest.webmanifest">');
     expect(page).toMatch(/<meta name="theme-color" content="#[0-9a-f]{6}"/);

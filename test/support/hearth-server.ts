@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, createDependencies } from '../../src/app.ts';
+import { afterEach } from 'vitest';
+import { buildApp, createDependencies, type AppDependencies } from '../../src/app.ts';
 import type { Channel } from '../../src/channels/channel.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { Jail } from '../../src/jail/jail.ts';
@@ -41,6 +42,8 @@ export interface HearthOptions {
 
 export interface Hearth {
   app: FastifyInstance;
+  /** What the app was built from, for tests that look inside (the routes get only their part). */
+  deps: AppDependencies;
   config: Config;
   llm: ScriptedLlm;
   baseUrl: string;
@@ -98,6 +101,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
 
   return {
     app,
+    deps,
     config,
     llm,
     baseUrl,
@@ -115,5 +119,27 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
       if (!options.llm) await llm.close();
       if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Registers one afterEach in the calling test file that closes every Hearth started through the returned function
+ * during the test: `const start = useHearth();` at the top, then `const hearth = await start({...})` in a test.
+ * Closing a Hearth early (restart tests) is fine: each is closed once.
+ */
+export function useHearth(): (options?: HearthOptions) => Promise<Hearth> {
+  let hearths: Hearth[] = [];
+  afterEach(async () => {
+    const closing = hearths;
+    hearths = [];
+    await Promise.all(closing.map((hearth) => hearth.close()));
+  });
+  return async (options = {}) => {
+    const started = await startHearth(options);
+    let closing: Promise<void> | undefined;
+    const close = started.close;
+    const hearth: Hearth = { ...started, close: () => (closing ??= close()) };
+    hearths.push(hearth);
+    return hearth;
   };
 }
