@@ -163,8 +163,8 @@ async function measure(
   }
 
   // The two big parts of the bookkeeping, each timed alone on a fresh session.
-  const limits = compressionLimits(config.OLLAMA_NUM_CTX);
-  const keptTokens = keptTokenBudget(config, estimateRequestTokens(setup.systemMessages, tools));
+  const limits = compressionLimits(setup.contextWindow);
+  const keptTokens = keptTokenBudget(config, setup.contextWindow, estimateRequestTokens(setup.systemMessages, tools));
   const planning: number[] = [];
   const replacing: number[] = [];
   for (let run = 0; run < warmUpRuns + measuredRuns; run++) {

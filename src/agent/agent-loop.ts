@@ -68,6 +68,8 @@ export type LoopOutcome =
       estimatedTokens: number;
       /** Whether the last request had to be cut to fit the window, so `usage` counts less than the context holds. */
       cut: boolean;
+      /** The window of the backend the last call went to. */
+      contextWindow: number;
     }
   | {
       status: 'stopped';
@@ -131,6 +133,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
         ...(result.usage && { usage: result.usage }),
         estimatedTokens: request.estimatedTokens + answerTokens,
         cut: request.cut,
+        contextWindow: setup.contextWindow,
       };
     }
 

@@ -37,9 +37,9 @@ export function compressionLimits(contextWindow: number): CompressionLimits {
  * What the kept recent turns may take: half of what is left under the trigger once the system
  * prompt, the tool schemas (`fixedTokens`) and a summary are in, so the context can grow again.
  */
-export function keptTokenBudget(config: Config, fixedTokens: number): number {
-  const trigger = config.OLLAMA_NUM_CTX * config.CONTEXT_COMPRESSION_THRESHOLD;
-  const summaryTokens = compressionLimits(config.OLLAMA_NUM_CTX).summaryCharacters / charactersPerToken;
+export function keptTokenBudget(config: Config, contextWindow: number, fixedTokens: number): number {
+  const trigger = contextWindow * config.CONTEXT_COMPRESSION_THRESHOLD;
+  const summaryTokens = compressionLimits(contextWindow).summaryCharacters / charactersPerToken;
   return Math.max(0, (trigger - fixedTokens - summaryTokens) / 2);
 }
 
@@ -185,10 +185,10 @@ export async function compressContext(input: CompressionInput): Promise<Compress
 /** Compresses `messages`, the session's context as just read. */
 export async function compressMessages(messages: readonly Message[], input: CompressionInput): Promise<CompressionOutcome> {
   const { db, sessionId, config, setup } = input;
-  const contextWindow = config.OLLAMA_NUM_CTX;
+  const { contextWindow } = setup;
   const limits = compressionLimits(contextWindow);
   const fixedTokens = estimateRequestTokens(setup.systemMessages, input.tools);
-  const plan = planCompression(messages, config.CONTEXT_KEEP_RECENT, keptTokenBudget(config, fixedTokens));
+  const plan = planCompression(messages, config.CONTEXT_KEEP_RECENT, keptTokenBudget(config, contextWindow, fixedTokens));
   if (!plan) return { status: 'nothing_to_compress' };
 
   const result = await setup.backend.complete({
@@ -231,9 +231,9 @@ export interface CompressionTrigger {
   signal: AbortSignal;
 }
 
-/** README: How a turn works: compression is due when `context_tokens ≥ num_ctx × threshold`. */
-export function needsCompression(config: Config, contextTokens: number): boolean {
-  return config.CONTEXT_COMPRESSION_ENABLED && contextTokens >= config.OLLAMA_NUM_CTX * config.CONTEXT_COMPRESSION_THRESHOLD;
+/** README: How a turn works: compression is due when `context_tokens ≥ num_ctx × threshold`, num_ctx being the backend's window. */
+export function needsCompression(config: Config, contextWindow: number, contextTokens: number): boolean {
+  return config.CONTEXT_COMPRESSION_ENABLED && contextTokens >= contextWindow * config.CONTEXT_COMPRESSION_THRESHOLD;
 }
 
 /**
@@ -243,7 +243,7 @@ export function needsCompression(config: Config, contextTokens: number): boolean
 export async function compressIfNeeded(trigger: CompressionTrigger): Promise<CompressionOutcome | undefined> {
   const { sessionId, deps, setup } = trigger;
   const { config, logger } = deps;
-  if (!needsCompression(config, trigger.contextTokens)) return undefined;
+  if (!needsCompression(config, setup.contextWindow, trigger.contextTokens)) return undefined;
   try {
     const outcome = await compressContext({
       db: deps.db,

@@ -1,7 +1,8 @@
+import type { BackendPreference } from '../llm/backend-registry.ts';
 import type { LlmError } from '../llm/types.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
 import type { Profile } from '../profiles/profile.ts';
-import { findSession } from '../store/sessions-repository.ts';
+import { findSession, type Session } from '../store/sessions-repository.ts';
 import type { RoundSetup } from './agent-loop.ts';
 import { profileTools } from './profile-tools.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
@@ -25,11 +26,7 @@ export function setupForProfile(
     sessionModel?: string | null;
   } = {},
 ): ProfileSetup {
-  const choice = deps.backends.choose(
-    options.sessionModel
-      ? { model: options.sessionModel }
-      : { ...(profile.backend && { backend: profile.backend }), ...(profile.model && { model: profile.model }) },
-  );
+  const choice = deps.backends.choose(backendPreference(profile, options.sessionModel ?? null));
   if (!choice.ok) return choice;
   const toolNames = profileTools(profile, deps.tools)
     .map((tool) => tool.name)
@@ -46,8 +43,8 @@ export function setupForProfile(
       ],
       toolNames,
       temperature: profile.temperature,
-      think: deps.config.OLLAMA_THINK,
-      contextWindow: deps.config.OLLAMA_NUM_CTX,
+      think: choice.think,
+      contextWindow: choice.contextWindow,
       maxIterations: profile.max_iterations,
       approvalPolicies: [profile.approvals, ...(options.governingPolicies ?? [])],
       // A sub-agent's processes are always strictly jailed, whatever its profile gives the parent.
@@ -56,6 +53,17 @@ export function setupForProfile(
       untrustedAllow: profile.untrusted.allow,
     },
   };
+}
+
+/** Which backend and model a profile's calls go to; a model the session pinned replaces both. */
+function backendPreference(profile: Profile | undefined, sessionModel: string | null): BackendPreference {
+  if (sessionModel) return { model: sessionModel };
+  return { ...(profile?.backend && { backend: profile.backend }), ...(profile?.model && { model: profile.model }) };
+}
+
+/** The context window of the backend a stored session's turns go to (its context meter's maximum). */
+export function sessionContextWindow(session: Pick<Session, 'profileId' | 'model'>, deps: Pick<AgentDependencies, 'backends' | 'profiles'>): number {
+  return deps.backends.limits(backendPreference(deps.profiles.get(session.profileId), session.model)).contextWindow;
 }
 
 /** The profile a stored session uses now (it may change mid-run through switch_profile). */

@@ -116,9 +116,9 @@ export async function runTurn(
     case 'completed': {
       const contextTokens = countedTokens(outcome);
       await updateSession(db, sessionId, { contextTokens });
-      context.emit({ type: 'stream_end', ...answerFields(outcome.content), context_tokens: contextTokens, max_context_tokens: config.OLLAMA_NUM_CTX });
+      context.emit({ type: 'stream_end', ...answerFields(outcome.content), context_tokens: contextTokens, max_context_tokens: outcome.contextWindow });
       // README: How a turn works, step 5, after stream_end so the answer is not held up; the next turn waits for it.
-      if (needsCompression(config, contextTokens)) {
+      if (needsCompression(config, outcome.contextWindow, contextTokens)) {
         background.start(async (emit, signal) => {
           const resolved = await setupForSession(sessionId, deps);
           if (resolved.ok) await compressIfNeeded({ sessionId, deps, setup: resolved.setup, contextTokens, emit, signal });

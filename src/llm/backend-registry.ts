@@ -6,7 +6,18 @@ import { queuedBackend } from './queued-backend.ts';
 import { collectCompletion } from './collect.ts';
 import type { BackendId, LlmBackend, LlmError, LlmStreamEvent, ModelList } from './types.ts';
 
-export type BackendChoice = { ok: true; backend: LlmBackend; model: string } | { ok: false; error: LlmError };
+/** What a backend's calls are sized and asked with, set where the backend is configured. */
+export interface ModelLimits {
+  /** Context window in tokens: requested (Ollama's num_ctx), and what requests are fitted into and compression measures against. */
+  contextWindow: number;
+  /** Ask thinking-capable models to reason first. */
+  think: boolean;
+}
+
+export type BackendChoice = ({ ok: true; backend: LlmBackend; model: string } & ModelLimits) | { ok: false; error: LlmError };
+
+/** Which backend and model a call asks for; unset parts fall back to the default backend and its default model. */
+export type BackendPreference = { backend?: BackendId; model?: string };
 
 /** How one call to a backend ended: it answered, or it could not be reached (other endings say nothing about reachability). */
 export type CallOutcome = { backend: BackendId; model: string; reached: boolean; message?: string };
@@ -23,6 +34,7 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
     backends: Partial<Record<BackendId, LlmBackend>>,
     private readonly defaultBackend: BackendId,
     maxConcurrent: number,
+    private readonly modelLimits: Record<BackendId, ModelLimits>,
   ) {
     super();
     for (const [id, backend] of Object.entries(backends) as [BackendId, LlmBackend][]) {
@@ -83,10 +95,15 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
         stallTimeoutMs: config.LLM_STALL_TIMEOUT_S * 1000,
       });
     }
-    return new BackendRegistry(backends, config.LLM_BACKEND, config.LLM_MAX_CONCURRENT);
+    return new BackendRegistry(backends, config.LLM_BACKEND, config.LLM_MAX_CONCURRENT, modelLimitsFrom(config));
   }
 
-  choose(preference: { backend?: BackendId; model?: string } = {}): BackendChoice {
+  /** The limits of the backend a preference goes to, known even when that backend is not configured. */
+  limits(preference: BackendPreference = {}): ModelLimits {
+    return this.modelLimits[preference.backend ?? this.defaultBackend];
+  }
+
+  choose(preference: BackendPreference = {}): BackendChoice {
     const id = preference.backend ?? this.defaultBackend;
     const backend = this.backends[id];
     if (!backend) {
@@ -102,8 +119,14 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
     if (model === '') {
       return { ok: false, error: { code: 'llm_error', message: `No model is set for the ${id} backend: set OPENAI_MODEL or the profile's model.` } };
     }
-    return { ok: true, backend, model };
+    return { ok: true, backend, model, ...this.limits({ backend: id }) };
   }
+}
+
+/** Each backend's limits, read from the configuration here and nowhere else. */
+export function modelLimitsFrom(config: Config): Record<BackendId, ModelLimits> {
+  const limits: ModelLimits = { contextWindow: config.OLLAMA_NUM_CTX, think: config.OLLAMA_THINK };
+  return { ollama: limits, openai: limits };
 }
 
 /** The first content or a clean end means the backend answered; only llm_unreachable means it could not be reached. */

@@ -20,7 +20,7 @@ import { summariseFacts } from './summary.ts';
 export interface MemoryServiceOptions {
   db: Db;
   backends: BackendRegistry;
-  config: Pick<Config, 'MEMORY_IDLE_MINUTES' | 'OLLAMA_NUM_CTX'>;
+  config: Pick<Config, 'MEMORY_IDLE_MINUTES'>;
   logger: Logger;
 }
 
@@ -37,7 +37,7 @@ export interface ExtractionOptions {
   ignoreIdle?: boolean;
 }
 
-type Model = { backend: LlmBackend; model: string };
+type Model = { backend: LlmBackend; model: string; contextWindow: number };
 type SessionOutcome = { ok: true; factsChanged: number } | { ok: false; message: string; stopRun: boolean };
 
 const checkEveryMinutes = 5;
@@ -127,7 +127,7 @@ export class MemoryService {
       this.options.logger.warn(`long-term memory is paused: ${choice.error.message}`);
       return report;
     }
-    const model = { backend: choice.backend, model: choice.model };
+    const model = { backend: choice.backend, model: choice.model, contextWindow: choice.contextWindow };
     const idleSince = ignoreIdle ? undefined : new Date(Date.now() - this.options.config.MEMORY_IDLE_MINUTES * 60_000).toISOString();
     for (const due of await sessionsDueForExtraction(this.db, idleSince)) {
       const outcome = await this.extractSession(due, model);
@@ -145,7 +145,7 @@ export class MemoryService {
 
   /** Reads a session's new messages in batches; each batch's facts and progress are stored together. */
   private async extractSession(due: DueSession, model: Model): Promise<SessionOutcome> {
-    const contextWindow = this.options.config.OLLAMA_NUM_CTX;
+    const { contextWindow } = model;
     const messages = await displayMessagesAfter(this.db, due.sessionId, due.afterPosition);
     // About half the window for the conversation, at roughly four characters a token.
     const batches = transcriptBatches(messages, Math.min(48_000, Math.max(4_000, contextWindow * 2)));
@@ -154,7 +154,7 @@ export class MemoryService {
       let facts: { category: string; key: string; value: string }[] = [];
       if (batch.transcript !== '') {
         const knownFacts = withinCharacters(await recentFacts(this.db, knownFactsForExtraction), Math.min(6_000, contextWindow / 2));
-        const result = await extractFacts({ ...model, transcript: batch.transcript, knownFacts, contextWindow, signal: this.stopping.signal });
+        const result = await extractFacts({ ...model, transcript: batch.transcript, knownFacts, signal: this.stopping.signal });
         if (!result.ok) {
           if (result.reason === 'malformed') return { ok: false, message: `malformed reply: ${result.message}`, stopRun: false };
           // An unreachable or cancelled backend would fail the same way for every other session.
@@ -171,13 +171,13 @@ export class MemoryService {
   private async refreshSummary(model: Model): Promise<boolean> {
     const { stale, factsVersion } = await readSummary(this.db);
     if (!stale) return false;
-    const contextWindow = this.options.config.OLLAMA_NUM_CTX;
+    const { contextWindow } = model;
     const facts = withinCharacters(await recentFacts(this.db, factsForSummary), Math.min(24_000, contextWindow * 2));
     if (facts.length === 0) {
       await writeSummary(this.db, '', factsVersion);
       return true;
     }
-    const result = await summariseFacts({ ...model, facts, contextWindow, signal: this.stopping.signal });
+    const result = await summariseFacts({ ...model, facts, signal: this.stopping.signal });
     if (!result.ok) {
       this.options.logger.warn(`memory summary not regenerated, retried next run: ${result.error.message}`);
       return false;

@@ -10,7 +10,7 @@ import { ApprovalGate } from '../../src/agent/approval-gate.ts';
 import type { AgentDependencies } from '../../src/agent/dependencies.ts';
 import { runTurn, type SessionBackgroundWork } from '../../src/agent/turn.ts';
 import { parseConfig } from '../../src/config.ts';
-import { BackendRegistry } from '../../src/llm/backend-registry.ts';
+import { BackendRegistry, modelLimitsFrom } from '../../src/llm/backend-registry.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
 import { isRunEnd, type AgentEvent } from '../../src/protocol/events.ts';
 import { listApprovals } from '../../src/store/approvals-repository.ts';
@@ -120,12 +120,13 @@ async function startTurn(rounds: ScriptedRound[], content: string, onEvent: (eve
   const backend = new ScriptedBackend(rounds);
   const { logger } = recordingLogger();
   gate = new ApprovalGate(db, 60_000, logger);
+  const config = parseConfig({ DATA_DIR: folder });
   const deps: AgentDependencies = {
     db,
-    config: parseConfig({ DATA_DIR: folder }),
+    config,
     profiles: await ProfileRegistry.open(folder),
     tools: new ToolRegistry(tools(runs)),
-    backends: new BackendRegistry({ ollama: backend }, 'ollama', 2),
+    backends: new BackendRegistry({ ollama: backend }, 'ollama', 2, modelLimitsFrom(config)),
     persona: '',
     logger,
     userTools: { whenLoaded: async () => {}, loadTimeoutMs: 1_000 } as unknown as UserToolManager,
