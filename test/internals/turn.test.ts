@@ -10,7 +10,8 @@ import { ApprovalGate } from '../../src/agent/approval-gate.ts';
 import type { AgentDependencies } from '../../src/agent/dependencies.ts';
 import { runTurn, type SessionBackgroundWork } from '../../src/agent/turn.ts';
 import { parseConfig } from '../../src/config.ts';
-import { BackendRegistry, modelLimitsFrom } from '../../src/llm/backend-registry.ts';
+import { BackendRegistry, modelLimitsFrom, type ModelLimits } from '../../src/llm/backend-registry.ts';
+import type { BackendId } from '../../src/llm/types.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
 import { isRunEnd, type AgentEvent } from '../../src/protocol/events.ts';
 import { listApprovals } from '../../src/store/approvals-repository.ts';
@@ -114,7 +115,12 @@ interface Turn {
   outcome: ReturnType<typeof runTurn>;
 }
 
-async function startTurn(rounds: ScriptedRound[], content: string, onEvent: (event: AgentEvent, controller: AbortController) => void = () => {}): Promise<Turn> {
+async function startTurn(
+  rounds: ScriptedRound[],
+  content: string,
+  onEvent: (event: AgentEvent, controller: AbortController) => void = () => {},
+  limits?: Record<BackendId, ModelLimits>,
+): Promise<Turn> {
   const runs: string[] = [];
   const events: AgentEvent[] = [];
   const backend = new ScriptedBackend(rounds);
@@ -126,7 +132,7 @@ async function startTurn(rounds: ScriptedRound[], content: string, onEvent: (eve
     config,
     profiles: await ProfileRegistry.open(folder),
     tools: new ToolRegistry(tools(runs)),
-    backends: new BackendRegistry({ ollama: backend }, 'ollama', 2, modelLimitsFrom(config)),
+    backends: new BackendRegistry({ ollama: backend }, 'ollama', 2, limits ?? modelLimitsFrom(config)),
     persona: '',
     logger,
     userTools: { whenLoaded: async () => {}, loadTimeoutMs: 1_000 } as unknown as UserToolManager,
@@ -181,6 +187,15 @@ describe('runTurn in memory', () => {
     expect(turn.backend.requests[0]!.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('You test things.') });
     expect(turn.backend.requests[0]!.tools?.map((tool) => tool.name)).toEqual(['add_numbers', 'show_image', 'wipe', 'save_note']);
     expect(turn.backend.requests[0]!.contextWindow).toBe(32_768);
+  });
+
+  it("asks with the chosen backend's own window and thinking flag, not the configuration's, and reports that window", async () => {
+    const small = { contextWindow: 8_192, think: false };
+    const turn = await startTurn([answerRound('Hello.')], 'Hi', () => {}, { ollama: small, openai: { contextWindow: 65_536, think: true } });
+
+    expect(await turn.outcome).toMatchObject({ status: 'completed' });
+    expect(turn.backend.requests[0]).toMatchObject({ contextWindow: 8_192, think: false });
+    expect(turn.events.at(-1)).toMatchObject({ type: 'stream_end', max_context_tokens: 8_192 });
   });
 
   it('stores the partial answer as stopped and ends with stream_stopped when the person stops mid-stream', async () => {
