@@ -237,7 +237,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   const { services } = deps;
   const agent = new Agent(deps);
-  const sessions = new SessionService({ agent, onSessionCreated: () => deps.memory.runInBackground() });
+  const sessions = new SessionService({ agent, db: deps.db, profiles: deps.profiles, onSessionCreated: () => deps.memory.runInBackground() });
   app.decorate('sessions', sessions);
   const announceTools = () => agent.announceTools();
   deps.userTools.on('changed', announceTools);
@@ -312,17 +312,25 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(async (api) => {
     if (config.AUTH_TOKEN !== '') api.addHook('onRequest', requireToken(config.AUTH_TOKEN));
     api.get('/health', async () => ({ status: 'ok', version, jail: deps.jail.status }));
-    await api.register(agentRoutes, { agent });
-    await api.register(sessionRoutes, { agent, sessions });
+    await api.register(agentRoutes, {
+      profiles: deps.profiles,
+      tools: deps.tools,
+      backends: deps.backends,
+      userTools: deps.userTools,
+      toolSwitches: deps.toolSwitches,
+      mcp: deps.mcp,
+      persona: deps.persona,
+    });
+    await api.register(sessionRoutes, { agent, sessions, db: deps.db, config, images: deps.images });
     await api.register(fileRoutes, { db: deps.db, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
-    await api.register(approvalRoutes, { agent });
+    await api.register(approvalRoutes, { sessions, db: deps.db });
     await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });
-    await api.register(notificationRoutes, { agent });
+    await api.register(notificationRoutes, { db: deps.db, notifications: agent.notifications });
     await api.register(websocketRoutes, { agent, sessions, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });
-    await api.register(eventsSocketRoutes, { agent, backendStatus: deps.backendStatus });
+    await api.register(eventsSocketRoutes, { events: agent.events, notifications: agent.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });

@@ -147,7 +147,7 @@ describe('the shipped smart_home heartbeat', () => {
     const server = (hearth = await startHearth({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' } }));
     expect(await heartbeats(server)).toEqual({ secretary: null, server_admin: null, smart_home: null });
     const checklist = (await readFile('profiles/smart_home.heartbeat.md', 'utf8')).trim();
-    expect(server.app.agent.deps.profiles.get('smart_home')?.heartbeat_checklist).toBe(checklist);
+    expect(server.deps.profiles.get('smart_home')?.heartbeat_checklist).toBe(checklist);
     expect(clock.nextTimer()).toBeUndefined();
   });
 

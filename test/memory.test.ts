@@ -19,7 +19,7 @@ async function start(options: Parameters<typeof startHearth>[0] = {}): Promise<H
 }
 
 function memoryOf(server: Hearth): MemoryService {
-  return (server.app.agent.deps as AppDependencies).memory;
+  return (server.deps as AppDependencies).memory;
 }
 
 const isExtraction = (request: RecordedRequest) => request.body?.format !== undefined || request.body?.response_format !== undefined;

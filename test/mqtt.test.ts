@@ -239,7 +239,7 @@ describe('mqtt connection in the app', () => {
     };
   }
 
-  const mqttTool = (server: Hearth) => server.app.agent.deps.tools.get('mqtt')!.tool as Tool;
+  const mqttTool = (server: Hearth) => server.deps.tools.get('mqtt')!.tool as Tool;
 
   /** A real Mosquitto and a Hearth connected to it; `status` waits for the mqtt integration's next matching status. */
   async function hearthWithBroker() {
@@ -313,7 +313,7 @@ describe('mqtt connection in the app', () => {
     expect(first).toMatchObject({ type: 'tool_call', tool: 'mqtt', success: false });
     expect((first as { result: string }).result).toMatch(/^No MQTT broker is configured\. Set MQTT_URL/);
     expect((await socket.next('stream_end')).content).toBe('MQTT is not set up.');
-    expect(hearth.app.agent.deps.approvals.pending()).toEqual([]);
+    expect(hearth.deps.approvals.pending()).toEqual([]);
   });
 
   it('a smart_home turn asks before a publish: denied publishes nothing, allowed publishes', async () => {

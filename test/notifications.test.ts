@@ -121,7 +121,7 @@ describe('notifications', () => {
     const notification = await page.next('notification');
     expect(notification).toMatchObject({ title: 'add_numbers waits for your decision in Add two and two', body: 'add_numbers', session_id: unwatchedId });
 
-    const [waiting] = server.app.agent.deps.approvals.pending();
+    const [waiting] = server.deps.approvals.pending();
     expect(waiting).toMatchObject({ session_id: unwatchedId, tool: 'add_numbers' });
     expect((await server.request('POST', `/sessions/${unwatchedId}/approvals/${waiting!.call_id}`, { decision: 'allow' })).status).toBe(200);
     expect((await answered).body.content).toBe('It is 4.');

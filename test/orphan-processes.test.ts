@@ -166,7 +166,7 @@ describe('ending leftovers at start', () => {
     );
     const hearth = await startHearth({ dataDir, profiles: { pinger: '---\nid: pinger\nname: Pinger\ntools: [ping]\n---\nPing.\n' } });
     try {
-      const userTools = hearth.app.agent.deps.userTools;
+      const userTools = hearth.deps.userTools;
       await userTools.whenLoaded();
       hearth.llm.script({ toolCalls: [{ name: 'ping', arguments: {} }] }, { content: 'done' });
       await hearth.request('POST', `/sessions/${await hearth.createSession('pinger')}/messages`, { content: 'ping' });

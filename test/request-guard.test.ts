@@ -25,7 +25,7 @@ function rawRequest(server: Hearth, method: string, path: string, headers: Recor
 }
 
 /** Every stored session, empty ones too (GET /sessions lists a session from its first message on). */
-const sessionCount = async (server: Hearth) => (await listSessionIds(server.app.agent.deps.db)).length;
+const sessionCount = async (server: Hearth) => (await listSessionIds(server.deps.db)).length;
 
 describe('requests a browser may be tricked into sending', () => {
   it('refuses another site\'s Origin on REST, before anything is done', async () => {

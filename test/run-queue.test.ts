@@ -134,7 +134,7 @@ describe('1,000 schedules due at once', () => {
     expect(Object.fromEntries(finished.statuses)).toEqual({ ok: scheduleCount });
     expect(inFlight.most).toBeLessThanOrEqual(hearth.config.LLM_MAX_CONCURRENT);
     expect(inFlight.most).toBeGreaterThan(0);
-    const runs = await hearth.app.agent.deps.db.selectFrom('schedule_runs').select(['status']).execute();
+    const runs = await hearth.deps.db.selectFrom('schedule_runs').select(['status']).execute();
     expect(runs).toHaveLength(scheduleCount);
     expect(runs.every((run) => run.status === 'ok')).toBe(true);
     socket.close();

@@ -50,7 +50,7 @@ describe('the schedule tool', () => {
     expect(run).toMatchObject({ scheduleId: schedule.id, status: 'ok' });
     expect(run.sessionId).not.toBe(chatSession);
 
-    const display = await listMessages(hearth.app.agent.deps.db, run.sessionId!, 'display');
+    const display = await listMessages(hearth.deps.db, run.sessionId!, 'display');
     expect(display.map((message) => [message.role, message.content, message.scheduled ?? false])).toEqual([
       ['user', 'Remind the person to call the plumber.', true],
       ['assistant', 'Time to call the plumber!', false],

@@ -54,7 +54,7 @@ describe('schedule times across the spring DST change in Europe/Berlin', () => {
     const second = await finished;
     expect(second.status).toBe('ok');
 
-    const display = await listMessages(hearth.app.agent.deps.db, second.sessionId!, 'display');
+    const display = await listMessages(hearth.deps.db, second.sessionId!, 'display');
     const prompts = display.filter((message) => message.role === 'user');
     expect(prompts).toHaveLength(2);
     expect(prompts.every((message) => message.scheduled === true && message.schedule_id === schedule.id)).toBe(true);
@@ -154,12 +154,12 @@ describe('runs', () => {
       return runs.length === 1 && runs[0].status === 'running';
     });
     expect(running).toBe(true);
-    const before = await listMessages(hearth.app.agent.deps.db, sessionId, 'display');
+    const before = await listMessages(hearth.deps.db, sessionId, 'display');
     expect(before.filter((message) => message.scheduled)).toHaveLength(0);
 
     hearth.app.agent.stop(sessionId);
     expect(await finished).toMatchObject({ status: 'ok', sessionId });
-    const after = await listMessages(hearth.app.agent.deps.db, sessionId, 'display');
+    const after = await listMessages(hearth.deps.db, sessionId, 'display');
     expect(after.filter((message) => message.role === 'user').map((message) => [message.content, message.scheduled ?? false])).toEqual([
       ['a long question', false],
       ['Say good morning', true],

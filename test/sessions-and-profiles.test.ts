@@ -68,7 +68,7 @@ describe('empty sessions', () => {
     const staleFolder = path.join(hearth.config.SESSION_FILES_DIR, stale);
     expect(existsSync(staleFolder)).toBe(true);
     const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000).toISOString();
-    await hearth.app.agent.deps.db.updateTable('sessions').set({ created_at: twoDaysAgo }).where('id', 'in', [stale, oldButUsed]).execute();
+    await hearth.deps.db.updateTable('sessions').set({ created_at: twoDaysAgo }).where('id', 'in', [stale, oldButUsed]).execute();
     await hearth.close();
 
     hearth = await startHearth({ dataDir, llm });

@@ -50,7 +50,7 @@ async function startWith(files: Record<string, string> = {}): Promise<Hearth> {
   await mkdir(toolsDir, { recursive: true });
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(toolsDir, file), text);
   hearth = await startHearth({ dataDir, profiles: { lone: loneProfile } });
-  await hearth.app.agent.deps.userTools.whenLoaded();
+  await hearth.deps.userTools.whenLoaded();
   return hearth;
 }
 

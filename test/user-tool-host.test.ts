@@ -91,7 +91,7 @@ async function tempDir(): Promise<string> {
 }
 
 const toolsDirOf = (hearth: Hearth) => hearth.config.TOOLS_DIR;
-const userToolsOf = (hearth: Hearth) => hearth.app.agent.deps.userTools;
+const userToolsOf = (hearth: Hearth) => hearth.deps.userTools;
 
 /** Starts Hearth and waits for the user tools' first load, which start-up leaves running in the background. */
 async function startLoaded(options: HearthOptions): Promise<Hearth> {

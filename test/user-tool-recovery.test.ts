@@ -102,10 +102,10 @@ describe('user-tool host recovery', () => {
       });
       const startUpMs = performance.now() - startedAt;
       cleanups.push(() => hearth.close());
-      const manager = hearth.app.agent.deps.userTools;
+      const manager = hearth.deps.userTools;
       // It returned long before the looping module's load timeout, with the user tools still loading.
       expect(startUpMs).toBeLessThan(manager.loadTimeoutMs);
-      expect(hearth.app.agent.deps.tools.get('ping')).toBeUndefined();
+      expect(hearth.deps.tools.get('ping')).toBeUndefined();
       console.info(`start-up with a module that loops at import: ${startUpMs.toFixed(0)} ms (load timeout ${manager.loadTimeoutMs} ms)`);
 
       // A message sent meanwhile waits for the first load, no longer than the load timeout (the

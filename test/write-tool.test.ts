@@ -329,7 +329,7 @@ describe('the shipped example user tools', () => {
   it('load with no errors and are enabled for every profile', async () => {
     expect(JSON.parse(await readFile(path.resolve('user-tools/enabled.json'), 'utf8'))).toEqual({ disabled: [] });
     hearth = await startHearth({ dataDir: await shippedDataDir() });
-    await hearth.app.agent.deps.userTools.whenLoaded();
+    await hearth.deps.userTools.whenLoaded();
     const { body } = await hearth.request('GET', '/agents/tools');
     expect(body.errors).toEqual([]);
     const userTools = body.tools.filter((tool: { source: string }) => tool.source === 'user').map((tool: { name: string }) => tool.name);
@@ -341,7 +341,7 @@ describe('the shipped example user tools', () => {
 
   it('get_current_datetime tells the time in the server time zone or a named one, and refuses an unknown zone', async () => {
     hearth = await startHearth({ dataDir: await shippedDataDir() });
-    await hearth.app.agent.deps.userTools.whenLoaded();
+    await hearth.deps.userTools.whenLoaded();
     const socket = await converse(hearth);
     const before = Math.floor(Date.now() / 1000);
     const [local, kolkata, unknown] = await run(hearth, socket, [
@@ -369,7 +369,7 @@ describe('the shipped example user tools', () => {
     const llm = await startScriptedOllama();
     cleanups.push(() => llm.close());
     hearth = await startHearth({ dataDir, llm });
-    await hearth.app.agent.deps.userTools.whenLoaded();
+    await hearth.deps.userTools.whenLoaded();
     let socket = await converse(hearth);
     const notes = (args: Record<string, unknown>): ScriptedToolCall => ({ name: 'user_notes', arguments: args });
     const results = await run(hearth, socket, [
@@ -405,7 +405,7 @@ describe('the shipped example user tools', () => {
     // A restart on the same data folder: ctx.kv was kept in the database, ids carry on.
     await hearth.close();
     hearth = await startHearth({ dataDir, llm });
-    await hearth.app.agent.deps.userTools.whenLoaded();
+    await hearth.deps.userTools.whenLoaded();
     socket = await converse(hearth);
     const [afterRestart, added] = await run(hearth, socket, [notes({ action: 'list' }), notes({ action: 'add', text: 'Water the plants' })]);
     expect(afterRestart!.result).toMatch(/^2 notes:\n#2 .*plumber.*\n#3 .*Renew passport$/);

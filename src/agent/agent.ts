@@ -35,7 +35,7 @@ export class Agent {
   /** Stored, and announced on the events socket (README: Notifications). */
   readonly notifications: Notifications;
 
-  constructor(readonly deps: AgentDependencies) {
+  constructor(private readonly deps: AgentDependencies) {
     deps.approvals.on('changed', () => this.events.publish({ type: 'approvals_changed', pending: deps.approvals.pending() }));
     this.notifications = new Notifications(deps.db, this.events);
     this.sessionUnwatched = notifyUnwatchedApprovals({ db: deps.db, approvals: deps.approvals, notifications: this.notifications, isWatched: (sessionId) => this.hub.isWatched(sessionId), logger: deps.logger });

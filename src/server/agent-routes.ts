@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Agent } from '../agent/agent.ts';
 import { promptCharacters, profileTools, toolPromptCharacters } from '../agent/profile-tools.ts';
 import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
+import type { AgentDependencies } from '../agent/dependencies.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
 import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
 import { toolEntries, toolErrors } from './tool-entries.ts';
@@ -14,8 +14,10 @@ const promptBudgetCharacters = 12_000;
 const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const SwitchBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
-export async function agentRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { profiles, tools, backends, userTools, toolSwitches, mcp } = options.agent.deps;
+export type AgentRouteOptions = Pick<AgentDependencies, 'profiles' | 'tools' | 'backends' | 'userTools' | 'toolSwitches' | 'mcp' | 'persona'>;
+
+export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptions) {
+  const { profiles, tools, backends, userTools, toolSwitches, mcp, persona } = options;
   const sources = { registry: tools, userTools, switches: toolSwitches, mcp };
 
   app.get('/agents/profiles', async () => ({
@@ -28,7 +30,7 @@ export async function agentRoutes(app: FastifyInstance, options: { agent: Agent 
       temperature: profile.temperature,
       planning_enabled: profile.planning_enabled,
       enabled_tools: profileTools(profile, tools).map((tool) => tool.name),
-      prompt_characters: promptCharacters(profile, options.agent.deps.persona, tools),
+      prompt_characters: promptCharacters(profile, persona, tools),
       heartbeat: profile.heartbeat ? { every: profile.heartbeat.every, active_hours: describeActiveHours(profile.heartbeat) ?? null } : null,
     })),
     errors: profiles.errors(),

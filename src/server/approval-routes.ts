@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Agent } from '../agent/agent.ts';
 import { ApiError } from '../errors.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import type { Db } from '../store/database.ts';
 import { listApprovals, type ApprovalRecord } from '../store/approvals-repository.ts';
-import { findSession } from '../store/sessions-repository.ts';
 import { ApprovalBody } from './client-commands.ts';
 
 const DecisionParams = Type.Object({ id: Type.String(), call_id: Type.String() });
@@ -18,18 +18,17 @@ const ListQuery = Type.Object(
 );
 
 /** The person's decisions on waiting tool calls, and the audit of every decision (README: Approvals). */
-export async function approvalRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { agent } = options;
-  const { db } = agent.deps;
+export async function approvalRoutes(app: FastifyInstance, options: { sessions: SessionService; db: Db }) {
+  const { sessions, db } = options;
 
   app.post<{ Params: Static<typeof DecisionParams>; Body: Static<typeof ApprovalBody> }>(
     '/sessions/:id/approvals/:call_id',
     { schema: { params: DecisionParams, body: ApprovalBody } },
     async (request) => {
       const { id, call_id: callId } = request.params;
-      if (!(await findSession(db, id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
+      if (!(await sessions.find(id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
       const { decision, remember } = request.body;
-      if (!agent.decide(id, callId, { decision, ...(remember && { remember }), via: 'rest' })) {
+      if (!sessions.decide(id, callId, { decision, ...(remember && { remember }), via: 'rest' })) {
         throw new ApiError('approval_not_found', `No call ${callId} is waiting for a decision in session ${id}.`);
       }
       return { call_id: callId, decision, by: 'user', remember: decision === 'allow' ? (remember ?? 'once') : 'once' };

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Agent } from '../agent/agent.ts';
+import type { Notifications } from '../agent/notifications.ts';
 import { ApiError } from '../errors.ts';
+import type { Db } from '../store/database.ts';
 import { listNotifications, markAllNotificationsRead, markNotificationRead } from '../store/notifications-repository.ts';
 
 const ListQuery = Type.Object(
@@ -15,13 +16,13 @@ const ListQuery = Type.Object(
 const ReadParams = Type.Object({ id: Type.String({ pattern: '^[1-9][0-9]{0,15}$' }) });
 
 /** The notifications list and marking them read (README: Notifications); raising one is the agent's. */
-export async function notificationRoutes(app: FastifyInstance, options: { agent: Agent }) {
-  const { db } = options.agent.deps;
+export async function notificationRoutes(app: FastifyInstance, options: { db: Db; notifications: Notifications }) {
+  const { db } = options;
 
   app.get<{ Querystring: Static<typeof ListQuery> }>('/notifications', { schema: { querystring: ListQuery } }, async (request) => {
     const { unread = '0', limit = '100' } = request.query;
     const notifications = await listNotifications(db, { unreadOnly: unread === '1', limit: Number(limit) });
-    return { notifications, unread_count: await options.agent.notifications.unreadCount() };
+    return { notifications, unread_count: await options.notifications.unreadCount() };
   });
 
   app.post<{ Params: Static<typeof ReadParams> }>('/notifications/:id/read', { schema: { params: ReadParams } }, async (request) => {

@@ -3,9 +3,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Agent, SendResult } from '../agent/agent.ts';
 import { agentErrorCode } from '../agent/turn.ts';
+import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
+import type { Db } from '../store/database.ts';
 import type { Message } from '../store/message.ts';
-import { imageUrl } from '../store/message-images.ts';
+import { imageUrl, type MessageImages } from '../store/message-images.ts';
 import { listMessages } from '../store/messages-repository.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import { listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
@@ -34,11 +36,13 @@ const PinBody = Type.Object({ pinned: Type.Boolean() }, { additionalProperties: 
 export interface SessionRouteOptions {
   agent: Agent;
   sessions: SessionService;
+  db: Db;
+  config: Config;
+  images: MessageImages;
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRouteOptions) {
-  const { agent, sessions } = options;
-  const { db, config } = agent.deps;
+  const { agent, sessions, db, config, images } = options;
 
   const summary = (session: Session) => ({
     session_id: session.id,
@@ -100,7 +104,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     { schema: { params: Type.Object({ id: Type.String(), name: Type.String() }) } },
     async (request, reply) => {
       const session = await existing(request.params.id);
-      const image = agent.deps.images.locate(session.id, request.params.name);
+      const image = images.locate(session.id, request.params.name);
       const bytes = image && (await readFile(image.file).catch(() => undefined));
       if (!image || !bytes) throw new ApiError('not_found', `Session ${session.id} has no image ${request.params.name}.`);
       return reply.type(image.mediaType).header('cache-control', 'private, max-age=31536000, immutable').send(bytes);

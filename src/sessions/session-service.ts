@@ -2,6 +2,8 @@ import type { Agent, SendResult } from '../agent/agent.ts';
 import type { Decision } from '../agent/approval-gate.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
+import type { ProfileRegistry } from '../profiles/profile-registry.ts';
+import type { Db } from '../store/database.ts';
 import { bindSessionKey, findKeyedSession } from '../store/session-keys-repository.ts';
 import { createSession, findSession, listRecentSessions, updateSession, type Session } from '../store/sessions-repository.ts';
 
@@ -26,6 +28,8 @@ export type CreatedSession = { ok: true; session: Session } | { ok: false; code:
 
 export interface SessionServiceOptions {
   agent: Agent;
+  db: Db;
+  profiles: ProfileRegistry;
   /** Runs after a session was created (long-term memory extracts idle sessions then). */
   onSessionCreated?: () => void;
 }
@@ -46,20 +50,20 @@ export class SessionService {
   }
 
   find(sessionId: string): Promise<Session | undefined> {
-    return findSession(this.agent.deps.db, sessionId);
+    return findSession(this.options.db, sessionId);
   }
 
   hasProfile(profileId: string): boolean {
-    return this.agent.deps.profiles.has(profileId);
+    return this.options.profiles.has(profileId);
   }
 
   /** The profile ids a session may take, for messages that name them. */
   knownProfiles(): string[] {
-    return this.agent.deps.profiles.list().map((profile) => profile.id);
+    return this.options.profiles.list().map((profile) => profile.id);
   }
 
   async create(request: NewSession = {}): Promise<CreatedSession> {
-    const { db } = this.agent.deps;
+    const { db } = this.options;
     const profileId = request.profileId ?? defaultProfileId;
     if (!this.hasProfile(profileId)) {
       return { ok: false, code: 'unknown_profile', message: `Unknown profile "${profileId}". Known profiles: ${this.knownProfiles().join(', ')}.` };
@@ -82,30 +86,30 @@ export class SessionService {
       return { ok: false, code: 'unknown_profile', message: `Unknown profile "${profileId}". Known profiles: ${this.knownProfiles().join(', ')}.` };
     }
     if (before.profileId === profileId) return { ok: true, session: before };
-    const updated = (await updateSession(this.agent.deps.db, sessionId, { profileId })) ?? before;
+    const updated = (await updateSession(this.options.db, sessionId, { profileId })) ?? before;
     await this.agent.profileSwitched(sessionId, profileId, 'user');
     return { ok: true, session: updated };
   }
 
   /** The profile's display name, or its id when it has none. */
   profileName(profileId: string): string {
-    return this.agent.deps.profiles.get(profileId)?.name ?? profileId;
+    return this.options.profiles.get(profileId)?.name ?? profileId;
   }
 
   /** The most recently active sessions with a message, newest first; only a channel's (`origin: 'telegram'`) when given. */
   recent(options: { origin?: string; limit?: number } = {}): Promise<Session[]> {
-    return listRecentSessions(this.agent.deps.db, { limit: options.limit ?? 10, ...(options.origin !== undefined && { origin: options.origin }) });
+    return listRecentSessions(this.options.db, { limit: options.limit ?? 10, ...(options.origin !== undefined && { origin: options.origin }) });
   }
 
   /** The session the key leads to, or undefined before it was bound or once that session is deleted. */
   async findByKey(key: string): Promise<Session | undefined> {
-    const sessionId = await findKeyedSession(this.agent.deps.db, key);
+    const sessionId = await findKeyedSession(this.options.db, key);
     return sessionId === undefined ? undefined : this.find(sessionId);
   }
 
   /** Points the key at a session (a channel's `/new`, or picking another session); the next findOrCreate finds that one. */
   bindKey(key: string, sessionId: string): Promise<void> {
-    return bindSessionKey(this.agent.deps.db, key, sessionId);
+    return bindSessionKey(this.options.db, key, sessionId);
   }
 
   /** The session the key leads to; made (and bound to the key) when there is none, or when it was deleted. */

@@ -261,7 +261,7 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     for (const client of hearth.app.websocketServer.clients) client.terminate();
     const createdMeanwhile = await hearth.createSession();
     // Written straight to the store: a listed session has a message, and no event may announce this one.
-    await appendMessage(hearth.app.agent.deps.db, createdMeanwhile, { role: 'user', content: 'Written while the sockets were down' });
+    await appendMessage(hearth.deps.db, createdMeanwhile, { role: 'user', content: 'Written while the sockets were down' });
     await page.locator(`${sel.sessionItem}[data-session-id="${createdMeanwhile}"]`).waitFor();
     await badge.waitFor();
 

@@ -14,7 +14,7 @@ const panelSelector = 'aside.panel[aria-label="Integrations"]';
 
 /** Reports straight into the running app's registry, as the Home Assistant and MQTT connections do. */
 function report(hearth: Hearth, status: IntegrationStatus) {
-  (hearth.app.agent.deps as AppDependencies).integrations.report(status);
+  (hearth.deps as AppDependencies).integrations.report(status);
 }
 
 async function openIntegrationsPanel(page: Page) {

@@ -165,7 +165,7 @@ describe.skipIf(skipBrowserTests)('MCP servers on the page', () => {
     expect(await integrations.locator('li[data-status="removed"]').count()).toBe(0);
 
     // A server's own list changes at runtime (tools_changed): its new tool appears under it.
-    const addTool = hearth.app.agent.deps.tools.get('fixture__add_tool');
+    const addTool = hearth.deps.tools.get('fixture__add_tool');
     if (!addTool) throw new Error('the registry has no fixture__add_tool');
     expect((await runTool(addTool.tool, { name: 'late_tool' })).success).toBe(true);
     await fixture.locator('li[data-tool-name="fixture__late_tool"]').waitFor();

@@ -121,7 +121,7 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     const toolsDir = await mkdtemp(path.join(foldersRoot, 'user-tools-'));
     await cp(path.resolve('user-tools'), toolsDir, { recursive: true });
     const hearth = await browser.hearth({ planning: true, env: { OLLAMA_HOST: fakeLlmUrl, TOOLS_DIR: toolsDir } });
-    await hearth.app.agent.deps.userTools.whenLoaded();
+    await hearth.deps.userTools.whenLoaded();
     return { hearth, toolsDir };
   }
 

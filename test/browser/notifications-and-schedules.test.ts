@@ -403,7 +403,7 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
   it('marks a user message a schedule sent', browserTest, async () => {
     const hearth = await browser.hearth();
     const sessionId = await hearth.createSession();
-    await appendMessages(hearth.app.agent.deps.db, sessionId, [
+    await appendMessages(hearth.deps.db, sessionId, [
       { role: 'user', content: 'Typed by hand' },
       { role: 'assistant', content: 'Noted.' },
       { role: 'user', content: 'Check the backups', scheduled: true, schedule_id: 'nightly' },

@@ -51,7 +51,7 @@ describe.skipIf(skipBrowserTests)('speed in the browser', () => {
     await hearth.request('PATCH', `/sessions/${longId}`, { title: 'Long conversation' });
     const messages = longConversation(1_000);
     for (let start = 0; start < messages.length; start += 200) {
-      await appendMessages(hearth.app.agent.deps.db, longId, messages.slice(start, start + 200));
+      await appendMessages(hearth.deps.db, longId, messages.slice(start, start + 200));
     }
     const stored = await hearth.request('GET', `/sessions/${longId}`);
     expect(stored.body.messages).toHaveLength(2_000);

@@ -35,7 +35,7 @@ export async function execute() { return Math.random() < 0.5 ? 'heads' : 'tails'
 `,
     );
     await writeFile(path.join(hearth.config.TOOLS_DIR, 'broken_tool.ts'), "export const name = 'broken_tool';\nexport const description = ;\n");
-    await hearth.app.agent.deps.userTools.reload();
+    await hearth.deps.userTools.reload();
     const { body: profiles } = await hearth.request('GET', '/agents/profiles');
     const smartHome = profiles.profiles.find((profile: { id: string }) => profile.id === 'smart_home');
     expect(smartHome.enabled_tools).toContain('coin_toss');

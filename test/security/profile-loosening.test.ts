@@ -96,7 +96,7 @@ describe('a model cannot move its work under a laxer profile', () => {
 
     const first = await events.next('notification');
     expect(first.title).toMatch(/^filesystem waits for your decision/);
-    const [waitingWrite] = hearth.app.agent.deps.approvals.pending();
+    const [waitingWrite] = hearth.deps.approvals.pending();
     expect(waitingWrite).toMatchObject({ tool: 'filesystem', subject: expect.stringMatching(/^write .*probe\.txt$/) });
     const runSession = waitingWrite!.session_id;
     expect(runSession).not.toBe(chat);
@@ -107,7 +107,7 @@ describe('a model cannot move its work under a laxer profile', () => {
     expect(second).toMatchObject({ title: expect.stringMatching(/^http_request waits/), body: `POST ${service.url}/hook` });
     expect(existsSync(workFile(hearth, runSession, 'probe.txt'))).toBe(true);
     expect(service.seen).toEqual([]);
-    const [waitingPost] = hearth.app.agent.deps.approvals.pending();
+    const [waitingPost] = hearth.deps.approvals.pending();
     expect((await hearth.request('POST', `/sessions/${runSession}/approvals/${waitingPost!.call_id}`, { decision: 'deny' })).status).toBe(200);
     expect(await finished).toMatchObject({ scheduleId: schedule.id, status: 'ok', sessionId: runSession });
     expect(service.seen).toEqual([]);

@@ -112,7 +112,7 @@ describe('granting a user tool permissions', () => {
 
   it("names the tool as write_tool's approval subject and asks only when permissions are declared", async () => {
     const { started } = await start();
-    const writeToolTool = started.app.agent.deps.tools.get('write_tool')!.tool;
+    const writeToolTool = started.deps.tools.get('write_tool')!.tool;
     expect(writeToolTool.subject?.({ name: 'sysinfo', code: runsId() })).toBe('sysinfo');
     expect(writeToolTool.mustAsk?.({ name: 'sysinfo', code: runsId() })).toBeUndefined();
     expect(writeToolTool.mustAsk?.({ name: 'sysinfo', code: runsId('{ worker: true, childProcess: false }') })).toMatch(/worker \(start worker threads\)/);

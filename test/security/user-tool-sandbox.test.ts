@@ -169,7 +169,7 @@ describe('the user-tool sandbox: files', () => {
     const parent = await hearth.createSession('attacker');
     const other = await hearth.createSession('attacker');
     await mkdir(sessionFolder(hearth, other), { recursive: true });
-    const tool = hearth.app.agent.deps.tools.get('probe')!.tool;
+    const tool = hearth.deps.tools.get('probe')!.tool;
     const asSubagent = toolContext({ sessionId: 'subagent_0123456789ab', parentSessionId: parent, isSubagent: true });
 
     expect(await tool.execute({ op: 'write', path: 'from-subagent.txt', text: 'sub' }, asSubagent)).toMatchObject({ success: true });
@@ -236,7 +236,7 @@ describe('the user-tool sandbox: programs, threads and signals', () => {
     expect(plainAfter).toMatchObject({ success: false, result: expect.stringMatching(/may not start child processes/) });
     expect(worker).toMatchObject({ success: false, result: expect.stringMatching(/^Error: probe may not start worker threads: user tools need the permission worker/) });
     expect(grantedWorker).toMatchObject({ success: false, result: expect.stringMatching(/may not start worker threads/) });
-    const hosts = hearth.app.agent.deps.userTools.hosts();
+    const hosts = hearth.deps.userTools.hosts();
     expect(hosts.map((host) => host.permissions).sort()).toEqual([[], ['childProcess']]);
   });
 
@@ -251,7 +251,7 @@ describe('the user-tool sandbox: programs, threads and signals', () => {
     expect(await callTool(hearth, socket, 'granted_exec', { op: 'exec' })).toMatchObject({ success: true, result: expect.stringMatching(/^uid=/) });
 
     await writeFile(path.join(hearth.config.TOOLS_DIR, 'granted_exec.ts'), `${original}\n// changed behind the person's back\n`);
-    await hearth.app.agent.deps.userTools.reload();
+    await hearth.deps.userTools.reload();
     const after = await callTool(hearth, socket, 'granted_exec', { op: 'exec' });
     expect(after).toMatchObject({ success: false, result: expect.stringMatching(/declares the permission childProcess, but the person has not granted it/) });
   });

@@ -67,7 +67,7 @@ export async function startWithTools(options: StartOptions): Promise<Hearth> {
     profiles: { attacker: attackerProfile(Object.keys(tools)), ...hearthOptions.profiles },
   });
   // Start-up does not wait for user tools; these tests call them at once.
-  await hearth.app.agent.deps.userTools.whenLoaded();
+  await hearth.deps.userTools.whenLoaded();
   // startHearth keeps a data folder it was given: this one is removed with the server.
   const close = hearth.close;
   hearth.close = async () => {
