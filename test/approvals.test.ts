@@ -9,19 +9,18 @@ import { openDatabase } from '../src/store/database.ts';
 import { runProcess } from '../src/tools/process-runner.ts';
 import type { Tool } from '../src/tools/tool.ts';
 import { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { createTestTools } from './support/test-tools.ts';
 
-let hearth: Hearth | undefined;
 let workDir: string;
 beforeEach(async () => {
   workDir = await mkdtemp(path.join(tmpdir(), 'hearth-approvals-'));
 });
 afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
   await rm(workDir, { recursive: true, force: true });
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const startApp = useHearth();
 
 /** A shell tool that really runs its command line in the test's folder, judged by that command line. */
 function shellTool(folder: () => string): Tool<{ command: string }> {
@@ -47,7 +46,7 @@ const laxProfile = `---\nid: lax\nname: Lax\ntools: [shell, add_numbers]\n---\nA
 const askShell = '  default: allow\n  ask: [shell]\n  allow: ["shell(echo *)"]\n  deny: ["shell(rm *)"]';
 
 async function start(backend: 'ollama' | 'openai', approvals = askShell, env: Record<string, string> = {}) {
-  hearth = await startHearth({
+  const hearth = await startApp({
     backend,
     tools: [shellTool(() => workDir), ...createTestTools()],
     profiles: { guarded: guardedProfile(approvals), lax: laxProfile },
@@ -323,16 +322,16 @@ describe('approvals', () => {
 
   it('a restart denies what the previous process left waiting', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-approvals-restart-'));
+    let hearth: Hearth | undefined;
     try {
       const db = await openDatabase(path.join(dataDir, 'hearth.db'));
       await recordApproval(db, { sessionId: 's1', callId: 'call_left', tool: 'shell', subject: 'touch x', rule: 'shell', isSubagent: false, expiresAt: new Date().toISOString() });
       await db.destroy();
-      hearth = await startHearth({ dataDir });
+      hearth = await startApp({ dataDir });
       const { body } = await hearth.request('GET', '/approvals');
       expect(body.approvals).toMatchObject([{ call_id: 'call_left', decision: 'deny', by: 'stop', status: 'decided' }]);
     } finally {
       await hearth?.close();
-      hearth = undefined;
       await rm(dataDir, { recursive: true, force: true });
     }
   });

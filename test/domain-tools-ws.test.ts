@@ -1,14 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth;
 let site: Server | undefined;
 afterEach(async () => {
-  await hearth?.close();
   site?.close();
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const start = useHearth();
 
 async function startSite(): Promise<string> {
   site = createServer((request, response) => {
@@ -24,7 +24,7 @@ async function startSite(): Promise<string> {
 describe('domain tools through the WebSocket protocol', () => {
   it('runs terminal (once the person allows it), filesystem, code_exec, http_request and web_view in one turn of the server_admin profile', async () => {
     const base = await startSite();
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script(
       {
         toolCalls: [

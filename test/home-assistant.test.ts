@@ -5,22 +5,22 @@ import { IntegrationRegistry } from '../src/integrations/integration-registry.ts
 import { HomeAssistant } from '../src/integrations/home-assistant/home-assistant.ts';
 import { createHomeAssistantTool } from '../src/tools/builtin/home-assistant.ts';
 import { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { startHomeAssistantStandIn, type HomeAssistantStandIn } from './support/home-assistant-stand-in.ts';
 import { runTool } from './support/tool-context.ts';
 
 let standIn: HomeAssistantStandIn | undefined;
-let hearth: Hearth | undefined;
 let direct: HomeAssistant | undefined;
 const sockets: EventSocket[] = [];
 
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.close();
   await direct?.close();
-  await hearth?.close();
   await standIn?.close();
-  direct = hearth = standIn = undefined;
+  direct = standIn = undefined;
 });
+// Registered after the hook above, so the app is closed before what it uses is removed (hooks run last-registered first).
+const startApp = useHearth();
 
 /** A connection made outside the app, resolved once it reports `connected`. */
 async function connectDirectly(house: HomeAssistantStandIn): Promise<HomeAssistant> {
@@ -49,7 +49,7 @@ function homeAssistantStatus(socket: EventSocket, status: IntegrationStatus['sta
 /** Hearth connected to the stand-in; resolves once GET /integrations says so. */
 async function hearthWithHouse(env: Record<string, string> = {}): Promise<{ server: Hearth; events: EventSocket }> {
   standIn = await startHomeAssistantStandIn();
-  hearth = await startHearth({ env: { HA_URL: standIn.url, HA_TOKEN: standIn.token, ...env } });
+  const hearth = await startApp({ env: { HA_URL: standIn.url, HA_TOKEN: standIn.token, ...env } });
   const events = await eventsSocket(hearth);
   const listed = await hearth.request('GET', '/integrations');
   if (listed.body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant')?.status !== 'connected') {
@@ -254,7 +254,7 @@ describe('home_assistant in a smart_home session', () => {
   it('connects once Home Assistant comes up after Hearth started', async () => {
     standIn = await startHomeAssistantStandIn();
     await standIn.stop();
-    hearth = await startHearth({ env: { HA_URL: standIn.url, HA_TOKEN: standIn.token } });
+    const hearth = await startApp({ env: { HA_URL: standIn.url, HA_TOKEN: standIn.token } });
     const events = await eventsSocket(hearth);
     const listed = await hearth.request('GET', '/integrations');
     const first = listed.body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant');
@@ -266,7 +266,7 @@ describe('home_assistant in a smart_home session', () => {
 
   it('reports a rejected token on GET /integrations and in the tool, without the token', async () => {
     standIn = await startHomeAssistantStandIn();
-    hearth = await startHearth({ env: { HA_URL: standIn.url, HA_TOKEN: 'not-the-right-token' } });
+    const hearth = await startApp({ env: { HA_URL: standIn.url, HA_TOKEN: 'not-the-right-token' } });
     const events = await eventsSocket(hearth);
     const listed = await hearth.request('GET', '/integrations');
     if (listed.body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant')?.status !== 'failed') await homeAssistantStatus(events, 'failed');
@@ -285,7 +285,7 @@ describe('home_assistant in a smart_home session', () => {
   });
 
   it('says how to configure Home Assistant when HA_URL is empty', async () => {
-    hearth = await startHearth();
+    const hearth = await startApp();
     const { body } = await hearth.request('GET', '/integrations');
     expect(body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant')).toMatchObject({ status: 'not_configured' });
     const { message } = body.integrations.find((entry: IntegrationStatus) => entry.name === 'home_assistant');

@@ -6,7 +6,7 @@ import { chatRequest, joined, readAll } from './support/llm-helpers.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { startScriptedOpenAI } from './support/scripted-openai.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 
 const stallTimeoutMs = 400;
 
@@ -19,12 +19,10 @@ const backends: Record<'ollama' | 'openai', { start: () => Promise<ScriptedLlm>;
 };
 
 let server: ScriptedLlm | undefined;
-let hearth: Hearth | undefined;
+const startApp = useHearth();
 afterEach(async () => {
   await server?.close();
-  await hearth?.close();
   server = undefined;
-  hearth = undefined;
 });
 
 for (const [name, { start, create }] of Object.entries(backends)) {
@@ -75,7 +73,7 @@ for (const [name, { start, create }] of Object.entries(backends)) {
 describe('a turn whose backend goes quiet', () => {
   for (const backend of ['ollama', 'openai'] as const) {
     it(`ends with an llm_timeout error, keeps the partial answer, and frees the session (${backend})`, async () => {
-      hearth = await startHearth({ backend, env: { LLM_STALL_TIMEOUT_S: '1' } });
+      const hearth = await startApp({ backend, env: { LLM_STALL_TIMEOUT_S: '1' } });
       hearth.llm.script({ content: 'Partly written', hang: true });
       const sessionId = await hearth.createSession();
       const socket = await hearth.connect(sessionId);

@@ -5,14 +5,14 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeToolCall } from '../src/tools/execute-tool-call.ts';
 import { shortDescription } from '../src/tools/mcp/mcp-tool-description.ts';
 import { toolOutputOfMcpResult } from '../src/tools/mcp/mcp-tool-result.ts';
 import { mcpTools, type McpCaller } from '../src/tools/mcp/mcp-tool.ts';
 import { toToolResult, type Tool } from '../src/tools/tool.ts';
 import { ToolRegistry } from '../src/tools/tool-registry.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 import { runTool, toolContext } from './support/tool-context.ts';
 
 // A 1×1 transparent PNG, as image_view's test uses.
@@ -480,18 +480,14 @@ describe('the reference MCP servers’ tools', () => {
   });
 
   describe('in a whole turn', () => {
-    let hearth: Hearth | undefined;
-    afterEach(async () => {
-      await hearth?.close();
-      hearth = undefined;
-    });
+    const start = useHearth();
 
     const profile = (tools: string[]) => `---\nid: mcp_user\nname: MCP user\nmax_iterations: 4\nplanning_enabled: false\ntools: [${tools.join(', ')}]\n---\nYou use MCP tools.\n`;
 
     for (const backend of ['ollama', 'openai'] as const) {
       it(`an MCP tool's image reaches the next ${backend} request exactly as image_view's does`, async () => {
         const { tools } = mcpTools('everything', everything.definitions, everything.caller(60_000), { timeoutMs: 60_000 });
-        hearth = await startHearth({ backend, tools, profiles: { mcp_user: profile(['everything__get-tiny-image', 'everything__echo']) } });
+        const hearth = await start({ backend, tools, profiles: { mcp_user: profile(['everything__get-tiny-image', 'everything__echo']) } });
         hearth.llm.script({ toolCalls: [{ name: 'everything__get-tiny-image', arguments: {} }] }, { content: 'The MCP logo.' });
         const sessionId = await hearth.createSession('mcp_user');
         const socket = await hearth.connect(sessionId);
@@ -528,7 +524,7 @@ describe('the reference MCP servers’ tools', () => {
 
     it('a destructive MCP tool is put to the person under a profile without approval rules', async () => {
       const { tools } = mcpTools('fs', filesystem.definitions, filesystem.caller(60_000), { timeoutMs: 60_000 });
-      hearth = await startHearth({ tools, profiles: { mcp_user: profile(['fs__write_file', 'fs__read_text_file']) } });
+      const hearth = await start({ tools, profiles: { mcp_user: profile(['fs__write_file', 'fs__read_text_file']) } });
       const target = path.join(root, 'written.txt');
       hearth.llm.script(
         { toolCalls: [{ name: 'fs__read_text_file', arguments: { path: path.join(root, 'notes.txt') } }, { name: 'fs__write_file', arguments: { path: target, content: 'hi' } }] },

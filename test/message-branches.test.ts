@@ -1,15 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth | undefined;
+const startApp = useHearth();
 
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
 
 async function start(backend: 'ollama' | 'openai' = 'ollama'): Promise<Hearth> {
-  hearth = await startHearth({ backend });
+  const hearth = await startApp({ backend });
   return hearth;
 }
 
@@ -156,7 +152,7 @@ describe('edit and resend', () => {
   });
 
   it('refuses to edit a message that compression already summarised', async () => {
-    hearth = await startHearth({ env: { OLLAMA_NUM_CTX: '2048', CONTEXT_COMPRESSION_THRESHOLD: '0.5', CONTEXT_KEEP_RECENT: '1' } });
+    const hearth = await startApp({ env: { OLLAMA_NUM_CTX: '2048', CONTEXT_COMPRESSION_THRESHOLD: '0.5', CONTEXT_KEEP_RECENT: '1' } });
     const server = hearth;
     const sessionId = await server.createSession();
     const long = 'word '.repeat(400);

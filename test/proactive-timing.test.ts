@@ -1,19 +1,15 @@
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HeartbeatResult } from '../src/scheduler/heartbeat-run.ts';
 import type { HearthEvent } from '../src/agent/hearth-events.ts';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
 
-let hearth: Hearth | undefined;
+const start = useHearth();
 
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
 
 function nextEvent<Type extends HearthEvent['type']>(hearth: Hearth, type: Type): Promise<Extract<HearthEvent, { type: Type }>> {
   return new Promise((resolve) => {
@@ -28,7 +24,7 @@ function nextEvent<Type extends HearthEvent['type']>(hearth: Hearth, type: Type)
 describe('a finished scheduled run raises a notification', () => {
   it('"<name> finished" with the answer, and "<name> failed" with the error, each pointing at the run\'s session', async () => {
     const clock = new ManualClock('2026-11-24T06:00:00Z');
-    hearth = await startHearth({ clock });
+    const hearth = await start({ clock });
     const created = await hearth.request('POST', '/schedules', { name: 'Backups', prompt: 'Check the backups', every: '1h', timezone: 'Europe/Berlin' });
     expect(created.status).toBe(201);
 
@@ -65,7 +61,7 @@ describe('heartbeat timing', () => {
   it('beats every interval by the clock, only within active hours in the scheduler zone, and re-arms when the profile changes', async () => {
     // 07:00 in Berlin: the active hours begin at 08:00.
     const clock = new ManualClock('2026-11-24T06:00:00Z');
-    hearth = await startHearth({
+    const hearth = await start({
       clock,
       env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' },
       profiles: { watcher: watcher('30m'), 'watcher.heartbeat': '- Is the garage door shut?\n' },

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { recordingLogger } from './support/recording-logger.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -7,19 +7,19 @@ import { waitUntil } from './support/wait-until.ts';
 // The Telegram channel as the configuration turns it on: TELEGRAM_BOT_TOKEN, TELEGRAM_ALLOWED_USERS, TELEGRAM_API_ROOT.
 
 const ada = 7_200_001;
-let hearth: Hearth | undefined;
 let api: TelegramBotApi | undefined;
 
 afterEach(async () => {
-  await hearth?.close();
   await api?.close();
-  hearth = api = undefined;
+  api = undefined;
 });
+// Registered after the hook above, so the app is closed before what it uses is removed (hooks run last-registered first).
+const startApp = useHearth();
 
 async function start(envFor: (api: TelegramBotApi) => Record<string, string>) {
   api = await startTelegramBotApi();
   const recorded = recordingLogger();
-  hearth = await startHearth({ env: { TELEGRAM_API_ROOT: api.apiRoot, ...envFor(api) }, logger: recorded.logger });
+  const hearth = await startApp({ env: { TELEGRAM_API_ROOT: api.apiRoot, ...envFor(api) }, logger: recorded.logger });
   return { server: hearth, api, lines: recorded.lines };
 }
 
@@ -52,7 +52,7 @@ describe('Telegram from the configuration', () => {
 
   it('without TELEGRAM_ALLOWED_USERS it does not start, and says why', async () => {
     api = await startTelegramBotApi();
-    hearth = await startHearth({ env: { TELEGRAM_API_ROOT: api.apiRoot, TELEGRAM_BOT_TOKEN: api.token } });
+    const hearth = await startApp({ env: { TELEGRAM_API_ROOT: api.apiRoot, TELEGRAM_BOT_TOKEN: api.token } });
     const status = await waitUntil(() => telegramStatus(hearth!));
     expect(status.status).toBe('failed');
     expect(status.message).toContain('TELEGRAM_ALLOWED_USERS');
@@ -63,7 +63,7 @@ describe('Telegram from the configuration', () => {
     api = await startTelegramBotApi();
     const wrong = '123456789:AAwrongwrongwrongwrongwrongwrongwron';
     const recorded = recordingLogger();
-    hearth = await startHearth({ env: { TELEGRAM_API_ROOT: api.apiRoot, TELEGRAM_BOT_TOKEN: wrong, TELEGRAM_ALLOWED_USERS: String(ada) }, logger: recorded.logger });
+    const hearth = await startApp({ env: { TELEGRAM_API_ROOT: api.apiRoot, TELEGRAM_BOT_TOKEN: wrong, TELEGRAM_ALLOWED_USERS: String(ada) }, logger: recorded.logger });
     const status = await waitUntil(async () => {
       const current = await telegramStatus(hearth!);
       return current?.status === 'failed' && current;
@@ -81,7 +81,7 @@ describe('Telegram from the configuration', () => {
   it('an outage is failed with the reason, and it comes back by itself', async () => {
     api = await startTelegramBotApi();
     const recorded = recordingLogger();
-    hearth = await startHearth({ env: { TELEGRAM_API_ROOT: api.apiRoot, TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_ALLOWED_USERS: String(ada) }, logger: recorded.logger });
+    const hearth = await startApp({ env: { TELEGRAM_API_ROOT: api.apiRoot, TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_ALLOWED_USERS: String(ada) }, logger: recorded.logger });
     await waitUntil(async () => (await telegramStatus(hearth!))?.status === 'connected');
     api.setDown(true);
     const failed = await waitUntil(async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 import { guardedProfile, markingTool } from './support/marking-tool.ts';
@@ -11,16 +11,16 @@ import { telegramChannelFor } from './support/telegram-test-channel.ts';
 // The Telegram channel on the real app and session service, against the Bot API stand-in.
 
 const ada = 7_100_001;
-let hearth: Hearth | undefined;
 let api: TelegramBotApi | undefined;
 let dataDir: string | undefined;
 
 afterEach(async () => {
-  await hearth?.close();
   await api?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  hearth = api = dataDir = undefined;
+  api = dataDir = undefined;
 });
+// Registered after the hook above, so the app is closed before what it uses is removed (hooks run last-registered first).
+const startApp = useHearth();
 
 
 
@@ -28,7 +28,7 @@ async function start(backend: 'ollama' | 'openai', runs: string[] = []) {
   api = await startTelegramBotApi();
   dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-telegram-'));
   const channel = telegramChannelFor(api, dataDir, ada);
-  hearth = await startHearth({ backend, dataDir, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
+  const hearth = await startApp({ backend, dataDir, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
   await waitUntil(() => channel.status.state === 'connected');
   return { server: hearth, api, channel };
 }

@@ -125,7 +125,8 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
 /**
  * Registers one afterEach in the calling test file that closes every Hearth started through the returned function
  * during the test: `const start = useHearth();` at the top, then `const hearth = await start({...})` in a test.
- * Closing a Hearth early (restart tests) is fine: each is closed once.
+ * Closing a Hearth early (restart tests) is fine: each is closed once. Hooks run last-registered first, so call it
+ * after a file's own afterEach when that one removes what the app uses (a folder, a stand-in it talks to).
  */
 export function useHearth(): (options?: HearthOptions) => Promise<Hearth> {
   let hearths: Hearth[] = [];
