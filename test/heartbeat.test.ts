@@ -9,17 +9,16 @@ import type { HeartbeatResult } from '../src/scheduler/heartbeat-run.ts';
 import { isWithinActiveHours, parseHeartbeat, type HeartbeatSettings } from '../src/profiles/heartbeat-settings.ts';
 import { loadProfiles, parseProfile } from '../src/profiles/load-profiles.ts';
 import { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
 
-let hearth: Hearth | undefined;
 let directory: string | undefined;
 afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
   if (directory) await rm(directory, { recursive: true, force: true });
   directory = undefined;
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const startApp = useHearth();
 
 const profileWith = (heartbeat: string) => `---\nid: watcher\nname: Watcher\n${heartbeat}\n---\nYou watch the house.\n`;
 const parseWatcher = (heartbeat: string) => parseProfile('/profiles/watcher.md', profileWith(heartbeat));
@@ -93,12 +92,12 @@ describe('heartbeat answers', () => {
 
 describe('heartbeat runs', () => {
   it('a HEARTBEAT_OK run leaves no trace and raises nothing; a finding notifies, titled by its first line', async () => {
-    const server = (hearth = await startHearth({
+    const server = await startApp({
       profiles: {
         watcher: profileWith('heartbeat: {every: "30m", active_hours: "08:00-22:00"}'),
         'watcher.heartbeat': '- Is the front door locked?\n',
       },
-    }));
+    });
     const page = await EventSocket.connect(`${server.baseUrl.replace('http', 'ws')}/ws/events`);
     const nextNotification = () =>
       page.nextMatching((event) => (event as { type: string }).type === 'notification', 'notification') as unknown as Promise<Extract<HearthEvent, { type: 'notification' }>>;
@@ -128,7 +127,7 @@ describe('heartbeat runs', () => {
   });
 
   it('a profile that does not exist is skipped without a run', async () => {
-    const server = (hearth = await startHearth());
+    const server = await startApp();
     expect(await server.app.heartbeats.runNow('nobody')).toEqual({ status: 'skipped', reason: 'unknown_profile' });
     expect(server.llm.requests).toEqual([]);
   });
@@ -144,7 +143,7 @@ describe('the shipped smart_home heartbeat', () => {
 
   it('is off as shipped, with its checklist beside it', async () => {
     const clock = new ManualClock('2026-11-24T09:00:00Z');
-    const server = (hearth = await startHearth({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' } }));
+    const server = await startApp({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' } });
     expect(await heartbeats(server)).toEqual({ secretary: null, server_admin: null, smart_home: null });
     const checklist = (await readFile('profiles/smart_home.heartbeat.md', 'utf8')).trim();
     expect(server.deps.profiles.get('smart_home')?.heartbeat_checklist).toBe(checklist);
@@ -157,7 +156,7 @@ describe('the shipped smart_home heartbeat', () => {
     const switchedOn = shipped.replace(`# ${documented}`, documented).replace(/^planning_enabled: true$/m, 'planning_enabled: false');
     // 10:00 in Berlin, inside the active hours.
     const clock = new ManualClock('2026-11-24T09:00:00Z');
-    const server = (hearth = await startHearth({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' }, profiles: { smart_home: switchedOn } }));
+    const server = await startApp({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' }, profiles: { smart_home: switchedOn } });
     expect(await heartbeats(server)).toEqual({ secretary: null, server_admin: null, smart_home: { every: '30m', active_hours: '08:00-22:00' } });
     expect(clock.nextTimer()).toBe('2026-11-24T09:30:00.000Z');
 
@@ -172,7 +171,7 @@ describe('the shipped smart_home heartbeat', () => {
   });
 
   it('a heartbeat without active hours is listed with active_hours null', async () => {
-    const server = (hearth = await startHearth({ profiles: { watcher: profileWith('heartbeat: {every: "2h"}') } }));
+    const server = await startApp({ profiles: { watcher: profileWith('heartbeat: {every: "2h"}') } });
     expect((await heartbeats(server)).watcher).toEqual({ every: '2h', active_hours: null });
   });
 });

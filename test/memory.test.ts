@@ -1,21 +1,16 @@
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AppDependencies } from '../src/app.ts';
 import { factsSchema } from '../src/memory/extraction.ts';
 import type { MemoryService } from '../src/memory/memory-service.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { startHearth, type Hearth, useHearth } from './support/hearth-server.ts';
 import type { RecordedRequest, ScriptStep } from './support/scripted-llm.ts';
 import { waitUntil } from './support/wait-until.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startApp = useHearth();
 
 async function start(options: Parameters<typeof startHearth>[0] = {}): Promise<Hearth> {
-  hearth = await startHearth(options);
-  return hearth;
+  return startApp(options);
 }
 
 function memoryOf(server: Hearth): MemoryService {
@@ -187,7 +182,6 @@ describe('long-term memory extraction', () => {
     // (and once it closes itself, it counts no socket as disconnected by the client).
     await waitUntil(() => extractionRequests(server)[0]!.disconnected, 5_000);
     await server.close();
-    hearth = undefined;
   });
 });
 

@@ -1,13 +1,9 @@
 import { request as httpRequest } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listSessionIds } from '../src/store/sessions-repository.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const start = useHearth();
 
 /** A raw HTTP request with exactly these headers (fetch will not send a Host of our choosing). */
 function rawRequest(server: Hearth, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any }> {
@@ -29,7 +25,7 @@ const sessionCount = async (server: Hearth) => (await listSessionIds(server.deps
 
 describe('requests a browser may be tricked into sending', () => {
   it('refuses another site\'s Origin on REST, before anything is done', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const host = new URL(hearth.baseUrl).host;
     const json = { 'content-type': 'application/json', host };
     const refused = await rawRequest(hearth, 'POST', '/sessions', { ...json, origin: 'https://evil.example' }, '{}');
@@ -43,7 +39,7 @@ describe('requests a browser may be tricked into sending', () => {
   });
 
   it('refuses a cross-site WebSocket and accepts the page\'s own', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     await expect(hearth.connect(sessionId, '', { origin: 'http://evil.example' })).rejects.toThrow('HTTP 403');
     const socket = await hearth.connect(sessionId, '', { origin: hearth.baseUrl });
@@ -52,7 +48,7 @@ describe('requests a browser may be tricked into sending', () => {
   });
 
   it('answers only to loopback host names without AUTH_TOKEN, so DNS rebinding reaches nothing', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const { port } = new URL(hearth.baseUrl);
     const rebound = await rawRequest(hearth, 'GET', '/sessions', { host: `rebound.evil.example:${port}` });
     expect(rebound).toEqual({ status: 403, body: { error: { code: 'forbidden_host', message: expect.stringContaining('AUTH_TOKEN') } } });
@@ -62,7 +58,7 @@ describe('requests a browser may be tricked into sending', () => {
   });
 
   it('answers to any host name once AUTH_TOKEN guards it', async () => {
-    hearth = await startHearth({ env: { AUTH_TOKEN: 'secret' } });
+    const hearth = await start({ env: { AUTH_TOKEN: 'secret' } });
     const host = 'hearth.home.example';
     expect((await rawRequest(hearth, 'GET', '/health', { host })).status).toBe(401);
     expect((await rawRequest(hearth, 'GET', '/health', { host, authorization: 'Bearer secret' })).status).toBe(200);

@@ -1,16 +1,12 @@
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
 import { listMessages } from '../src/store/messages-repository.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
 
-let hearth: Hearth | undefined;
+const start = useHearth();
 
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
 
 function toolAnswer(request: { body: any }): string {
   const messages = request.body.messages as { role: string; content: string }[];
@@ -21,7 +17,7 @@ describe('the schedule tool', () => {
   it('sets a reminder from a chat message, echoes its time in the zone, and the reminder runs when the clock reaches it', async () => {
     // Mon 23 Nov 2026, 16:00 in Berlin.
     const clock = new ManualClock('2026-11-23T15:00:00Z');
-    hearth = await startHearth({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' } });
+    const hearth = await start({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' } });
     hearth.llm.script(
       {
         toolCalls: [
@@ -61,7 +57,7 @@ describe('the schedule tool', () => {
 
   it('lists, pauses, resumes and cancels, and refuses a past time with the field named and nothing stored', async () => {
     const clock = new ManualClock('2026-11-23T15:00:00Z');
-    hearth = await startHearth({ clock });
+    const hearth = await start({ clock });
     const created = await hearth.app.scheduler.create({ name: 'Backups', prompt: 'Check the backups', cron: '0 3 * * *', timezone: 'Europe/Berlin' });
     if (!created.ok) throw new Error(created.message);
     const id = created.value.id;

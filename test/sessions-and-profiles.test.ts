@@ -2,18 +2,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { HearthEvent } from '../src/agent/hearth-events.ts';
 import { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 
-let hearth: Hearth | undefined;
+const startApp = useHearth();
 
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
 
 function eventsSocket(server: Hearth): Promise<EventSocket> {
   return EventSocket.connect(`${server.baseUrl.replace('http', 'ws')}/ws/events`);
@@ -28,7 +24,7 @@ const listedIds = async (server: Hearth) => (await server.request('GET', '/sessi
 
 describe('empty sessions', () => {
   it('are not listed nor announced until their first message, and stay usable', async () => {
-    hearth = await startHearth();
+    const hearth = await startApp();
     const events = await eventsSocket(hearth);
     await nextHearthEvent(events, 'hello');
     const talked = await hearth.createSession();
@@ -57,7 +53,7 @@ describe('empty sessions', () => {
       await llm.close();
       await rm(dataDir, { recursive: true, force: true });
     });
-    hearth = await startHearth({ dataDir, llm });
+    let hearth = await startApp({ dataDir, llm });
     const stale = await hearth.createSession();
     const fresh = await hearth.createSession();
     const oldButUsed = await hearth.createSession();
@@ -71,7 +67,7 @@ describe('empty sessions', () => {
     await hearth.deps.db.updateTable('sessions').set({ created_at: twoDaysAgo }).where('id', 'in', [stale, oldButUsed]).execute();
     await hearth.close();
 
-    hearth = await startHearth({ dataDir, llm });
+    hearth = await startApp({ dataDir, llm });
     expect((await hearth.request('GET', `/sessions/${stale}`)).status).toBe(404);
     expect(existsSync(staleFolder)).toBe(false);
     expect((await hearth.request('GET', `/sessions/${fresh}`)).status).toBe(200);
@@ -81,7 +77,7 @@ describe('empty sessions', () => {
 
 describe('profile switches', () => {
   it('PATCH leaves a display-only marker that survives a reload, and every socket of the session hears profile_switched', async () => {
-    hearth = await startHearth();
+    const hearth = await startApp();
     const sessionId = await hearth.createSession('secretary');
     await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello' });
     const socket = await hearth.connect(sessionId);
@@ -109,7 +105,7 @@ describe('profile switches', () => {
   });
 
   it('an empty session switches without a marker and stays unlisted', async () => {
-    hearth = await startHearth();
+    const hearth = await startApp();
     const sessionId = await hearth.createSession('secretary');
     await hearth.request('PATCH', `/sessions/${sessionId}`, { profile_id: 'smart_home' });
     expect((await hearth.request('GET', `/sessions/${sessionId}`)).body).toMatchObject({ profile_id: 'smart_home', messages: [] });
@@ -117,7 +113,7 @@ describe('profile switches', () => {
   });
 
   it('the switch_profile tool leaves a marker by the agent', async () => {
-    hearth = await startHearth();
+    const hearth = await startApp();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'smart_home' } }] }, { content: 'Switched.' });
     const sessionId = await hearth.createSession('secretary');
     const socket = await hearth.connect(sessionId);
@@ -134,7 +130,7 @@ describe('profile switches', () => {
   });
 
   it('a profile file added or edited reaches open pages as profiles_changed', async () => {
-    hearth = await startHearth();
+    const hearth = await startApp();
     const events = await eventsSocket(hearth);
     await nextHearthEvent(events, 'hello');
     await mkdir(hearth.config.PROFILES_DIR, { recursive: true });

@@ -7,18 +7,17 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 
 const testTimeoutMs = 60_000;
 const shippedProfiles = ['secretary', 'server_admin', 'smart_home'];
 
-let hearth: Hearth | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const start = useHearth();
 
 function toolModule(name: string): string {
   return `export const name = ${JSON.stringify(name)};
@@ -49,7 +48,7 @@ async function startWith(files: Record<string, string> = {}): Promise<Hearth> {
   const toolsDir = path.join(dataDir, 'user-tools');
   await mkdir(toolsDir, { recursive: true });
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(toolsDir, file), text);
-  hearth = await startHearth({ dataDir, profiles: { lone: loneProfile } });
+  const hearth = await start({ dataDir, profiles: { lone: loneProfile } });
   await hearth.deps.userTools.whenLoaded();
   return hearth;
 }

@@ -8,18 +8,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { HearthEvent } from '../../src/agent/hearth-events.ts';
 import type { RunFinished } from '../../src/scheduler/scheduler.ts';
 import { EventSocket } from '../support/event-socket.ts';
-import { startHearth, type Hearth } from '../support/hearth-server.ts';
+import { type Hearth, useHearth } from '../support/hearth-server.ts';
 import { closeServers, serve } from '../support/loopback-http.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
-let hearth: Hearth | undefined;
 const sockets: EventSocket[] = [];
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.close();
-  await hearth?.close();
-  hearth = undefined;
   closeServers();
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const start = useHearth();
 
 /** A stand-in for Home Assistant or any HTTP service: it records what reaches it. */
 async function standIn(): Promise<{ url: string; seen: string[] }> {
@@ -49,7 +48,7 @@ async function openEvents(server: Hearth) {
 
 describe('a model cannot move its work under a laxer profile', () => {
   it('schedule: another profile is asked about (the subject names it) and, denied, nothing is stored; the current profile is not asked', async () => {
-    hearth = await startHearth({ clock: new ManualClock('2026-11-23T15:00:00Z') });
+    const hearth = await start({ clock: new ManualClock('2026-11-23T15:00:00Z') });
     hearth.llm.script(
       { toolCalls: [{ name: 'schedule', arguments: { action: 'create', name: 'Probe', every: '1m', profile: 'smart_home', prompt: 'Write a file and unlock the door.' } }] },
       { toolCalls: [{ name: 'schedule', arguments: { action: 'create', name: 'Same', every: '1h', profile: 'server_admin', prompt: 'Check the disks.' } }] },
@@ -79,7 +78,7 @@ describe('a model cannot move its work under a laxer profile', () => {
   it('a scheduled run obeys its profile: its write and POST wait for a person, who is notified, and nothing runs until decided', async () => {
     const service = await standIn();
     const clock = new ManualClock('2026-11-23T15:00:00Z');
-    hearth = await startHearth({ clock });
+    const hearth = await start({ clock });
     const events = await openEvents(hearth);
     hearth.llm.script(
       { toolCalls: [{ name: 'schedule', arguments: { action: 'create', name: 'Probe', every: '1m', prompt: 'Write a file and post.' } }] },
@@ -115,7 +114,7 @@ describe('a model cannot move its work under a laxer profile', () => {
 
   it('switch_profile by the model is asked (deny rules aside, whatever the rules say); denied, the next turn keeps the old rules', async () => {
     const service = await standIn();
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script(
       { toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'smart_home' } }] },
       { content: 'Staying.' },
@@ -146,7 +145,7 @@ describe('a model cannot move its work under a laxer profile', () => {
 
   it("the person's own switch is not asked, and a deny rule on switch_profile refuses the model's without asking", async () => {
     const denying = `---\nid: fenced\nname: Fenced\ntools: [switch_profile]\napprovals:\n  allow: [switch_profile]\n  deny: ["switch_profile(* -> smart_home)"]\n---\nYou stay.\n`;
-    hearth = await startHearth({ profiles: { fenced: denying } });
+    const hearth = await start({ profiles: { fenced: denying } });
     const sessionId = await hearth.createSession('server_admin');
     expect((await hearth.request('PATCH', `/sessions/${sessionId}`, { profile_id: 'fenced' })).status).toBe(200);
     expect((await hearth.request('GET', '/approvals?status=all')).body.approvals).toEqual([]);
@@ -173,7 +172,7 @@ describe('a model cannot move its work under a laxer profile', () => {
 describe("smart_home's lock rules hold for every spelling of HA's service URL", () => {
   it('dot segments, backslashes, a tab, escapes, upper case and the generic homeassistant services are all asked; the stand-in sees none of them', async () => {
     const service = await standIn();
-    hearth = await startHearth();
+    const hearth = await start();
     const base = service.url.replace('127.0.0.1', 'LOCALHOST.');
     const spellings = [
       `${base}/api/services/./lock/unlock`,
