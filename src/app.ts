@@ -6,6 +6,8 @@ import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Agent } from './agent/agent.ts';
+import { HearthEventHub } from './agent/hearth-events.ts';
+import { Notifications } from './agent/notifications.ts';
 import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
 import type { Channel } from './channels/channel.ts';
@@ -75,6 +77,10 @@ export type AppDependencies = AgentDependencies & {
   backendStatus: BackendStatusMonitor;
   /** The status of each integration (Home Assistant, MQTT, …), for GET /integrations and /ws/events. */
   integrations: IntegrationRegistry;
+  /** What the events socket carries to every open page (README: The events socket). */
+  events: HearthEventHub;
+  /** Stored, and announced on the events socket (README: Notifications). */
+  notifications: Notifications;
   /** The Home Assistant connection (started by buildApp, ended at close); not configured without HA_URL. */
   homeAssistant: HomeAssistant;
   /** The MQTT broker connection (started by buildApp, ended at close); not configured without MQTT_URL. */
@@ -170,6 +176,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
   const backendStatus = overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config));
   services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
   backends.on('call', (outcome) => backendStatus.observeCall(outcome));
+  const events = new HearthEventHub();
   const deps: AppDependencies = {
     db,
     config,
@@ -187,6 +194,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     memorySummary: overrides.memorySummary ?? (() => memory.summary()),
     backendStatus,
     integrations,
+    events,
+    notifications: new Notifications(db, events),
     mqtt,
     homeAssistant,
     mcp,
@@ -236,7 +245,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   });
   const { services } = deps;
-  const agent = new Agent(deps);
+  const agent = new Agent(deps, { events: deps.events, notifications: deps.notifications });
   const sessions = new SessionService({ agent, db: deps.db, profiles: deps.profiles, onSessionCreated: () => deps.memory.runInBackground() });
   app.decorate('sessions', sessions);
   const announceTools = () => agent.announceTools();
@@ -253,7 +262,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const scheduler = new Scheduler({ db: deps.db, sessions, clock, defaultTimezone: timezone, logger: deps.logger, maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
   deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);
-  const runNotifications = notifyFinishedRuns({ scheduler, notifications: agent.notifications, db: deps.db, logger: deps.logger });
+  const runNotifications = notifyFinishedRuns({ scheduler, notifications: deps.notifications, db: deps.db, logger: deps.logger });
   services.add({
     name: 'scheduler',
     // Runs each schedule that fell due while the server was down, once.
@@ -265,8 +274,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     },
   });
   const heartbeats = new HeartbeatTimers({
-    runner: { sessions, profiles: deps.profiles, notifications: agent.notifications, db: deps.db },
-    events: agent.events,
+    runner: { sessions, profiles: deps.profiles, notifications: deps.notifications, db: deps.db },
+    events: deps.events,
     clock,
     timezone,
     logger: deps.logger,
@@ -281,14 +290,14 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   app.decorate('heartbeats', heartbeats);
   const channelList = [...(options.channels ?? []), ...(await configuredChannels(config))];
-  const channels = new Channels({ channels: channelList, sessions, events: agent.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
+  const channels = new Channels({ channels: channelList, sessions, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
   services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
   // After what starts runs: timers and channels stop taking work before every run is stopped.
   services.add({ name: 'agent', stop: () => agent.stopAll() });
   app.decorate('channels', channels);
   app.decorate('backendStatus', deps.backendStatus);
-  deps.backendStatus.on('changed', (status) => agent.events.publish({ type: 'backend_status', backend: status }));
-  deps.integrations.on('changed', (status) => agent.events.publish({ type: 'integration_status', ...status }));
+  deps.backendStatus.on('changed', (status) => deps.events.publish({ type: 'backend_status', backend: status }));
+  deps.integrations.on('changed', (status) => deps.events.publish({ type: 'integration_status', ...status }));
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
@@ -326,11 +335,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { sessions, db: deps.db });
     await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });
-    await api.register(notificationRoutes, { db: deps.db, notifications: agent.notifications });
-    await api.register(websocketRoutes, { agent, sessions, jsonParser });
+    await api.register(notificationRoutes, { db: deps.db, notifications: deps.notifications });
+    await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });
-    await api.register(eventsSocketRoutes, { events: agent.events, notifications: agent.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus });
+    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });

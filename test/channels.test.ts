@@ -27,7 +27,7 @@ for (const backend of ['ollama', 'openai'] as const) {
 
     it('is told of every notification', async () => {
       const { server, channel } = await start();
-      await server.app.agent.notifications.raise({ title: 'Reminder', body: 'Water the plants' });
+      await server.deps.notifications.raise({ title: 'Reminder', body: 'Water the plants' });
       const [told] = await waitUntil(() => channel.of('notification').length > 0 && channel.of('notification'));
       expect(told!.notification).toMatchObject({ title: 'Reminder', body: 'Water the plants' });
       expect(typeof told!.notification.id).toBe('number');

@@ -39,9 +39,9 @@ describe('notifications', () => {
     expect((await page.next('hello')).unread_notifications).toBe(0);
     const sessionId = await server.createSession();
 
-    const first = await server.app.agent.notifications.raise({ title: 'Backups checked', body: 'All three ran.' });
+    const first = await server.deps.notifications.raise({ title: 'Backups checked', body: 'All three ran.' });
     expect(await page.next('notification')).toEqual({ type: 'notification', id: first.id, title: 'Backups checked', body: 'All three ran.', created_at: first.created_at });
-    const second = await server.app.agent.notifications.raise({ title: 'Disk nearly full', body: '/var is at 93%.', sessionId });
+    const second = await server.deps.notifications.raise({ title: 'Disk nearly full', body: '/var is at 93%.', sessionId });
     expect(await page.next('notification')).toEqual({
       type: 'notification',
       id: second.id,
@@ -83,8 +83,8 @@ describe('notifications', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-notifications-restart-'));
     try {
       const before = await start({ dataDir });
-      const kept = await before.app.agent.notifications.raise({ title: 'Still unread', body: 'after the restart' });
-      const read = await before.app.agent.notifications.raise({ title: 'Read before', body: 'gone from unread' });
+      const kept = await before.deps.notifications.raise({ title: 'Still unread', body: 'after the restart' });
+      const read = await before.deps.notifications.raise({ title: 'Read before', body: 'gone from unread' });
       await before.request('POST', `/notifications/${read.id}/read`);
       await before.close();
       hearth = undefined;
@@ -143,7 +143,7 @@ describe('notifications', () => {
     await first.closed();
     // One tab is still open: nothing is raised yet.
     const raised: unknown[] = [];
-    const unsubscribe = server.app.agent.events.subscribe((event) => {
+    const unsubscribe = server.deps.events.subscribe((event) => {
       if (event.type === 'notification') raised.push(event);
     });
     second.close();

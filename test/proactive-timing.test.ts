@@ -13,7 +13,7 @@ const start = useHearth();
 
 function nextEvent<Type extends HearthEvent['type']>(hearth: Hearth, type: Type): Promise<Extract<HearthEvent, { type: Type }>> {
   return new Promise((resolve) => {
-    const unsubscribe = hearth.app.agent.events.subscribe((event) => {
+    const unsubscribe = hearth.deps.events.subscribe((event) => {
       if (event.type !== type) return;
       unsubscribe();
       resolve(event as Extract<HearthEvent, { type: Type }>);

@@ -183,7 +183,7 @@ describe('runs', () => {
     const clock = new ManualClock('2026-11-24T07:00:00Z');
     const hearth = await hearthAt(clock);
     const changes: string[] = [];
-    onTestFinished(hearth.app.agent.events.subscribe((event) => {
+    onTestFinished(hearth.deps.events.subscribe((event) => {
       if (event.type === 'sessions_changed') changes.push(`${event.change} ${event.session_id}`);
     }));
     const schedule = await create(hearth, { cron: '0 9 * * 1-5' });

@@ -6,8 +6,8 @@ import { inCallLane, type CallLane } from '../llm/call-lane.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { Decision } from './approval-gate.ts';
 import type { AgentEvent } from '../protocol/events.ts';
-import { HearthEventHub } from './hearth-events.ts';
-import { Notifications } from './notifications.ts';
+import type { HearthEventHub } from './hearth-events.ts';
+import type { Notifications } from './notifications.ts';
 import type { EventListener } from './run-hub.ts';
 import { RunHub } from './run-hub.ts';
 import type { AgentDependencies } from './dependencies.ts';
@@ -20,6 +20,13 @@ interface BackgroundTask {
   controller: AbortController;
 }
 
+/** What the agent publishes to, built once for the whole app (`createDependencies`). */
+export interface AgentHubs {
+  events: HearthEventHub;
+  /** Raised when an approval waits in a session nobody watches (README: Notifications). */
+  notifications: Notifications;
+}
+
 export type SendResult = { ok: true; outcome: Promise<TurnOutcome> } | { ok: false; code: 'session_busy' };
 
 /** The agent as the server sees it: start a turn, stop it, watch a session's events. */
@@ -30,15 +37,16 @@ export class Agent {
   /** Post-turn work per session (compression); it never holds up the answer, and the next turn waits for it. */
   private readonly background = new Map<string, BackgroundTask>();
 
-  /** What the events socket carries (README: The events socket). */
-  readonly events = new HearthEventHub();
-  /** Stored, and announced on the events socket (README: Notifications). */
-  readonly notifications: Notifications;
+  /** The app-wide hub (README: The events socket): the agent announces sessions, profiles, tools and approvals on it. */
+  private readonly events: HearthEventHub;
 
-  constructor(private readonly deps: AgentDependencies) {
+  constructor(
+    private readonly deps: AgentDependencies,
+    hubs: AgentHubs,
+  ) {
+    this.events = hubs.events;
     deps.approvals.on('changed', () => this.events.publish({ type: 'approvals_changed', pending: deps.approvals.pending() }));
-    this.notifications = new Notifications(deps.db, this.events);
-    this.sessionUnwatched = notifyUnwatchedApprovals({ db: deps.db, approvals: deps.approvals, notifications: this.notifications, isWatched: (sessionId) => this.hub.isWatched(sessionId), logger: deps.logger });
+    this.sessionUnwatched = notifyUnwatchedApprovals({ db: deps.db, approvals: deps.approvals, notifications: hubs.notifications, isWatched: (sessionId) => this.hub.isWatched(sessionId), logger: deps.logger });
   }
 
   /** Starts a turn in the background; refused while the session already has one. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Agent, SendResult } from '../agent/agent.ts';
+import type { SendResult } from '../agent/agent.ts';
+import type { HearthEventHub } from '../agent/hearth-events.ts';
 import type { AgentEvent } from '../protocol/events.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';
@@ -8,8 +9,8 @@ import type { JsonParser } from './json-parser.ts';
 
 export const unknownSessionCloseCode = 4004;
 
-export async function websocketRoutes(app: FastifyInstance, options: { agent: Agent; sessions: SessionService; jsonParser: JsonParser }) {
-  const { agent, sessions, jsonParser } = options;
+export async function websocketRoutes(app: FastifyInstance, options: { sessions: SessionService; events: HearthEventHub; jsonParser: JsonParser }) {
+  const { sessions, events, jsonParser } = options;
 
   app.get<{ Params: { id: string } }>('/ws/sessions/:id', { websocket: true }, async (socket: WebSocket, request) => {
     const sessionId = request.params.id;
@@ -29,7 +30,7 @@ export async function websocketRoutes(app: FastifyInstance, options: { agent: Ag
     };
     const unsubscribe = sessions.follow(sessionId, send);
     // A session deleted elsewhere ends its sockets as an unknown one would: every client learns at once.
-    const stopWatching = agent.events.subscribe((event) => {
+    const stopWatching = events.subscribe((event) => {
       if (event.type === 'sessions_changed' && event.change === 'deleted' && event.session_id === sessionId) {
         socket.close(unknownSessionCloseCode, 'session deleted');
       }

@@ -89,7 +89,7 @@ describe.skipIf(skipBrowserTests)('accessibility (axe-core, WCAG 2.1 A and AA) i
           await aside.waitFor({ state: 'hidden' });
         }
 
-        await hearth.app.agent.notifications.raise({ title: 'Backup finished', body: '**All** disks copied.', sessionId });
+        await hearth.deps.notifications.raise({ title: 'Backup finished', body: '**All** disks copied.', sessionId });
         await page.locator('#notification-bell').click();
         await page.locator('#notification-popover .notification-list li').first().waitFor();
         await expectNoViolations(page, `${device} ${colorScheme}, notifications`);

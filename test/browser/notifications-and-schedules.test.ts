@@ -21,7 +21,7 @@ async function waitForEventsSocket(page: Page) {
 }
 
 function raise(hearth: Hearth, notification: { title: string; body: string; sessionId?: string }) {
-  return hearth.app.agent.notifications.raise(notification);
+  return hearth.deps.notifications.raise(notification);
 }
 
 async function openSchedulesPanel(page: Page) {
