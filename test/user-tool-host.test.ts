@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
 import { toolerProfile } from './support/test-tools.ts';
-import { startHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';
+import { type Hearth, type HearthOptions, useHearth } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import type { ScriptedLlm, ScriptStep } from './support/scripted-llm.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -76,13 +76,12 @@ async function writeTools(toolsDir: string, tools: Record<string, ToolFile>): Pr
 // ---------------------------------------------------------------------------------------------
 // Running Hearth with user tools
 
-let hearth: Hearth | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+// Registered after the hook above, so the app is closed before its folder is removed (hooks run last-registered first).
+const start = useHearth();
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hearth-user-tools-'));
@@ -95,7 +94,7 @@ const userToolsOf = (hearth: Hearth) => hearth.deps.userTools;
 
 /** Starts Hearth and waits for the user tools' first load, which start-up leaves running in the background. */
 async function startLoaded(options: HearthOptions): Promise<Hearth> {
-  const started = await startHearth(options);
+  const started = await start(options);
   await userToolsOf(started).whenLoaded();
   return started;
 }
@@ -169,7 +168,7 @@ async function timeHealth(hearth: Hearth): Promise<{ ms: number; status: number 
 
 describe('user-tool host', () => {
   it('ends a `while (true) {}` tool at the timeout while /health and another session keep going, and replaces the host at once', async () => {
-    hearth = await startWithTools({ spin: stuckTool('spinning', 'busy loop'), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '1500' } });
+    const hearth = await startWithTools({ spin: stuckTool('spinning', 'busy loop'), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '1500' } });
     const streamed = Array.from({ length: 12 }, (_, index) => `part${index} `);
     scriptPerConversation(hearth.llm, {
       spinner: [
@@ -220,7 +219,7 @@ describe('user-tool host', () => {
 
   for (const how of ['busy loop', 'pending promise'] as const) {
     it(`stops a user tool that ignores its signal (${how}): stream_stopped within 1 s, then the session and the user tools work`, async () => {
-      hearth = await startWithTools({ hang: stuckTool('hanging', how), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '60000' } });
+      const hearth = await startWithTools({ hang: stuckTool('hanging', how), ping: pingTool }, { env: { USER_TOOL_TIMEOUT_MS: '60000' } });
       const sessionId = await hearth.createSession('tooler');
       const marker = markerOf(hearth, sessionId, 'hanging');
       const socket = await hearth.connect(sessionId);
@@ -249,7 +248,7 @@ describe('user-tool host', () => {
   }
 
   it('stops a tool that honours ctx.signal without replacing its host', async () => {
-    hearth = await startWithTools({
+    const hearth = await startWithTools({
       patient: {
         prelude: generationPrelude,
         properties: { wait: { type: 'boolean' } },
@@ -279,7 +278,7 @@ describe('user-tool host', () => {
   });
 
   it('ends a tool that allocates without bound by the heap limit, not the server', async () => {
-    hearth = await startWithTools({
+    const hearth = await startWithTools({
       hog: { execute: `  const hoard: number[][] = [];\n  for (;;) hoard.push(new Array(1e6).fill(1));` },
       ping: pingTool,
     });
@@ -300,7 +299,7 @@ describe('user-tool host', () => {
     await writeTools(path.join(dataDir, 'user-tools'), { ping: pingTool });
     const relative = path.relative(process.cwd(), path.join(dataDir, 'user-tools'));
     expect(path.isAbsolute(relative)).toBe(false);
-    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['ping'], 6) }, env: { TOOLS_DIR: relative } });
+    const hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['ping'], 6) }, env: { TOOLS_DIR: relative } });
     expect((await hearth.request('GET', '/agents/tools')).body.errors).toEqual([]);
     const socket = await hearth.connect(await hearth.createSession('tooler'));
     expect(await callThroughChat(hearth, socket, 'ping')).toMatchObject({ success: true, result: expect.stringMatching(/^pong /) });
@@ -322,7 +321,7 @@ describe('user-tool host', () => {
     await writeTools(path.join(dataDir, 'user-tools'), { memo, other_memo: memo });
     const profiles = { tooler: toolerProfile(['memo', 'other_memo'], 6) };
 
-    hearth = await startLoaded({ dataDir, llm, profiles });
+    let hearth = await startLoaded({ dataDir, llm, profiles });
     const sessionId = await hearth.createSession('tooler');
     let socket = await hearth.connect(sessionId);
     expect(await callThroughChat(hearth, socket, 'memo', { value: { colour: 'teal', count: 3 } })).toMatchObject({
@@ -340,7 +339,7 @@ describe('user-tool host', () => {
   });
 
   it('lets a call in flight finish on the old host across a reload; the next call runs in the new generation', async () => {
-    hearth = await startWithTools({
+    const hearth = await startWithTools({
       slow: {
         prelude: `${generationPrelude}\nimport { existsSync, writeFileSync } from 'node:fs';`,
         properties: { wait: { type: 'boolean' } },
@@ -393,7 +392,7 @@ describe('user-tool host', () => {
     });
     // The endless loop costs the default 10 s load timeout (the manager's loadTimeoutMs is not configurable),
     // in the background: start-up does not wait for it (test/user-tool-recovery.test.ts).
-    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['good_tool'], 6) } });
+    const hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['good_tool'], 6) } });
 
     const { body } = await hearth.request('GET', '/agents/tools');
     expect(body.errors.map((error: { file: string }) => error.file)).toEqual(['broken_syntax.ts', 'loops_at_import.mts', 'throws_at_import.ts']);
@@ -421,7 +420,7 @@ describe('user-tool host', () => {
       versioned: { prelude: `import { version } from './_version.ts';`, execute: '  return `version=${version}`;' },
     });
     await writeToolFiles(toolsDir, { '_version.ts': 'export const version = 0;\n' });
-    hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['versioned'], 6) } });
+    const hearth = await startLoaded({ dataDir, profiles: { tooler: toolerProfile(['versioned'], 6) } });
     // Editing the helper may also wake the file watcher: its reloads only add to the 30.
     for (let version = 1; version <= 30; version++) {
       await writeToolFiles(toolsDir, { '_version.ts': `export const version = ${version};\n` });
@@ -435,7 +434,7 @@ describe('user-tool host', () => {
   }, 30_000);
 
   it('skips a reload when TOOLS_DIR holds what is already loaded, unless forced', async () => {
-    hearth = await startWithTools({ ping: pingTool });
+    const hearth = await startWithTools({ ping: pingTool });
     const manager = userToolsOf(hearth);
     let announced = 0;
     manager.on('changed', () => announced++);

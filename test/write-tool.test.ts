@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import type { ScriptedToolCall } from './support/scripted-llm.ts';
 
@@ -14,13 +14,12 @@ import type { ScriptedToolCall } from './support/scripted-llm.ts';
 const runTimeoutMs = 45_000;
 const testTimeoutMs = 90_000;
 
-let hearth: Hearth | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+// Registered after the hook above, so the app is closed before its folder is removed (hooks run last-registered first).
+const start = useHearth();
 
 async function tempDataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hearth-write-tool-'));
@@ -34,7 +33,7 @@ async function startWith(files: Record<string, string> = {}): Promise<Hearth> {
   const toolsDir = path.join(dataDir, 'user-tools');
   await mkdir(toolsDir, { recursive: true });
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(toolsDir, file), text);
-  return startHearth({ dataDir });
+  return start({ dataDir });
 }
 
 /** A conversation with the secretary profile (it has write_tool and reload_tools). */
@@ -124,7 +123,7 @@ describe('write_tool', () => {
   it(
     'installs a tool the model can call in its very next round of the same run',
     async () => {
-      hearth = await startWith();
+      const hearth = await startWith();
       const socket = await converse(hearth);
       const [written, used] = await run(
         hearth,
@@ -158,7 +157,7 @@ describe('write_tool', () => {
   it(
     'installs nothing for broken code, says which line to fix, and leaves the previous version working',
     async () => {
-      hearth = await startWith();
+      const hearth = await startWith();
       const socket = await converse(hearth);
       const good = converter('convert_temperature', 'good');
       const syntaxError = good.replace("type: 'number', description: 'The temperature' },", "type: 'number' description: 'The temperature' },");
@@ -208,7 +207,7 @@ describe('write_tool', () => {
   it(
     "refuses a module whose exported name differs, a built-in's name, and a malformed name",
     async () => {
-      hearth = await startWith();
+      const hearth = await startWith();
       const socket = await converse(hearth);
       const [mismatch, builtin, malformed] = await run(hearth, socket, [
         writeTool('fahrenheit', converter('celsius')),
@@ -233,7 +232,7 @@ describe('write_tool', () => {
   it(
     'overwriting keeps the previous version in .history, and a tool it writes is switched on',
     async () => {
-      hearth = await startWith({ 'enabled.json': JSON.stringify({ disabled: ['zz_other', 'convert_temperature'] }) });
+      const hearth = await startWith({ 'enabled.json': JSON.stringify({ disabled: ['zz_other', 'convert_temperature'] }) });
       const socket = await converse(hearth);
       const first = converter('convert_temperature', 'v1');
       const second = converter('convert_temperature', 'v2');
@@ -263,7 +262,7 @@ describe('write_tool', () => {
   it(
     'takes the description argument when the code exports none',
     async () => {
-      hearth = await startWith();
+      const hearth = await startWith();
       const socket = await converse(hearth);
       const code = converter('convert_temperature').replace("export const description = 'Convert a temperature between Celsius and Fahrenheit.';", '');
       const [written] = await run(hearth, socket, [writeTool('convert_temperature', code, 'Converts °C and °F.')]);
@@ -276,7 +275,7 @@ describe('write_tool', () => {
   it(
     "installs the template as a tool under its exported name (it documents a working module)",
     async () => {
-      hearth = await startWith();
+      const hearth = await startWith();
       const socket = await converse(hearth);
       const template = await readFile(path.resolve('user-tools/_template.ts'), 'utf8');
       const [written, used, again] = await run(
@@ -301,7 +300,7 @@ describe('reload_tools', () => {
   it(
     'reloads now and reports the loaded tools and each failed file with its error',
     async () => {
-      hearth = await startWith({
+      const hearth = await startWith({
         'alpha_tool.ts': converter('alpha_tool'),
         'broken_tool.ts': "export const name = 'broken_tool';\nexport const description = 'Broken.';\nexport const parameters = { type: 'object' ;\n",
         '_helper.ts': 'export const helper = 1;\n',
@@ -328,7 +327,7 @@ describe('the shipped example user tools', () => {
 
   it('load with no errors and are enabled for every profile', async () => {
     expect(JSON.parse(await readFile(path.resolve('user-tools/enabled.json'), 'utf8'))).toEqual({ disabled: [] });
-    hearth = await startHearth({ dataDir: await shippedDataDir() });
+    const hearth = await start({ dataDir: await shippedDataDir() });
     await hearth.deps.userTools.whenLoaded();
     const { body } = await hearth.request('GET', '/agents/tools');
     expect(body.errors).toEqual([]);
@@ -340,7 +339,7 @@ describe('the shipped example user tools', () => {
   });
 
   it('get_current_datetime tells the time in the server time zone or a named one, and refuses an unknown zone', async () => {
-    hearth = await startHearth({ dataDir: await shippedDataDir() });
+    const hearth = await start({ dataDir: await shippedDataDir() });
     await hearth.deps.userTools.whenLoaded();
     const socket = await converse(hearth);
     const before = Math.floor(Date.now() / 1000);
@@ -368,7 +367,7 @@ describe('the shipped example user tools', () => {
     const dataDir = await shippedDataDir();
     const llm = await startScriptedOllama();
     cleanups.push(() => llm.close());
-    hearth = await startHearth({ dataDir, llm });
+    let hearth = await start({ dataDir, llm });
     await hearth.deps.userTools.whenLoaded();
     let socket = await converse(hearth);
     const notes = (args: Record<string, unknown>): ScriptedToolCall => ({ name: 'user_notes', arguments: args });
@@ -404,7 +403,7 @@ describe('the shipped example user tools', () => {
 
     // A restart on the same data folder: ctx.kv was kept in the database, ids carry on.
     await hearth.close();
-    hearth = await startHearth({ dataDir, llm });
+    hearth = await start({ dataDir, llm });
     await hearth.deps.userTools.whenLoaded();
     socket = await converse(hearth);
     const [afterRestart, added] = await run(hearth, socket, [notes({ action: 'list' }), notes({ action: 'add', text: 'Water the plants' })]);
