@@ -10,6 +10,7 @@ import { HearthEventHub } from './agent/hearth-events.ts';
 import { Notifications } from './agent/notifications.ts';
 import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
+import { sessionContextWindow } from './agent/round-setup.ts';
 import type { Channel } from './channels/channel.ts';
 import { Channels } from './channels/channels.ts';
 import { configuredChannels } from './channels/configured-channels.ts';
@@ -330,7 +331,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       mcp: deps.mcp,
       persona: deps.persona,
     });
-    await api.register(sessionRoutes, { agent, sessions, db: deps.db, config, images: deps.images });
+    await api.register(sessionRoutes, { agent, sessions, db: deps.db, images: deps.images, contextWindow: (session) => sessionContextWindow(session, deps) });
     await api.register(fileRoutes, { db: deps.db, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { sessions, db: deps.db });

@@ -3,7 +3,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Agent, SendResult } from '../agent/agent.ts';
 import { agentErrorCode } from '../agent/turn.ts';
-import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../store/database.ts';
 import type { Message } from '../store/message.ts';
@@ -37,12 +36,13 @@ export interface SessionRouteOptions {
   agent: Agent;
   sessions: SessionService;
   db: Db;
-  config: Config;
+  /** The window of the backend a session's turns go to: its context meter's maximum. */
+  contextWindow: (session: Session) => number;
   images: MessageImages;
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRouteOptions) {
-  const { agent, sessions, db, config, images } = options;
+  const { agent, sessions, db, contextWindow, images } = options;
 
   const summary = (session: Session) => ({
     session_id: session.id,
@@ -95,7 +95,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     return {
       messages: withImageUrls(session.id, await listMessages(db, session.id, 'context')),
       context_tokens: session.contextTokens,
-      max_context_tokens: config.OLLAMA_NUM_CTX,
+      max_context_tokens: contextWindow(session),
     };
   });
 
@@ -144,7 +144,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   });
 
   /** A whole turn, answered when it ends (POST /messages, /regenerate, /edit). */
-  const answer = async (sessionId: string, sent: SendResult) => {
+  const answer = async (session: Session, sent: SendResult) => {
     if (!sent.ok) throw new ApiError('session_busy', 'This session is already answering a message; stop it or wait.');
     const outcome = await sent.outcome;
     if (outcome.status === 'failed') throw new ApiError(agentErrorCode(outcome.error.code), outcome.error.message);
@@ -152,8 +152,8 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     return {
       content: outcome.content,
       stopped: outcome.status === 'stopped',
-      context_tokens: outcome.status === 'completed' ? outcome.contextTokens : (await existing(sessionId)).contextTokens,
-      max_context_tokens: config.OLLAMA_NUM_CTX,
+      context_tokens: outcome.status === 'completed' ? outcome.contextTokens : (await existing(session.id)).contextTokens,
+      max_context_tokens: contextWindow(session),
     };
   };
 
@@ -164,13 +164,13 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
       const session = await existing(request.params.id);
       const oversized = oversizedImage(request.body.images, (index) => `"images.${index}"`);
       if (oversized) throw new ApiError('invalid_request', `Invalid body: ${oversized}.`);
-      return answer(session.id, sessions.send(session.id, request.body));
+      return answer(session, sessions.send(session.id, request.body));
     },
   );
 
   app.post<{ Params: SessionParams }>('/sessions/:id/regenerate', { schema: { params: SessionParams } }, async (request) => {
     const session = await existing(request.params.id);
-    return answer(session.id, sessions.regenerate(session.id));
+    return answer(session, sessions.regenerate(session.id));
   });
 
   app.post<{ Params: Static<typeof MessageParams>; Body: Static<typeof EditBody> }>(
@@ -178,7 +178,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     { schema: { params: MessageParams, body: EditBody }, bodyLimit: maxMessageBytes },
     async (request) => {
       const session = await existing(request.params.id);
-      return answer(session.id, sessions.edit(session.id, Number(request.params.message_id), request.body.content));
+      return answer(session, sessions.edit(session.id, Number(request.params.message_id), request.body.content));
     },
   );
 
