@@ -6,12 +6,12 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../src/protocol/events.ts';
 import type { EventSocket } from '../support/event-socket.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import type { ScriptedToolCall } from '../support/scripted-llm.ts';
-import { startWithTools, toolModule } from './user-tools-harness.ts';
+import { toolModule, useToolsHearth } from './user-tools-harness.ts';
 
 /** write_tool and nothing else, and no approvals block: its default is allow, so only mustAsk can make it ask. */
 const builderProfile = `---
@@ -35,15 +35,10 @@ const runsId = (permissions?: string) =>
 
 const writeTool = (code: string): ScriptedToolCall => ({ name: 'write_tool', arguments: { name: 'sysinfo', code } });
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startTools = useToolsHearth();
 
 async function start(): Promise<{ started: Hearth; socket: EventSocket }> {
-  const started = await startWithTools({ userTools: {}, profiles: { builder: builderProfile } });
-  hearth = started;
+  const started = await startTools({ userTools: {}, profiles: { builder: builderProfile } });
   return { started, socket: await started.connect(await started.createSession('builder')) };
 }
 

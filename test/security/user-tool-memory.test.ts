@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Hearth } from '../support/hearth-server.ts';
 import { waitUntil } from '../support/wait-until.ts';
-import { callTool, sessionFolder, startWithTools } from './user-tools-harness.ts';
+import { callTool, sessionFolder, useToolsHearth } from './user-tools-harness.ts';
 
 const capMb = 128;
 
@@ -34,11 +34,7 @@ const ping = {
   execute: '  return `pong from ${(globalThis as { hostId?: string }).hostId}`;',
 };
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startTools = useToolsHearth();
 
 async function timeHealth(started: Hearth): Promise<number> {
   const begin = performance.now();
@@ -50,7 +46,7 @@ async function timeHealth(started: Hearth): Promise<number> {
 
 describe('the user-tool RSS cap', () => {
   it(`ends a tool that hoards Buffers past USER_TOOL_MAX_RSS_MB=${capMb} with a clear failure, /health answering throughout; the next call works`, async () => {
-    hearth = await startWithTools({ userTools: { hog, ping }, env: { USER_TOOL_MAX_RSS_MB: String(capMb) } });
+    const hearth = await startTools({ userTools: { hog, ping }, env: { USER_TOOL_MAX_RSS_MB: String(capMb) } });
     const sessionId = await hearth.createSession('attacker');
     const socket = await hearth.connect(sessionId);
     const before = await callTool(hearth, socket, 'ping');

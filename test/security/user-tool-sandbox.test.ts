@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EventSocket } from '../support/event-socket.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { toolContext } from '../support/tool-context.ts';
-import { callTool, callTools, sessionFolder, startWithTools, toolModule, type ToolFile } from './user-tools-harness.ts';
+import { callTool, callTools, sessionFolder, toolModule, useToolsHearth, type ToolFile } from './user-tools-harness.ts';
 
 /** One tool that tries whatever it is told: the file system, programs, threads, signals. */
 const probeSource = `import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -34,11 +34,7 @@ const probeBody = `  switch (params.op) {
 const probeProperties = { op: { type: 'string' }, path: { type: 'string' }, text: { type: 'string' } };
 const probe = (permissions?: string): ToolFile => ({ prelude: probeSource, properties: probeProperties, execute: probeBody, ...(permissions && { permissions }) });
 
-let hearth: Hearth | undefined;
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startTools = useToolsHearth();
 
 async function openSession(started: Hearth): Promise<{ sessionId: string; socket: EventSocket }> {
   const sessionId = await started.createSession('attacker');
@@ -53,7 +49,7 @@ function escape(text: string): string {
 
 describe('the user-tool sandbox: files', () => {
   it("refuses reading the database, .env, the server's environment and another session's folder; reads its own folder", async () => {
-    hearth = await startWithTools({ userTools: { probe: probe() } });
+    const hearth = await startTools({ userTools: { probe: probe() } });
     const config = hearth.config;
     const envFile = path.join(hearth.dataDir, '.env');
     await writeFile(envFile, 'AUTH_TOKEN=secret-from-dotenv\n');
@@ -94,7 +90,7 @@ describe('the user-tool sandbox: files', () => {
   });
 
   it("refuses writing outside the calling session's folder (tools folder, permissions.json, data folder, another session); writes inside", async () => {
-    hearth = await startWithTools({ userTools: { probe: probe() } });
+    const hearth = await startTools({ userTools: { probe: probe() } });
     const toolsDir = hearth.config.TOOLS_DIR;
     const victim = await hearth.createSession('attacker');
     await mkdir(sessionFolder(hearth, victim), { recursive: true });
@@ -125,7 +121,7 @@ describe('the user-tool sandbox: files', () => {
   });
 
   it('refuses to run while the session folder holds a link leading outside it (Node follows links), and runs once it is gone', async () => {
-    hearth = await startWithTools({ userTools: { probe: probe() } });
+    const hearth = await startTools({ userTools: { probe: probe() } });
     const { sessionId, socket } = await openSession(hearth);
     const folder = sessionFolder(hearth, sessionId);
     const secret = path.join(hearth.dataDir, 'secret.txt');
@@ -165,7 +161,7 @@ describe('the user-tool sandbox: files', () => {
   });
 
   it("gives a sub-agent its parent's folder, and nobody else's", async () => {
-    hearth = await startWithTools({ userTools: { probe: probe() } });
+    const hearth = await startTools({ userTools: { probe: probe() } });
     const parent = await hearth.createSession('attacker');
     const other = await hearth.createSession('attacker');
     await mkdir(sessionFolder(hearth, other), { recursive: true });
@@ -185,7 +181,7 @@ describe('the user-tool sandbox: files', () => {
     const grabber = `import { readFileSync } from 'node:fs';
 const stolen = readFileSync(new URL('../../../hearth.db', import.meta.url), 'latin1');
 ${toolModule('grabber', { execute: '  return stolen.slice(0, 16);' })}`;
-    hearth = await startWithTools({ userTools: { probe: probe() }, toolFiles: { 'grabber.ts': grabber } });
+    const hearth = await startTools({ userTools: { probe: probe() }, toolFiles: { 'grabber.ts': grabber } });
     expect(existsSync(path.join(hearth.dataDir, 'hearth.db'))).toBe(true);
     const { body } = await hearth.request('GET', '/agents/tools');
     expect(body.errors).toEqual([
@@ -202,7 +198,7 @@ ${toolModule('grabber', { execute: '  return stolen.slice(0, 16);' })}`;
 
 describe('the user-tool sandbox: programs, threads and signals', () => {
   it('refuses child processes and workers without a grant, runs them with one, and the grant does not widen other tools', async () => {
-    hearth = await startWithTools({
+    const hearth = await startTools({
       userTools: {
         probe: probe(),
         // Declares childProcess, but the person never granted it (a hand-dropped file).
@@ -243,7 +239,7 @@ describe('the user-tool sandbox: programs, threads and signals', () => {
   it('lets a grant lapse when the granted file changes by other means than write_tool', async () => {
     const original = toolModule('granted_exec', probe('{ childProcess: true }'));
     const digest = createHash('sha256').update(original).digest('hex');
-    hearth = await startWithTools({
+    const hearth = await startTools({
       userTools: { granted_exec: probe('{ childProcess: true }') },
       toolFiles: { 'permissions.json': JSON.stringify({ granted_exec: { permissions: ['childProcess'], sha256: digest } }) },
     });
@@ -257,7 +253,7 @@ describe('the user-tool sandbox: programs, threads and signals', () => {
   });
 
   it('refuses signalling the server process, which keeps running', async () => {
-    hearth = await startWithTools({ userTools: { probe: probe() } });
+    const hearth = await startTools({ userTools: { probe: probe() } });
     const { socket } = await openSession(hearth);
     const signal = await callTool(hearth, socket, 'probe', { op: 'signal' });
     expect(signal).toMatchObject({ success: false, result: 'Error: probe failed: User tools may not send signals to other processes. (refused by the user-tool sandbox).' });
@@ -278,7 +274,7 @@ describe('the user-tool sandbox: environment', () => {
   it('hides AUTH_TOKEN and OPENAI_API_KEY (set in the config and in the server process) and passes TOOL_ENV_PASSTHROUGH', async () => {
     for (const name of [...Object.keys(secrets), 'HEARTH_SANDBOX_PASSED']) saved[name] = process.env[name];
     Object.assign(process.env, secrets, { HEARTH_SANDBOX_PASSED: 'passed through' });
-    hearth = await startWithTools({
+    const hearth = await startTools({
       userTools: { env_dump: { execute: '  return JSON.stringify(process.env);' } },
       env: { ...secrets, TOOL_ENV_PASSTHROUGH: 'HEARTH_SANDBOX_PASSED' },
     });

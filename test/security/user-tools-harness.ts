@@ -6,7 +6,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import type { EventOf } from '../../src/protocol/events.ts';
 import type { EventSocket } from '../support/event-socket.ts';
-import { startHearth, type Hearth, type HearthOptions } from '../support/hearth-server.ts';
+import { startHearth, useHearth, type Hearth, type HearthOptions } from '../support/hearth-server.ts';
 import type { ScriptedToolCall } from '../support/scripted-llm.ts';
 
 export interface ToolFile {
@@ -54,14 +54,14 @@ export interface StartOptions extends HearthOptions {
 }
 
 /** A fresh data folder whose user-tools folder holds the tools, and Hearth started on it (the tools load at start). */
-export async function startWithTools(options: StartOptions): Promise<Hearth> {
+export async function startWithTools(options: StartOptions, start: (options: HearthOptions) => Promise<Hearth> = startHearth): Promise<Hearth> {
   const { userTools: tools, toolFiles = {}, ...hearthOptions } = options;
   const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-sandbox-'));
   const toolsDir = path.join(dataDir, 'user-tools');
   await mkdir(toolsDir, { recursive: true });
   for (const [name, tool] of Object.entries(tools)) await writeFile(path.join(toolsDir, `${name}.ts`), toolModule(name, tool));
   for (const [file, text] of Object.entries(toolFiles)) await writeFile(path.join(toolsDir, file), text);
-  const hearth = await startHearth({
+  const hearth = await start({
     ...hearthOptions,
     dataDir,
     profiles: { attacker: attackerProfile(Object.keys(tools)), ...hearthOptions.profiles },
@@ -75,6 +75,12 @@ export async function startWithTools(options: StartOptions): Promise<Hearth> {
     await rm(dataDir, { recursive: true, force: true });
   };
   return hearth;
+}
+
+/** `startWithTools` through `useHearth()`: each Hearth it starts is closed (and its folder removed) after the test. */
+export function useToolsHearth(): (options: StartOptions) => Promise<Hearth> {
+  const start = useHearth();
+  return (options) => startWithTools(options, start);
 }
 
 /** One turn: the scripted model makes the calls (one after another), then answers. Gives the calls' results in order. */
