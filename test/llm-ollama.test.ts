@@ -3,7 +3,7 @@ import { createOllamaBackend } from '../src/llm/ollama.ts';
 import type { ChatRequest, LlmBackend } from '../src/llm/types.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
-import { chatRequest as baseChatRequest, completeAbortedBeforeHeaders, joined, readAbortingAtFirstText, readAll, unusedPort } from './support/llm-helpers.ts';
+import { chatRequest as baseChatRequest, completeAbortedBeforeHeaders, expectCompleteGathersReply, joined, readAbortingAtFirstText, readAll, unusedPort } from './support/llm-helpers.ts';
 
 let server: ScriptedLlm;
 let backend: LlmBackend;
@@ -142,24 +142,7 @@ describe('Ollama backend', () => {
     expect(sent).toEqual([true, undefined, undefined]);
   });
 
-  it('complete() gathers text, thinking, tool calls and usage', async () => {
-    server.script({
-      thinking: 'Hmm.',
-      content: 'Done.',
-      toolCalls: [{ name: 'note', arguments: { text: 'x' } }],
-      usage: { promptTokens: 3, completionTokens: 2 },
-    });
-    const result = await backend.complete(chatRequest());
-    expect(result).toEqual({
-      ok: true,
-      completion: {
-        content: 'Done.',
-        thinking: 'Hmm.',
-        toolCalls: [{ id: expect.any(String), name: 'note', arguments: { text: 'x' } }],
-        usage: { promptTokens: 3, completionTokens: 2 },
-      },
-    });
-  });
+  it('complete() gathers text, thinking, tool calls and usage', () => expectCompleteGathersReply(server, () => backend.complete(chatRequest())));
 
   it('cancels the HTTP request mid-stream and ends with aborted', async () => {
     server.script({ content: 'partial answer', hang: true });

@@ -3,7 +3,7 @@ import { createOpenAIBackend } from '../src/llm/openai.ts';
 import type { ChatRequest, LlmBackend } from '../src/llm/types.ts';
 import { startScriptedOpenAI } from './support/scripted-openai.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
-import { chatRequest as baseChatRequest, completeAbortedBeforeHeaders, joined, readAbortingAtFirstText, readAll, toolCallsOf, unusedPort } from './support/llm-helpers.ts';
+import { chatRequest as baseChatRequest, completeAbortedBeforeHeaders, expectCompleteGathersReply, joined, readAbortingAtFirstText, readAll, toolCallsOf, unusedPort } from './support/llm-helpers.ts';
 
 let server: ScriptedLlm;
 let backend: LlmBackend;
@@ -155,24 +155,7 @@ describe('OpenAI-compatible backend', () => {
     expect(body).not.toHaveProperty('response_format');
   });
 
-  it('complete() gathers text, thinking, tool calls and usage', async () => {
-    server.script({
-      thinking: 'Hmm.',
-      content: 'Done.',
-      toolCalls: [{ name: 'note', arguments: { text: 'x' } }],
-      usage: { promptTokens: 3, completionTokens: 2 },
-    });
-    const result = await backend.complete(chatRequest());
-    expect(result).toEqual({
-      ok: true,
-      completion: {
-        content: 'Done.',
-        thinking: 'Hmm.',
-        toolCalls: [{ id: expect.any(String), name: 'note', arguments: { text: 'x' } }],
-        usage: { promptTokens: 3, completionTokens: 2 },
-      },
-    });
-  });
+  it('complete() gathers text, thinking, tool calls and usage', () => expectCompleteGathersReply(server, () => backend.complete(chatRequest())));
 
   it('cancels the HTTP request mid-stream and ends with aborted', async () => {
     server.script({ content: 'partial answer', hang: true, toolCalls: [{ name: 'never', arguments: {} }] });

@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
 import type { ChatRequest, CompletionResult, LlmStreamEvent, ToolCall } from '../../src/llm/types.ts';
+import type { ScriptedLlm } from './scripted-llm.ts';
 
 export function chatRequest(model: string, overrides: Partial<ChatRequest> = {}): ChatRequest {
   return {
@@ -54,6 +56,25 @@ export async function completeAbortedBeforeHeaders(
     silent.closeAllConnections();
     await new Promise((resolve) => silent.close(resolve));
   }
+}
+
+/** Both backends' case: complete() gathers a scripted reply's text, thinking, tool calls and usage into one completion. */
+export async function expectCompleteGathersReply(server: ScriptedLlm, complete: () => Promise<CompletionResult>): Promise<void> {
+  server.script({
+    thinking: 'Hmm.',
+    content: 'Done.',
+    toolCalls: [{ name: 'note', arguments: { text: 'x' } }],
+    usage: { promptTokens: 3, completionTokens: 2 },
+  });
+  expect(await complete()).toEqual({
+    ok: true,
+    completion: {
+      content: 'Done.',
+      thinking: 'Hmm.',
+      toolCalls: [{ id: expect.any(String), name: 'note', arguments: { text: 'x' } }],
+      usage: { promptTokens: 3, completionTokens: 2 },
+    },
+  });
 }
 
 export function joined(events: LlmStreamEvent[], type: 'text_delta' | 'thinking_delta'): string {
