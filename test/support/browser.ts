@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, onTestFinished } from 'vitest';
 import { browserAvailable, launchBrowser } from './chromium.ts';
-import { startHearth, type Hearth, type HearthOptions } from './hearth-server.ts';
+import { closedOnce, startHearth, type Hearth, type HearthOptions } from './hearth-server.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';
 import { startScriptedOllama } from './scripted-ollama.ts';
 
@@ -127,10 +127,7 @@ export function useBrowser(): BrowserHarness {
       return browser;
     },
     async hearth(options = {}) {
-      const started = await startHearth(options);
-      let closing: Promise<void> | undefined;
-      const close = started.close;
-      const hearth: Hearth = { ...started, close: () => (closing ??= close()) };
+      const hearth = closedOnce(await startHearth(options));
       hearths.push(hearth);
       return hearth;
     },

@@ -136,11 +136,14 @@ export function useHearth(): (options?: HearthOptions) => Promise<Hearth> {
     await Promise.all(closing.map((hearth) => hearth.close()));
   });
   return async (options = {}) => {
-    const started = await startHearth(options);
-    let closing: Promise<void> | undefined;
-    const close = started.close;
-    const hearth: Hearth = { ...started, close: () => (closing ??= close()) };
+    const hearth = closedOnce(await startHearth(options));
     hearths.push(hearth);
     return hearth;
   };
+}
+
+/** The same Hearth whose close() closes it the first time and gives that same promise after. */
+export function closedOnce(started: Hearth): Hearth {
+  let closing: Promise<void> | undefined;
+  return { ...started, close: () => (closing ??= started.close()) };
 }
