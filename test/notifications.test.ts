@@ -1,26 +1,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { HearthEvent } from '../src/agent/hearth-events.ts';
 import { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { createTestTools } from './support/test-tools.ts';
 import { waitUntil } from './support/wait-until.ts';
 
-let hearth: Hearth | undefined;
+const startApp = useHearth();
 const sockets: EventSocket[] = [];
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.close();
-  await hearth?.close();
-  hearth = undefined;
 });
 
 const askingProfile = `---\nid: asking\nname: Asking\ntools: [add_numbers]\napprovals:\n  ask: [add_numbers]\n---\nYou add numbers.\n`;
 
 async function start(options: { dataDir?: string } = {}): Promise<Hearth> {
-  hearth = await startHearth({ tools: createTestTools(), profiles: { asking: askingProfile }, ...options });
-  return hearth;
+  return startApp({ tools: createTestTools(), profiles: { asking: askingProfile }, ...options });
 }
 
 /** The events socket of one open page, with a way to wait for the next frame of a kind. */
@@ -81,24 +78,19 @@ describe('notifications', () => {
 
   it('unread notifications survive a restart and are counted in hello', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-notifications-restart-'));
-    try {
-      const before = await start({ dataDir });
-      const kept = await before.deps.notifications.raise({ title: 'Still unread', body: 'after the restart' });
-      const read = await before.deps.notifications.raise({ title: 'Read before', body: 'gone from unread' });
-      await before.request('POST', `/notifications/${read.id}/read`);
-      await before.close();
-      hearth = undefined;
+    // Removed after the afterEach hooks, so after the app is closed.
+    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+    const before = await start({ dataDir });
+    const kept = await before.deps.notifications.raise({ title: 'Still unread', body: 'after the restart' });
+    const read = await before.deps.notifications.raise({ title: 'Read before', body: 'gone from unread' });
+    await before.request('POST', `/notifications/${read.id}/read`);
+    await before.close();
 
-      const after = await start({ dataDir });
-      expect((await after.request('GET', '/notifications?unread=1')).body.notifications).toEqual([
-        { id: kept.id, title: 'Still unread', body: 'after the restart', created_at: kept.created_at, read_at: null },
-      ]);
-      expect((await (await openPage(after)).next('hello')).unread_notifications).toBe(1);
-    } finally {
-      await hearth?.close();
-      hearth = undefined;
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    const after = await start({ dataDir });
+    expect((await after.request('GET', '/notifications?unread=1')).body.notifications).toEqual([
+      { id: kept.id, title: 'Still unread', body: 'after the restart', created_at: kept.created_at, read_at: null },
+    ]);
+    expect((await (await openPage(after)).next('hello')).unread_notifications).toBe(1);
   });
 
   it('an approval waiting in a run nobody watches raises a notification naming the tool and the session; a watched one does not', async () => {

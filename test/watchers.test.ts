@@ -4,10 +4,10 @@
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { EventOf, ToolSummary } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { waitUntil } from './support/wait-until.ts';
 
 /** A user-tool module: `execute` gets `params.text` and returns what `body` returns. */
@@ -38,15 +38,13 @@ You call the tools you are asked to.
 
 const profileTools = ['greet', 'good_tool', 'shout', 'scratchpad'];
 
+/** The Hearth of the running test, for the file helpers below (closed after the test by useHearth). */
 let hearth: Hearth | undefined;
 let announcements: EventSocket;
 /** File write → `tools_changed` on an open socket, in milliseconds, over every test. */
 const latencies: number[] = [];
 
-afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
-});
+const startApp = useHearth();
 
 afterAll(() => {
   if (latencies.length === 0) return;
@@ -59,7 +57,7 @@ afterAll(() => {
 
 /** Starts Hearth with the watcher profile and a socket that only listens for announcements. */
 async function start(): Promise<Hearth> {
-  hearth = await startHearth({ profiles: { watcher: watcherProfile(0.1, profileTools) } });
+  hearth = await startApp({ profiles: { watcher: watcherProfile(0.1, profileTools) } });
   await mkdir(hearth.config.TOOLS_DIR, { recursive: true });
   announcements = await hearth.connect(await hearth.createSession('watcher'));
   return hearth;
