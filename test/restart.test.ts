@@ -2,12 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 
 let llm: ScriptedLlm;
 let dataDir: string;
+/** The running app, which restart() closes and starts again. */
 let hearth: Hearth | undefined;
 
 beforeEach(async () => {
@@ -15,14 +16,14 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-restart-'));
 });
 afterEach(async () => {
-  await hearth?.close();
-  hearth = undefined;
   await llm.close();
   await rm(dataDir, { recursive: true, force: true });
 });
+// Registered after the hook above, so the app is closed before its LLM and folder go (hooks run last-registered first).
+const startApp = useHearth();
 
 async function start(): Promise<Hearth> {
-  hearth = await startHearth({ dataDir, llm });
+  hearth = await startApp({ dataDir, llm });
   return hearth;
 }
 
