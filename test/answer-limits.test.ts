@@ -2,27 +2,27 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { prepareProfiles, startChildServer, type ChildServer } from './support/server-child.ts';
 
-let hearth: Hearth | undefined;
 let child: ChildServer | undefined;
 let llm: ScriptedLlm | undefined;
 let dataDir: string | undefined;
 afterEach(async () => {
-  await hearth?.close();
   await child?.kill();
   await llm?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  hearth = child = llm = dataDir = undefined;
+  child = llm = dataDir = undefined;
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const start = useHearth();
 
 describe('answer size', () => {
   for (const backend of ['ollama', 'openai'] as const) {
     it(`cuts an answer past MAX_ANSWER_CHARS with a note and ends the backend's request (${backend})`, async () => {
-      hearth = await startHearth({ backend, env: { MAX_ANSWER_CHARS: '5000' } });
+      const hearth = await start({ backend, env: { MAX_ANSWER_CHARS: '5000' } });
       hearth.llm.script({ chunkCount: 1_000_000, chunkText: () => 'x'.repeat(100) });
       const sessionId = await hearth.createSession();
       const socket = await hearth.connect(sessionId);
