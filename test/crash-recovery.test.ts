@@ -5,7 +5,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { interruptedCallResult } from '../src/agent/recover-runs.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import type { RecordedRequest, ScriptedLlm } from './support/scripted-llm.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { startScriptedOpenAI } from './support/scripted-openai.ts';
@@ -18,7 +18,6 @@ const workerProfile = `---\nid: worker\nname: Worker\ntools: [terminal, scratchp
 let dataDir: string;
 let llm: ScriptedLlm;
 let child: ChildServer | undefined;
-let hearth: Hearth | undefined;
 
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-crash-'));
@@ -26,12 +25,12 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await child?.kill();
-  await hearth?.close();
   await llm?.close();
   child = undefined;
-  hearth = undefined;
   await rm(dataDir, { recursive: true, force: true });
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const startApp = useHearth();
 
 function backendEnvironment(backend: 'ollama' | 'openai'): Record<string, string> {
   return backend === 'ollama'
@@ -41,8 +40,7 @@ function backendEnvironment(backend: 'ollama' | 'openai'): Record<string, string
 
 /** The same data folder, now served in this process (the restart path is createDependencies either way). */
 async function restart(backend: 'ollama' | 'openai', env: Record<string, string> = {}): Promise<Hearth> {
-  hearth = await startHearth({ backend, dataDir, llm, env: { PROFILES_DIR: path.join(dataDir, 'profiles'), ...env } });
-  return hearth;
+  return startApp({ backend, dataDir, llm, env: { PROFILES_DIR: path.join(dataDir, 'profiles'), ...env } });
 }
 
 function integrity(): string {

@@ -16,7 +16,7 @@ import {
 } from '../src/tools/process-markers.ts';
 import { runProcess } from '../src/tools/process-runner.ts';
 import { toolEnvironment } from '../src/tools/tool-environment.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { startHearth, useHearth } from './support/hearth-server.ts';
 import { processHasEnded, readPid } from './support/processes.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
@@ -28,7 +28,6 @@ const workerProfile = '---\nid: worker\nname: Worker\ntools: [terminal]\n---\nYo
 let dataDir: string;
 let llm: ScriptedLlm | undefined;
 let child: ChildServer | undefined;
-let hearth: Hearth | undefined;
 const spawned: ChildProcess[] = [];
 const strays: number[] = [];
 
@@ -37,10 +36,8 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await child?.kill();
-  await hearth?.close();
   await llm?.close();
   child = undefined;
-  hearth = undefined;
   llm = undefined;
   // Only what a failing test left behind.
   for (const process of spawned.splice(0)) process.kill('SIGKILL');
@@ -53,6 +50,8 @@ afterEach(async () => {
   }
   await rm(dataDir, { recursive: true, force: true });
 });
+// Registered after the hook above, so the app is closed first (hooks run last-registered first).
+const startApp = useHearth();
 
 /** `sleep 30` carrying `marker`, in a session of its own like a tool's `setsid` child; it waits until the marker is readable. */
 async function sleeperMarked(marker: string): Promise<ChildProcess> {
@@ -103,7 +102,7 @@ describe('a server killed with SIGKILL mid-tool', () => {
     // The shell, its sleep, the setsid shell and its sleep.
     expect(leftovers!.length).toBeGreaterThanOrEqual(4);
 
-    hearth = await startHearth({ dataDir, llm, env: { PROFILES_DIR: path.join(dataDir, 'profiles') } });
+    const hearth = await startApp({ dataDir, llm, env: { PROFILES_DIR: path.join(dataDir, 'profiles') } });
     expect(processHasEnded(shell)).toBe(true);
     expect(processHasEnded(escaper)).toBe(true);
     expect(await findMarkedProcesses((marker) => parseProcessMarker(marker)?.instance === instance)).toEqual([]);
