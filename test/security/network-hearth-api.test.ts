@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../src/protocol/events.ts';
 import type { ScriptedToolCall } from '../support/scripted-llm.ts';
-import { startHearth, type Hearth } from '../support/hearth-server.ts';
+import { startHearth, useHearth, type Hearth } from '../support/hearth-server.ts';
 import { closeServers, serve } from '../support/loopback-http.ts';
 
 // The measured hole (issue 13): a model steered by a web page called http_request with a DELETE
@@ -165,11 +165,7 @@ describe("the network tools and Hearth's own API", () => {
 });
 
 describe('HTTP_BLOCK_PRIVATE=true', () => {
-  let hearth: Hearth | undefined;
-  afterEach(async () => {
-    await hearth?.close();
-    hearth = undefined;
-  });
+  const start = useHearth();
 
   it('refuses a loopback service the default lets through, for every network tool, without connecting', async () => {
     const seen: string[] = [];
@@ -178,7 +174,7 @@ describe('HTTP_BLOCK_PRIVATE=true', () => {
       response.writeHead(200, { 'content-type': 'text/plain' }).end('service answer');
     });
     const otherPort = new URL(service).port;
-    hearth = await startHearth({ profiles: { net_test: netTestProfile }, env: { HTTP_BLOCK_PRIVATE: 'true' } });
+    const hearth = await start({ profiles: { net_test: netTestProfile }, env: { HTTP_BLOCK_PRIVATE: 'true' } });
     const calls = await runTurn(hearth, [
       { name: 'http_request', arguments: { method: 'GET', url: `${service}/state` } },
       { name: 'http_request', arguments: { method: 'GET', url: `http://[::ffff:127.0.0.1]:${otherPort}/state` } },
@@ -199,7 +195,7 @@ describe('HTTP_BLOCK_PRIVATE=true', () => {
       searches.push(request.url ?? '');
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ title: 'Tea', url: 'https://tea.example/', content: 'All about tea' }] }));
     });
-    hearth = await startHearth({ profiles: { net_test: netTestProfile }, env: { HTTP_BLOCK_PRIVATE: 'true', WEB_SEARCH_URL: searxng } });
+    const hearth = await start({ profiles: { net_test: netTestProfile }, env: { HTTP_BLOCK_PRIVATE: 'true', WEB_SEARCH_URL: searxng } });
     const victim = await createSession(hearth);
     const calls = await runTurn(hearth, [
       { name: 'http_request', arguments: { method: 'DELETE', url: `${hearth.baseUrl}/sessions/${victim}` } },
