@@ -1,12 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const start = useHearth();
 
 describe('streamed chat', () => {
   it('streams thinking and answer, then persists both buffers', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script({ thinking: 'Let me think about tea.', content: 'Green tea is lovely.', chunkSize: 4, usage: { promptTokens: 120, completionTokens: 8 } });
     const sessionId = await hearth.createSession();
     const socket = await hearth.connect(sessionId);
@@ -39,7 +38,7 @@ describe('streamed chat', () => {
 
 describe('thinking through the OpenAI-compatible backend', () => {
   it('splits <think> tags out of the content into thinking events and the saved message', async () => {
-    hearth = await startHearth({ backend: 'openai' });
+    const hearth = await start({ backend: 'openai' });
     hearth.llm.script({ thinking: 'Weighing options.', thinkTags: true, content: 'Take the umbrella.', chunkSize: 3 });
     const sessionId = await hearth.createSession();
     const socket = await hearth.connect(sessionId);

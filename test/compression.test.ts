@@ -1,15 +1,14 @@
 import { readFile } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fitRequest, promptBudget } from '../src/agent/fit-request.ts';
 import { estimateRequestTokens } from '../src/agent/token-estimate.ts';
 import type { ChatMessage, ToolDefinition } from '../src/llm/types.ts';
 import type { Tool } from '../src/tools/tool.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { type Hearth, useHearth } from './support/hearth-server.ts';
 import type { RecordedRequest, ScriptStep } from './support/scripted-llm.ts';
 import { waitUntil } from './support/wait-until.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const startApp = useHearth();
 
 // 0.8 × 4,096: a reported count at or above 3,277 tokens triggers compression.
 const smallWindow = { OLLAMA_NUM_CTX: '4096', CONTEXT_KEEP_RECENT: '2' };
@@ -82,7 +81,7 @@ function expectToolGroupsIntact(messages: any[], stored: boolean): void {
 
 describe('context compression', () => {
   it('replaces the old turns with one summary, keeps the display history, and sends the summary with the recent turns', async () => {
-    hearth = await startHearth({ env: smallWindow });
+    const hearth = await startApp({ env: smallWindow });
     hearth.llm.respondWith((request) => {
       if (isSummariser(request)) return { content: '## Current goal\n- Plan the Lisbon trip\n## Key facts\n- Hotel: Casa Azul, booking 4471' };
       const turn = Number(/Question (\d+)/.exec(lastUserContent(request))?.[1]);
@@ -145,7 +144,7 @@ describe('context compression', () => {
   });
 
   it('summarises through the OpenAI-compatible backend the same way', async () => {
-    hearth = await startHearth({ backend: 'openai', env: smallWindow });
+    const hearth = await startApp({ backend: 'openai', env: smallWindow });
     hearth.llm.respondWith((request) => {
       if (isSummariser(request)) return { content: '- Asked about the weather twice.' };
       const turn = Number(/Question (\d+)/.exec(lastUserContent(request))?.[1]);
@@ -179,7 +178,7 @@ describe('context compression', () => {
   });
 
   it('compresses before the turn when the new message takes the context over the threshold', async () => {
-    hearth = await startHearth({ env: smallWindow });
+    const hearth = await startApp({ env: smallWindow });
     hearth.llm.respondWith((request) => {
       if (isSummariser(request)) return { content: '- The person asked three short questions.' };
       // 3,250 is just under the threshold; the next message's own tokens take it over.
@@ -204,7 +203,7 @@ describe('context compression', () => {
   });
 
   it('never separates a tool call from its results, and truncates long arguments and results for the summariser', async () => {
-    hearth = await startHearth({ env: smallWindow, tools: [lookupTool, dumpTool], profiles: { tooler: toolProfile } });
+    const hearth = await startApp({ env: smallWindow, tools: [lookupTool, dumpTool], profiles: { tooler: toolProfile } });
     const longTopic = `the ${'very '.repeat(80)}long topic`;
     hearth.llm.respondWith((request) => {
       if (isSummariser(request)) return { content: '- Looked up topics 1 to 3.' };
@@ -251,7 +250,7 @@ describe('context compression', () => {
   });
 
   it('leaves the context unchanged and the turn unaffected when the summariser fails', async () => {
-    hearth = await startHearth({ env: smallWindow });
+    const hearth = await startApp({ env: smallWindow });
     hearth.llm.respondWith((request) => {
       if (isSummariser(request)) return { status: 500, errorMessage: 'the model crashed' };
       return { content: `Answer to ${lastUserContent(request)}.`, usage: overThreshold };
@@ -278,7 +277,7 @@ describe('context compression', () => {
   });
 
   it('feeds the earlier summary into the next one, so only one summary is ever in the context', async () => {
-    hearth = await startHearth({ env: smallWindow });
+    const hearth = await startApp({ env: smallWindow });
     let summaries = 0;
     hearth.llm.respondWith((request) => {
       if (isSummariser(request)) return { content: `Summary number ${++summaries}: the trip is to Lisbon, hotel booking 4471.` };
@@ -313,7 +312,7 @@ describe('context compression', () => {
   });
 
   it('cuts a huge tool result down so the request fits, and the next turn compresses it away', async () => {
-    hearth = await startHearth({ env: smallWindow, tools: [lookupTool, dumpTool], profiles: { tooler: toolProfile } });
+    const hearth = await startApp({ env: smallWindow, tools: [lookupTool, dumpTool], profiles: { tooler: toolProfile } });
     hearth.llm.respondWith((request) => {
       if (isSummariser(request)) return { content: '- The log showed /dev/sda1 at 97%.' };
       const last = request.body.messages.at(-1);
@@ -350,7 +349,7 @@ describe('context compression', () => {
   });
 
   it('does not hold up stream_end or the next message while it compresses after a turn', async () => {
-    hearth = await startHearth({ env: smallWindow });
+    const hearth = await startApp({ env: smallWindow });
     hearth.llm.respondWith((request): ScriptStep => {
       if (isSummariser(request)) return { content: '- Earlier: questions 1 and 2.', chunkSize: 1_000, delayMs: 500 };
       const turn = Number(/Question (\d+)/.exec(lastUserContent(request))?.[1]);
@@ -385,7 +384,7 @@ describe('context compression', () => {
   });
 
   it('lets a stop end a turn that is waiting for the previous compression, which is then abandoned', async () => {
-    hearth = await startHearth({ env: smallWindow });
+    const hearth = await startApp({ env: smallWindow });
     hearth.llm.respondWith((request): ScriptStep => {
       if (isSummariser(request)) return { content: '- Never arrives.', chunkSize: 1_000, delayMs: 5_000 };
       const turn = Number(/Question (\d+)/.exec(lastUserContent(request))?.[1]);
@@ -465,7 +464,7 @@ describe('a long conversation on a small window', () => {
       .replace(/^id: secretary$/m, 'id: long_talk')
       .replace(/^planning_enabled: true$/m, 'planning_enabled: false')
       .replace(/^tools:\n/m, 'tools:\n  - lookup\n  - dump_log\n');
-    hearth = await startHearth({ env: smallWindow, tools: [lookupTool, dumpTool], profiles: { long_talk: profile } });
+    const hearth = await startApp({ env: smallWindow, tools: [lookupTool, dumpTool], profiles: { long_talk: profile } });
 
     const reported = new Map<RecordedRequest, { promptTokens: number; completionTokens: number }>();
     let summaries = 0;

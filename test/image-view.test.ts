@@ -2,31 +2,30 @@ import { createServer } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createImageViewTool } from '../src/tools/builtin/image-view.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const start = useHearth();
 
 // A 1×1 transparent PNG.
 const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
 async function sessionWithImage(backend: 'ollama' | 'openai') {
-  hearth = await startHearth({ backend });
+  const hearth = await start({ backend });
   const sessionId = await hearth.createSession();
   const folder = path.join(hearth.config.SESSION_FILES_DIR, sessionId);
   await mkdir(folder, { recursive: true });
   await writeFile(path.join(folder, 'pixel.png'), png);
   await writeFile(path.join(folder, 'notes.txt'), 'not an image');
-  return sessionId;
+  return { hearth, sessionId };
 }
 
 for (const backend of ['ollama', 'openai'] as const) {
   describe(`image_view (${backend})`, () => {
     it('attaches the image to the next request in the backend’s own format, and only to the model’s context', async () => {
-      const sessionId = await sessionWithImage(backend);
+      const { hearth, sessionId } = await sessionWithImage(backend);
       hearth.llm.script({ toolCalls: [{ name: 'image_view', arguments: { path: 'pixel.png' } }] }, { content: 'A single pixel.' });
       const socket = await hearth.connect(sessionId);
       socket.send({ type: 'message', content: 'What is in pixel.png?' });
@@ -52,7 +51,7 @@ for (const backend of ['ollama', 'openai'] as const) {
 
 describe('image_view refusals and URLs', () => {
   it('refuses non-images and escapes, and loads an image from a URL', async () => {
-    const sessionId = await sessionWithImage('ollama');
+    const { hearth, sessionId } = await sessionWithImage('ollama');
     const images = createServer((_request, response) => response.writeHead(200, { 'content-type': 'image/png' }).end(png));
     await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(images.address() as AddressInfo).port}/pixel.png`;

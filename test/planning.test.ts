@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classifyPlan } from '../src/agent/planning.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const start = useHearth();
 
 describe('classifyPlan', () => {
   it('skips DIRECT replies and replies without numbered steps', () => {
@@ -20,7 +19,7 @@ describe('classifyPlan', () => {
 for (const backend of ['ollama', 'openai'] as const) {
   describe(`planning phase (${backend})`, () => {
     it('stores a plan in both buffers, emits plan_ready, and continues from it', async () => {
-      hearth = await startHearth({ backend, planning: true });
+      const hearth = await start({ backend, planning: true });
       const plan = '1. Note the question in the scratchpad (scratchpad)\n2. Answer it';
       hearth.llm.script({ content: plan }, { content: 'Done as planned.' });
       const sessionId = await hearth.createSession();
@@ -41,7 +40,7 @@ for (const backend of ['ollama', 'openai'] as const) {
     });
 
     it('skips the plan when the model answers DIRECT', async () => {
-      hearth = await startHearth({ backend, planning: true });
+      const hearth = await start({ backend, planning: true });
       hearth.llm.script({ content: 'DIRECT' }, { content: 'Hello to you too.' });
       const sessionId = await hearth.createSession();
       const socket = await hearth.connect(sessionId);
@@ -53,7 +52,7 @@ for (const backend of ['ollama', 'openai'] as const) {
     });
 
     it('runs the turn without a plan when the planning call fails', async () => {
-      hearth = await startHearth({ backend, planning: true });
+      const hearth = await start({ backend, planning: true });
       hearth.llm.script({ status: 500, errorMessage: 'planner crashed' }, { content: 'Answered anyway.' });
       const socket = await hearth.connect(await hearth.createSession());
       socket.send({ type: 'message', content: 'Plan a trip' });

@@ -1,17 +1,16 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from './support/wait-until.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { useHearth } from './support/hearth-server.ts';
 import { createTestTools, testProfile } from './support/test-tools.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const start = useHearth();
 
 for (const backend of ['ollama', 'openai'] as const) {
   describe(`stop (${backend})`, () => {
     it('over WebSocket cancels the LLM request, saves the partial answer and frees the session', async () => {
-      hearth = await startHearth({ backend });
+      const hearth = await start({ backend });
       hearth.llm.script({ chunks: ['Once ', 'upon ', 'a time'], hang: true }, { content: 'Next answer.' });
       const sessionId = await hearth.createSession();
       const socket = await hearth.connect(sessionId);
@@ -33,7 +32,7 @@ for (const backend of ['ollama', 'openai'] as const) {
     });
 
     it('over REST stops a running tool through its signal and keeps every call answered', async () => {
-      hearth = await startHearth({ backend, tools: createTestTools(), profiles: { tester: testProfile() } });
+      const hearth = await start({ backend, tools: createTestTools(), profiles: { tester: testProfile() } });
       hearth.llm.script({ toolCalls: [{ name: 'wait_for_stop', arguments: {} }, { name: 'add_numbers', arguments: { a: 1, b: 2 } }] });
       const sessionId = await hearth.createSession('tester');
       const socket = await hearth.connect(sessionId);
@@ -60,7 +59,7 @@ for (const backend of ['ollama', 'openai'] as const) {
 
 describe('stop during a terminal command', () => {
   it('kills the command and gives the model the output so far', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo started; touch marker; sleep 30; echo never' } }] });
     const sessionId = await hearth.createSession('server_admin');
     const socket = await hearth.connect(sessionId);

@@ -1,17 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { useHearth } from './support/hearth-server.ts';
 import { createTestTools, testProfile } from './support/test-tools.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const startApp = useHearth();
 
 for (const backend of ['ollama', 'openai'] as const) {
   describe(`tool loop (${backend})`, () => {
     const start = (maxIterations?: number) =>
-      startHearth({ backend, tools: createTestTools(), profiles: { tester: testProfile(maxIterations) } });
+      startApp({ backend, tools: createTestTools(), profiles: { tester: testProfile(maxIterations) } });
 
     it('runs several rounds of tool calls and appends results to both buffers', async () => {
-      hearth = await start();
+      const hearth = await start();
       hearth.llm.script(
         { thinking: 'I should add.', toolCalls: [{ name: 'add_numbers', arguments: { a: 2, b: 3 } }] },
         { toolCalls: [{ name: 'add_numbers', arguments: { a: 5, b: 10 } }, { name: 'report_session', arguments: {} }] },
@@ -47,7 +46,7 @@ for (const backend of ['ollama', 'openai'] as const) {
     });
 
     it('turns every failure kind into a success:false result the model sees', async () => {
-      hearth = await start();
+      const hearth = await start();
       hearth.llm.script(
         {
           toolCalls: [
@@ -79,7 +78,7 @@ for (const backend of ['ollama', 'openai'] as const) {
     });
 
     it('makes one last call without tools when the iteration budget runs out', async () => {
-      hearth = await start(2);
+      const hearth = await start(2);
       hearth.llm.respondWith((request) =>
         request.body.tools ? { toolCalls: [{ name: 'add_numbers', arguments: { a: 1, b: 1 } }] } : { content: 'Out of budget: 2.' },
       );

@@ -1,18 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { startHearth, useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const start = useHearth();
 
 describe('session WebSocket', () => {
   it('closes with 4004 for an unknown session', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const socket = await hearth.connect('no-such-session');
     expect(await socket.closed()).toBe(4004);
   });
 
   it('answers malformed frames with error events and keeps the socket open', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const socket = await hearth.connect(await hearth.createSession());
     await socket.next('session_sync');
     for (const frame of ['not json', '[]', 'null', '{"type":"dance"}', '{"type":"message"}', '{"type":"message","content":""}', '{"type":"message","content":"hi","extra":1}']) {
@@ -27,7 +26,7 @@ describe('session WebSocket', () => {
   });
 
   it('refuses a second message while a run is active with session_busy', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script({ content: 'Working', hang: true });
     const socket = await hearth.connect(await hearth.createSession());
     socket.send({ type: 'message', content: 'First' });
@@ -40,7 +39,7 @@ describe('session WebSocket', () => {
   });
 
   it('fans events out to every socket, and a socket joining mid-run gets the run so far, then live events', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     hearth.llm.script({ thinking: 'Hmm.', chunks: ['Part one. ', 'Part two.'], hang: true });
     const first = await hearth.connect(sessionId);
@@ -65,7 +64,7 @@ describe('session WebSocket', () => {
     const probe = await startHearth();
     const deadUrl = probe.llm.url;
     await probe.llm.close();
-    hearth = await startHearth({ env: { OLLAMA_HOST: deadUrl } });
+    const hearth = await start({ env: { OLLAMA_HOST: deadUrl } });
     await probe.close().catch(() => undefined);
     const socket = await hearth.connect(await hearth.createSession());
     await socket.next('session_sync');
@@ -82,7 +81,7 @@ describe('session WebSocket', () => {
 
 describe('a session deleted while its sockets are open', () => {
   it('closes them with 4004, as for an unknown session', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     const sessionId = await hearth.createSession();
     const [first, second] = [await hearth.connect(sessionId), await hearth.connect(sessionId)];
     await first.next('session_sync');
