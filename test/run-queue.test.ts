@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
-import { startHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';
+import { useHearth, type Hearth } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
 import type { RecordedRequest, ScriptedLlm } from './support/scripted-llm.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -8,17 +8,7 @@ import { waitUntil } from './support/wait-until.ts';
 // Runs through a queue (issue 24): at most LLM_MAX_CONCURRENT requests at a backend, at most
 // SCHEDULER_MAX_CONCURRENT scheduled runs, a person's turn ahead of scheduled ones.
 
-const started: Hearth[] = [];
-
-async function hearthWith(options: HearthOptions): Promise<Hearth> {
-  const hearth = await startHearth(options);
-  started.push(hearth);
-  return hearth;
-}
-
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((hearth) => hearth.close()));
-});
+const hearthWith = useHearth();
 
 /** The most chat requests the scripted LLM had open at once, counted from their arrival to their response closing. */
 function countInFlight(llm: ScriptedLlm): { readonly most: number; readonly now: number } {

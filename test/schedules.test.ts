@@ -4,22 +4,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
 import { migrationProvider } from '../src/store/migrations/index.ts';
 import { listMessages } from '../src/store/messages-repository.ts';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { startHearth, useHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { waitUntil } from './support/wait-until.ts';
 
 const zone = 'Europe/Berlin';
-const started: Hearth[] = [];
+const startApp = useHearth();
 
-async function hearthAt(clock: ManualClock, options: Parameters<typeof startHearth>[0] = {}): Promise<Hearth> {
-  const hearth = await startHearth({ clock, ...options });
-  started.push(hearth);
-  return hearth;
+function hearthAt(clock: ManualClock, options: HearthOptions = {}): Promise<Hearth> {
+  return startApp({ clock, ...options });
 }
 
 function nextFinish(hearth: Hearth): Promise<RunFinished> {
@@ -31,10 +29,6 @@ async function create(hearth: Hearth, body: Record<string, unknown>) {
   expect(response.status, JSON.stringify(response.body)).toBe(201);
   return response.body.schedule;
 }
-
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((hearth) => hearth.close()));
-});
 
 describe('schedule times across the spring DST change in Europe/Berlin', () => {
   it('a daily cron fires at 09:00 local on each side of the change', async () => {

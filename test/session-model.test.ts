@@ -1,22 +1,16 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { startHearth, type Hearth, useHearth } from './support/hearth-server.ts';
 import { unusedPort } from './support/llm-helpers.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { startScriptedOpenAI } from './support/scripted-openai.ts';
 
-const started: Hearth[] = [];
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  await Promise.all(started.splice(0).map((hearth) => hearth.close()));
   await Promise.all(closers.splice(0).map((close) => close()));
 });
-
-async function hearthWith(options: Parameters<typeof startHearth>[0]): Promise<Hearth> {
-  const hearth = await startHearth(options);
-  started.push(hearth);
-  return hearth;
-}
+// Registered after the hook above, so the apps are closed before their LLMs (hooks run last-registered first).
+const hearthWith = useHearth();
 
 /** Pins a model, sends a message, and answers with the model the LLM request carried. */
 async function modelOfNextRequest(hearth: Hearth, sessionId: string): Promise<string> {
