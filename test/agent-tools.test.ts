@@ -2,17 +2,16 @@ import Database from 'better-sqlite3';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { describe, expect, it } from 'vitest';
+import { useHearth } from './support/hearth-server.ts';
 
-let hearth: Hearth;
-afterEach(async () => hearth?.close());
+const start = useHearth();
 
 const toolNames = (request: { body: any }) => request.body.tools.map((tool: any) => tool.function.name) as string[];
 
 describe('switch_profile', () => {
   it('once the person allows it, changes the profile, emits profile_switched, and the next request of the same run uses the new prompt and tools', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'server_admin' } }] }, { content: 'Now an admin.' });
     const sessionId = await hearth.createSession('secretary');
     const socket = await hearth.connect(sessionId);
@@ -32,7 +31,7 @@ describe('switch_profile', () => {
   });
 
   it('refuses an unknown profile with the list of profiles', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'chef' } }] }, { content: 'ok' });
     const socket = await hearth.connect(await hearth.createSession());
     socket.send({ type: 'message', content: 'Cook' });
@@ -44,7 +43,7 @@ describe('switch_profile', () => {
 
 describe('spawn_agent', () => {
   it('runs an isolated sub-agent whose events are marked is_subagent and whose answer is the tool result', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script(
       { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'Count to three and note it' } }] },
       { thinking: 'Noting first.', toolCalls: [{ name: 'scratchpad', arguments: { action: 'write', section: 'count', content: '1 2 3' } }] },
@@ -82,7 +81,7 @@ describe('spawn_agent', () => {
   });
 
   it('stops with the parent: the sub-agent gets the same signal', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script({ toolCalls: [{ name: 'spawn_agent', arguments: { task: 'Write a long essay' } }] }, { content: 'Essay…', hang: true });
     const socket = await hearth.connect(await hearth.createSession());
     socket.send({ type: 'message', content: 'Delegate' });
@@ -107,7 +106,7 @@ describe('list_tools and tool_manual', () => {
       manual: `# ${name}\nThe whole story, carried by the tool.`,
       execute: async () => 'done',
     });
-    hearth = await startHearth({ env: { MANUALS_DIR: manuals }, tools: [withManual('documented'), withManual('overridden')] });
+    const hearth = await start({ env: { MANUALS_DIR: manuals }, tools: [withManual('documented'), withManual('overridden')] });
     hearth.llm.script(
       {
         toolCalls: [
@@ -138,7 +137,7 @@ describe('list_tools and tool_manual', () => {
 
 describe('scratchpad sections of the profile', () => {
   it('lists the profile’s sections, written or not', async () => {
-    hearth = await startHearth();
+    const hearth = await start();
     hearth.llm.script(
       { toolCalls: [{ name: 'scratchpad', arguments: { action: 'write', section: 'status', content: 'nginx up' } }, { name: 'scratchpad', arguments: { action: 'list' } }] },
       { content: 'ok' },
