@@ -140,7 +140,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     if (result.thinking !== '') context.emit({ type: 'turn_thinking', thinking: result.thinking, is_subagent: context.isSubagent });
     // Written ahead: the calls are stored before they run and each result as it arrives, so a crash leaves a true record.
     await conversation.append([{ role: 'assistant', content: result.text, ...thinkingOf(result), tool_calls: result.toolCalls }]);
-    const images = await runToolCalls(result.toolCalls, setup, input);
+    const images = await runToolCalls(result.toolCalls, setup, input, history);
     if (images.length > 0) await conversation.appendToContext(images);
     if (context.signal.aborted) {
       await conversation.append([{ role: 'assistant', content: '', stopped: true }]);
@@ -154,13 +154,14 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
  * result as it arrives; each gets a result, even after a stop. Answers the images tools
  * loaded, as user messages for the model.
  */
-async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInput): Promise<NewMessage[]> {
+async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInput, history: readonly ContextMessage[]): Promise<NewMessage[]> {
   const inherited = input.context.outside;
   const allow = inherited ? setup.untrustedAllow.filter((name) => inherited.allow.includes(name)) : setup.untrustedAllow;
   const images: NewMessage[] = [];
+  // The context as the round loaded it, plus each result as it is stored: a page read by the call before taints this one.
+  const read: ContextMessage[] = [...history];
   for (const call of calls) {
-    // Read again before each call: a page read by the call before taints this one.
-    const own = outsideReadingOf(await input.conversation.load());
+    const own = outsideReadingOf(read);
     const reading: OutsideReading = inherited ? combineReadings(inherited, own) : own;
     const context: ToolContext = {
       ...input.context,
@@ -187,17 +188,17 @@ async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInp
         }),
     });
     const source = result.outside?.source;
-    await input.conversation.append([
-      {
-        role: 'tool',
-        content: source === undefined ? result.output : wrapOutsideContent(source, result.output),
-        tool_call_id: call.id,
-        name: call.name,
-        success: result.success,
-        ...(source !== undefined && { untrusted_source: source }),
-        ...(result.outside?.quotable === false && { agent_written: true }),
-      },
-    ]);
+    const stored = {
+      role: 'tool',
+      content: source === undefined ? result.output : wrapOutsideContent(source, result.output),
+      tool_call_id: call.id,
+      name: call.name,
+      success: result.success,
+      ...(source !== undefined && { untrusted_source: source }),
+      ...(result.outside?.quotable === false && { agent_written: true }),
+    } satisfies NewMessage;
+    await input.conversation.append([stored]);
+    read.push(stored);
     context.emit({ type: 'tool_call', ...announced, result: result.output, success: result.success });
     const image = loadedImage(result.metadata);
     if (image) {
