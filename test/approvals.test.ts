@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { HearthEvent } from '../src/agent/hearth-events.ts';
+import type { HearthEvent } from '../src/events/hearth-events.ts';
 import { recordApproval } from '../src/store/approvals-repository.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { runProcess } from '../src/tools/process-runner.ts';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { judgeHeartbeatAnswer } from '../src/agent/heartbeat.ts';
-import type { HearthEvent } from '../src/agent/hearth-events.ts';
+import type { HearthEvent } from '../src/events/hearth-events.ts';
 import type { HeartbeatResult } from '../src/scheduler/heartbeat-run.ts';
 import { isWithinActiveHours, parseHeartbeat, type HeartbeatSettings } from '../src/profiles/heartbeat-settings.ts';
 import { loadProfiles, parseProfile } from '../src/profiles/load-profiles.ts';

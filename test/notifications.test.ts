@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import type { HearthEvent } from '../src/agent/hearth-events.ts';
+import type { HearthEvent } from '../src/events/hearth-events.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { createTestTools } from './support/test-tools.ts';

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HeartbeatResult } from '../src/scheduler/heartbeat-run.ts';
-import type { HearthEvent } from '../src/agent/hearth-events.ts';
+import type { HearthEvent } from '../src/events/hearth-events.ts';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
 import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { HearthEvent } from '../src/agent/hearth-events.ts';
+import type { HearthEvent } from '../src/events/hearth-events.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';

@@ -13,7 +13,7 @@ import {
 } from '../store/approvals-repository.ts';
 import type { Db } from '../store/database.ts';
 import type { Tool, ToolContext } from '../tools/tool.ts';
-import type { PendingApprovalSummary } from './hearth-events.ts';
+import type { PendingApprovalSummary } from '../events/hearth-events.ts';
 
 export interface AuthorizationRequest {
   callId: string;

@@ -2,8 +2,8 @@ import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
 import { findSession } from '../store/sessions-repository.ts';
 import type { ApprovalGate } from './approval-gate.ts';
-import type { PendingApprovalSummary } from './hearth-events.ts';
-import type { Notifications } from './notifications.ts';
+import type { PendingApprovalSummary } from '../events/hearth-events.ts';
+import type { Notifications } from '../events/notifications.ts';
 
 /** How long a session's last socket may be gone (a reload) before its waiting approvals are notified. */
 const reopenGraceMs = 2_000;

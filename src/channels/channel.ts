@@ -1,5 +1,5 @@
 import type { ApprovalResolution } from '../agent/approval-gate.ts';
-import type { HearthEvent, PendingApprovalSummary } from '../agent/hearth-events.ts';
+import type { HearthEvent, PendingApprovalSummary } from '../events/hearth-events.ts';
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { SessionService } from '../sessions/session-service.ts';

@@ -1,5 +1,5 @@
 import type { ApprovalGate, ApprovalResolution } from '../agent/approval-gate.ts';
-import type { HearthEventHub, PendingApprovalSummary } from '../agent/hearth-events.ts';
+import type { HearthEventHub, PendingApprovalSummary } from '../events/hearth-events.ts';
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { SessionService } from '../sessions/session-service.ts';

@@ -1,4 +1,4 @@
-import type { Notifications } from '../agent/notifications.ts';
+import type { Notifications } from '../events/notifications.ts';
 import { heartbeatPrompt, judgeHeartbeatAnswer } from '../agent/heartbeat.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { SessionService } from '../sessions/session-service.ts';

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { HearthEventHub } from '../agent/hearth-events.ts';
+import type { HearthEventHub } from '../events/hearth-events.ts';
 import { runHeartbeat, type HeartbeatResult, type HeartbeatRunner } from './heartbeat-run.ts';
 import type { Logger } from '../logger.ts';
 import { isWithinActiveHours } from '../profiles/heartbeat-settings.ts';

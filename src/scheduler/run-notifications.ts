@@ -1,4 +1,4 @@
-import type { Notifications } from '../agent/notifications.ts';
+import type { Notifications } from '../events/notifications.ts';
 import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
 import { listMessages } from '../store/messages-repository.ts';

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { ApprovalGate } from '../agent/approval-gate.ts';
-import type { HearthEvent, HearthEventHub } from '../agent/hearth-events.ts';
-import type { Notifications } from '../agent/notifications.ts';
+import type { HearthEvent, HearthEventHub } from '../events/hearth-events.ts';
+import type { Notifications } from '../events/notifications.ts';
 import type { BackendStatusMonitor } from '../llm/backend-status.ts';
 
 /** `/ws/events` (README: The events socket): one socket per open page for what concerns the whole Hearth. */

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Notifications } from '../agent/notifications.ts';
+import type { Notifications } from '../events/notifications.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../store/database.ts';
 import { listNotifications, markAllNotificationsRead, markNotificationRead } from '../store/notifications-repository.ts';

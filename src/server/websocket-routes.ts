@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { SendResult } from '../agent/agent.ts';
-import type { HearthEventHub } from '../agent/hearth-events.ts';
+import type { HearthEventHub } from '../events/hearth-events.ts';
 import type { AgentEvent } from '../protocol/events.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';

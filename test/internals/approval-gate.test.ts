@@ -2,7 +2,7 @@
 // timeout or a stop, and every decision lands in the approvals table.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalGate, type AuthorizationRequest } from '../../src/agent/approval-gate.ts';
-import type { PendingApprovalSummary } from '../../src/agent/hearth-events.ts';
+import type { PendingApprovalSummary } from '../../src/events/hearth-events.ts';
 import { buildPolicy, destructiveReason, type ApprovalPolicy, type PolicyDefinition } from '../../src/approvals/policy.ts';
 import type { AgentEvent } from '../../src/protocol/events.ts';
 import { listApprovals } from '../../src/store/approvals-repository.ts';

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HearthEvent } from '../../src/agent/hearth-events.ts';
+import type { HearthEvent } from '../../src/events/hearth-events.ts';
 import type { RunFinished } from '../../src/scheduler/scheduler.ts';
 import { EventSocket } from '../support/event-socket.ts';
 import { type Hearth, useHearth } from '../support/hearth-server.ts';
