@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
+import { backendIds } from './backend-ids.ts';
 
 const Flag = (defaultValue: boolean) => Type.Boolean({ default: defaultValue });
 const Text = (defaultValue: string) => Type.String({ default: defaultValue });
@@ -15,7 +16,7 @@ const ConfigSchema = Type.Object({
   AUTH_TOKEN: Text(''),
   DATA_DIR: Text('./data'),
   DB_PATH: Text(''),
-  LLM_BACKEND: Type.Union([Type.Literal('ollama'), Type.Literal('openai')], { default: 'ollama' }),
+  LLM_BACKEND: Type.Union(backendIds.map((id) => Type.Literal(id)), { default: 'ollama' }),
   OLLAMA_HOST: Type.String({ default: 'http://localhost:11434', format: 'uri' }),
   OLLAMA_DEFAULT_MODEL: Text('qwen3:8b'),
   OLLAMA_NUM_CTX: Count(32768, 512),

@@ -1,7 +1,7 @@
-// One look at the configured backend: is it there, and does it have the model? Never throws:
+// One look at a backend: is it there, and does it have the model? Never throws:
 // every failure is described with what the person can do about it.
 import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
-import type { BackendId } from './types.ts';
+import type { BackendId } from '../backend-ids.ts';
 
 export interface BackendTarget {
   backend: BackendId;
@@ -22,17 +22,10 @@ export interface ProbeResult {
 
 const listedModelsShown = 5;
 
-export async function probeBackend(target: BackendTarget, signal: AbortSignal): Promise<ProbeResult> {
-  return target.backend === 'ollama' ? probeOllama(target, signal) : probeOpenAI(target, signal);
-}
+/** One backend's check; `unreachableFix` is its entry's hint (backends.ts) for when it cannot be reached. */
+export type BackendProbe = (target: BackendTarget, signal: AbortSignal, unreachableFix: string) => Promise<ProbeResult>;
 
-/** What puts an unreachable backend right. */
-export function unreachableFix(target: BackendTarget): string {
-  return target.backend === 'ollama' ? 'Start Ollama (`ollama serve`) or set OLLAMA_HOST' : 'Check OPENAI_BASE_URL and OPENAI_API_KEY';
-}
-
-async function probeOllama(target: BackendTarget, signal: AbortSignal): Promise<ProbeResult> {
-  const unreachableFix = 'Start Ollama (`ollama serve`) or set OLLAMA_HOST';
+export async function probeOllama(target: BackendTarget, signal: AbortSignal, unreachableFix: string): Promise<ProbeResult> {
   const answer = await getJson(new URL('api/tags', withTrailingSlash(target.url)), {}, signal);
   if (!answer.ok) {
     return { reachable: false, model_available: false, message: `Cannot reach Ollama at ${target.url} (${answer.reason}).`, fix: unreachableFix };
@@ -57,8 +50,7 @@ export function sameOllamaModel(listed: string, wanted: string): boolean {
   return withTag(listed) === withTag(wanted);
 }
 
-async function probeOpenAI(target: BackendTarget, signal: AbortSignal): Promise<ProbeResult> {
-  const unreachableFix = 'Check OPENAI_BASE_URL and OPENAI_API_KEY';
+export async function probeOpenAI(target: BackendTarget, signal: AbortSignal, unreachableFix: string): Promise<ProbeResult> {
   if (target.url === '') {
     return { reachable: false, model_available: false, message: 'No OpenAI-compatible endpoint is configured.', fix: 'Set OPENAI_BASE_URL (and OPENAI_MODEL)' };
   }

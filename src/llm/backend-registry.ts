@@ -1,18 +1,13 @@
 import { EventEmitter } from 'node:events';
+import { backendIds } from '../backend-ids.ts';
 import type { Config } from '../config.ts';
 import { ConcurrencyGate } from './concurrency-gate.ts';
-import { createOllamaBackend } from './ollama.ts';
+import { backendEntry, backendLimits, createBackends, type ModelLimits } from './backends.ts';
 import { queuedBackend } from './queued-backend.ts';
 import { collectCompletion } from './collect.ts';
 import type { BackendId, LlmBackend, LlmError, LlmStreamEvent, ModelList } from './types.ts';
 
-/** What a backend's calls are sized and asked with, set where the backend is configured. */
-export interface ModelLimits {
-  /** Context window in tokens: requested (Ollama's num_ctx), and what requests are fitted into and compression measures against. */
-  contextWindow: number;
-  /** Ask thinking-capable models to reason first. */
-  think: boolean;
-}
+export type { ModelLimits };
 
 export type BackendChoice = ({ ok: true; backend: LlmBackend; model: string } & ModelLimits) | { ok: false; error: LlmError };
 
@@ -77,25 +72,8 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
     return observed;
   }
 
-  /** The OpenAI client (~150 modules) is loaded only when an OpenAI-compatible endpoint is configured. */
   static async fromConfig(config: Config): Promise<BackendRegistry> {
-    const backends: Partial<Record<BackendId, LlmBackend>> = {
-      ollama: createOllamaBackend({
-        host: config.OLLAMA_HOST,
-        defaultModel: config.OLLAMA_DEFAULT_MODEL,
-        stallTimeoutMs: config.LLM_STALL_TIMEOUT_S * 1000,
-      }),
-    };
-    if (config.OPENAI_BASE_URL !== '') {
-      const { createOpenAIBackend } = await import('./openai.ts');
-      backends.openai = createOpenAIBackend({
-        baseUrl: config.OPENAI_BASE_URL,
-        apiKey: config.OPENAI_API_KEY,
-        defaultModel: config.OPENAI_MODEL,
-        stallTimeoutMs: config.LLM_STALL_TIMEOUT_S * 1000,
-      });
-    }
-    return new BackendRegistry(backends, config.LLM_BACKEND, config.LLM_MAX_CONCURRENT, modelLimitsFrom(config));
+    return new BackendRegistry(await createBackends(config), config.LLM_BACKEND, config.LLM_MAX_CONCURRENT, modelLimitsFrom(config));
   }
 
   /** The limits of the backend a preference goes to, known even when that backend is not configured. */
@@ -111,22 +89,22 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
         ok: false,
         error: {
           code: 'llm_error',
-          message: `The ${id} backend is not configured: set OPENAI_BASE_URL (and OPENAI_MODEL) to an OpenAI-compatible endpoint such as http://localhost:8080/v1.`,
+          message: `The ${id} backend is not configured: ${backendEntry(id).setUpHint}.`,
         },
       };
     }
     const model = preference.model ?? backend.defaultModel;
     if (model === '') {
-      return { ok: false, error: { code: 'llm_error', message: `No model is set for the ${id} backend: set OPENAI_MODEL or the profile's model.` } };
+      const modelKey = backendEntry(id).settings.model;
+      return { ok: false, error: { code: 'llm_error', message: `No model is set for the ${id} backend: set ${modelKey} or the profile's model.` } };
     }
     return { ok: true, backend, model, ...this.limits({ backend: id }) };
   }
 }
 
-/** Each backend's limits, read from the configuration here and nowhere else. */
+/** Each backend's limits, read from the configuration keys its entry in the table of backends names. */
 export function modelLimitsFrom(config: Config): Record<BackendId, ModelLimits> {
-  const limits: ModelLimits = { contextWindow: config.OLLAMA_NUM_CTX, think: config.OLLAMA_THINK };
-  return { ollama: limits, openai: limits };
+  return Object.fromEntries(backendIds.map((id) => [id, backendLimits(id, config)])) as Record<BackendId, ModelLimits>;
 }
 
 /** The first content or a clean end means the backend answered; only llm_unreachable means it could not be reached. */

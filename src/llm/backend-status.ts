@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Config } from '../config.ts';
-import { probeBackend, unreachableFix, type BackendTarget, type ProbeResult } from './backend-probe.ts';
-import type { BackendId } from './types.ts';
+import type { BackendId } from '../backend-ids.ts';
+import type { BackendTarget, ProbeResult } from './backend-probe.ts';
+import { backendEntry, backendTarget, probeBackend } from './backends.ts';
 
 /** The default backend and model as last checked (README: GET /status). */
 export interface BackendStatus {
@@ -24,9 +25,7 @@ export interface MonitorOptions {
 
 /** The default backend and model a configuration talks to. */
 export function configuredTarget(config: Config): BackendTarget {
-  return config.LLM_BACKEND === 'ollama'
-    ? { backend: 'ollama', model: config.OLLAMA_DEFAULT_MODEL, url: config.OLLAMA_HOST }
-    : { backend: 'openai', model: config.OPENAI_MODEL, url: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY };
+  return backendTarget(config.LLM_BACKEND, config);
 }
 
 /** Checks the backend in the background, at start and every `intervalMs`, and says when what it found changes. */
@@ -88,7 +87,7 @@ export class BackendStatusMonitor extends EventEmitter<{ changed: [status: Backe
     }
     const finding: ProbeResult = outcome.reached
       ? { reachable: true, model_available: true }
-      : { reachable: false, model_available: false, message: outcome.message ?? `Cannot reach ${this.target.url}.`, fix: unreachableFix(this.target) };
+      : { reachable: false, model_available: false, message: outcome.message ?? `Cannot reach ${this.target.url}.`, fix: backendEntry(this.target.backend).probe.unreachableFix };
     this.status = { backend: this.target.backend, model: this.target.model, url: this.target.url, ...finding, checked_at: new Date().toISOString() };
     this.markChecked(this.status);
     this.emit('changed', this.status);

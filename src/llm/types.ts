@@ -1,5 +1,6 @@
 // The contract between the agent and a language-model backend. Backends know
 // nothing of sessions or tools' code: they turn a request into a stream of events.
+import type { BackendId } from '../backend-ids.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -80,7 +81,7 @@ export interface Completion {
 
 export type CompletionResult = { ok: true; completion: Completion } | { ok: false; error: LlmError };
 
-export type BackendId = 'ollama' | 'openai';
+export type { BackendId };
 
 /** One model a backend offers (GET /models). */
 export interface ListedModel {

@@ -1,9 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
+import { backendIds, type BackendId } from '../backend-ids.ts';
 import type { JailKind } from '../jail/jail-spec.ts';
 import type { HeartbeatSettings } from './heartbeat-settings.ts';
-
-export type ProfileBackend = 'ollama' | 'openai';
 
 export interface Profile {
   id: string;
@@ -12,7 +11,7 @@ export interface Profile {
   /** Example prompts the page offers for a new conversation. */
   examples: string[];
   model?: string;
-  backend?: ProfileBackend;
+  backend?: BackendId;
   temperature: number;
   max_iterations: number;
   planning_enabled: boolean;
@@ -57,7 +56,7 @@ export const ProfileFrontMatterSchema = Type.Object(
     examples: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 4, uniqueItems: true, default: [] })),
     model: Type.Optional(Type.String({ minLength: 1 })),
     // An enum rather than a union of literals: Ajv then reports one readable error.
-    backend: Type.Optional(Type.Unsafe<ProfileBackend>({ type: 'string', enum: ['ollama', 'openai'] })),
+    backend: Type.Optional(Type.Unsafe<BackendId>({ type: 'string', enum: [...backendIds] })),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, default: 0.7 })),
     max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 25 })),
     planning_enabled: Type.Optional(Type.Boolean({ default: false })),
