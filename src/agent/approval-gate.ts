@@ -35,6 +35,13 @@ export interface Decision {
   via?: string;
 }
 
+/** What the gate says of a waiting call beyond its summary: why it asks, and whether a sub-agent's call it is. */
+export interface ApprovalDetails {
+  reason: string;
+  not_read_only?: string;
+  is_subagent: boolean;
+}
+
 /** How a waiting call was settled: by the person (and where), a timeout or a stop. */
 export interface ApprovalResolution {
   decision: ApprovalDecision;
@@ -54,10 +61,10 @@ const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 /**
  * The gate every tool call passes before it runs (README: Approvals), outside the model: the
  * profile's rules decide, and an `ask` waits for the person, a timeout or a stop.
- * Emits 'changed' whenever the set of waiting approvals changes, 'required' once a call waits and
- * 'resolved' once a waiting call is settled.
+ * Emits 'changed' whenever the set of waiting approvals changes, 'required' once a call waits (with
+ * why it asks) and 'resolved' once a waiting call is settled.
  */
-export class ApprovalGate extends EventEmitter<{ changed: []; required: [PendingApprovalSummary]; resolved: [PendingApprovalSummary, ApprovalResolution] }> {
+export class ApprovalGate extends EventEmitter<{ changed: []; required: [PendingApprovalSummary, ApprovalDetails]; resolved: [PendingApprovalSummary, ApprovalResolution] }> {
   private readonly waiting = new Map<string, Waiting>();
   private closed = false;
 
@@ -108,18 +115,20 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
     const id = await recordApproval(this.db, { ...record, expiresAt });
     const summary: PendingApprovalSummary = { session_id: sessionId, call_id: request.callId, tool: tool.name, subject, expires_at: expiresAt };
     const decided = this.wait(summary, context.signal);
+    const reason = judgement.reason ?? (judgement.rule === destructiveDefault ? destructiveReason : `rule ${judgement.rule}`);
     context.emit({
       type: 'approval_required',
       call_id: request.callId,
       tool: tool.name,
       args,
       subject,
-      reason: judgement.reason ?? (judgement.rule === destructiveDefault ? destructiveReason : `rule ${judgement.rule}`),
+      reason,
       ...(judgement.notReadOnly !== undefined && { not_read_only: judgement.notReadOnly }),
       expires_at: expiresAt,
       is_subagent: context.isSubagent,
     });
-    this.emit('required', summary);
+    // Channels hear of a waiting call from here alone; the run's own event is for the session's watchers (the page).
+    this.emit('required', summary, { reason, ...(judgement.notReadOnly !== undefined && { not_read_only: judgement.notReadOnly }), is_subagent: context.isSubagent });
     const outcome = await decided;
     await settleApproval(this.db, id, outcome.decision, outcome.by, outcome.remember);
     context.emit({ type: 'approval_resolved', call_id: request.callId, decision: outcome.decision, by: outcome.by, remember: outcome.remember });

@@ -1,3 +1,5 @@
+import type { Context, MiddlewareFn } from 'grammy';
+
 export type AllowedUsers = { ok: true; userIds: ReadonlySet<number> } | { ok: false; reason: string };
 
 /**
@@ -48,4 +50,19 @@ export class StrangerLog {
     this.log(stranger);
     return true;
   }
+}
+
+/**
+ * Lets through only updates from an allowed person's private chat. Groups get nothing either;
+ * only someone not allowed is worth a line for the owner (once, through `strangers`).
+ */
+export function allowedUsersOnly(allowed: ReadonlySet<number>, strangers: StrangerLog): MiddlewareFn<Context> {
+  return async (context, next) => {
+    const from = context.from;
+    if (!from || context.chat?.type !== 'private' || !allowed.has(from.id)) {
+      if (from && !from.is_bot && !allowed.has(from.id)) strangers.note(from);
+      return;
+    }
+    await next();
+  };
 }

@@ -1,62 +1,41 @@
-import { approvalCallbackKey, parseApprovalCallback, type ApprovalChoice, type ApprovalView } from './approval-message.ts';
-import { pressedWhereSent, type ButtonPress, type SentButtons } from './button-press.ts';
+import { Composer, type Context } from 'grammy';
+import type { Logger } from '../../logger.ts';
+import type { ApprovalCards } from './approval-cards.ts';
+import { decisionOf, staleApprovalAnswer } from './approval-message.ts';
+import { buttonPress, refusePress } from './button-press.ts';
+import type { TelegramSessions } from './telegram-port.ts';
 
-/** An approval card as it was sent: the session and call it decides, and the chat and message it went to. */
-export interface ShownApproval extends SentButtons {
-  sessionId: string;
-  view: ApprovalView;
-  /** Who pressed a button, set before the decision so the resolved event can name them. */
-  pressedBy?: string;
+export interface ApprovalButtonsOptions {
+  cards: ApprovalCards;
+  sessions: Pick<TelegramSessions, 'decide'>;
+  logger: Logger;
 }
 
-/** What a press on an approval button amounts to. */
-export type ApprovalPress =
-  | { kind: 'decide'; approval: ShownApproval; choice: ApprovalChoice }
-  /** The call is no longer waiting (or was never shown): nothing to decide. */
-  | { kind: 'stale' }
-  /** The card exists, but not on the message pressed, or the presser is not the person of its chat. */
-  | { kind: 'elsewhere'; approval: ShownApproval };
-
 /**
- * The approval cards the channel has sent, by their callback key. A press decides a card only
- * when it comes from the chat and the message the card was sent as: the key in the callback
- * data alone would let anyone who can press a button anywhere decide another chat's call.
- * Each call is shown once, whichever of the gate and the session's events tells of it first.
+ * Presses on an approval card's buttons: Allow once, Allow for this chat, Deny. The decision goes
+ * to the gate, whose word edits the card; a press on a decided card is told so, and one anywhere
+ * but on the card itself is refused and logged.
  */
-export class ApprovalButtons {
-  private readonly shown = new Map<string, ShownApproval>();
-  private readonly sending = new Set<string>();
-
-  /** Claims the call's card for sending; false when it is shown or being sent already. */
-  claim(callId: string): boolean {
-    const key = approvalCallbackKey(callId);
-    if (this.shown.has(key) || this.sending.has(key)) return false;
-    this.sending.add(key);
-    return true;
-  }
-
-  /** The claimed card was sent (`approval`) or could not be (undefined). */
-  settle(callId: string, approval: ShownApproval | undefined): void {
-    const key = approvalCallbackKey(callId);
-    this.sending.delete(key);
-    if (approval) this.shown.set(key, approval);
-  }
-
-  /** The call was decided: its card, if one was shown, is forgotten and returned to be edited. */
-  resolve(callId: string): ShownApproval | undefined {
-    const key = approvalCallbackKey(callId);
-    const approval = this.shown.get(key);
-    this.shown.delete(key);
-    return approval;
-  }
-
-  /** Reads a press; undefined when its data is not an approval button's. */
-  press(press: ButtonPress): ApprovalPress | undefined {
-    const pressed = parseApprovalCallback(press.data);
-    if (!pressed) return undefined;
-    const approval = this.shown.get(pressed.key);
-    if (!approval) return { kind: 'stale' };
-    if (!pressedWhereSent(press, approval)) return { kind: 'elsewhere', approval };
-    return { kind: 'decide', approval, choice: pressed.choice };
-  }
+export function approvalButtons({ cards, sessions, logger }: ApprovalButtonsOptions): Composer<Context> {
+  const composer = new Composer<Context>();
+  composer.on('callback_query:data', async (context, next) => {
+    const press = buttonPress(context.callbackQuery);
+    const pressed = press && cards.press(press);
+    if (!press || !pressed) return next();
+    if (pressed.kind === 'stale') return void (await context.answerCallbackQuery({ text: staleApprovalAnswer }));
+    if (pressed.kind === 'elsewhere') {
+      const why = `the approval was shown as message ${pressed.approval.messageId} in chat ${pressed.approval.chatId}`;
+      return refusePress(context, logger, press, 'approval button', why, 'This button is not on that approval: it can be decided only where it was asked.');
+    }
+    const { approval } = pressed;
+    approval.pressedBy = context.from.first_name;
+    const { decision, remember } = decisionOf(pressed.choice);
+    const outcome = await sessions.decide(approval.sessionId, approval.view.call_id, decision, remember);
+    if (outcome === 'not_found') {
+      cards.forget(approval.view.call_id);
+      return void (await context.answerCallbackQuery({ text: staleApprovalAnswer }));
+    }
+    await context.answerCallbackQuery({ text: decision === 'allow' ? 'Allowed' : 'Denied' });
+  });
+  return composer;
 }

@@ -1,4 +1,6 @@
+import { Composer, type Context } from 'grammy';
 import type { CallbackQuery } from 'grammy/types';
+import type { Logger } from '../../logger.ts';
 
 /** A press on an inline button: the message the button was on, its chat, who pressed it, the button's data. */
 export interface ButtonPress {
@@ -37,4 +39,21 @@ export function pressedWhereSent(press: ButtonPress, sent: SentButtons): boolean
 /** The fields of the warning logged for a refused press (never the token: a press does not carry it). */
 export function refusedPressLog(press: ButtonPress, refused: string): Record<string, unknown> {
   return { telegramUserId: press.userId, chatId: press.chatId, messageId: press.messageId, refused, callbackData: press.data };
+}
+
+/** Answers a refused press with a notice for the presser, and logs who pressed what where, and why it was refused. */
+export async function refusePress(context: Context, logger: Logger, press: ButtonPress, refused: string, why: string, notice: string): Promise<void> {
+  logger.warn(refusedPressLog(press, refused), `Telegram: refused a ${refused} press by user ${press.userId} in chat ${press.chatId} (message ${press.messageId}): ${why}`);
+  await context.answerCallbackQuery({ text: notice });
+}
+
+/** Mounted after every button's own handler: a press nothing took is answered, and refused when it carried data. */
+export function unknownButtons(logger: Logger): Composer<Context> {
+  const composer = new Composer<Context>();
+  composer.on('callback_query:data', async (context) => {
+    const press = buttonPress(context.callbackQuery);
+    if (!press) return void (await context.answerCallbackQuery());
+    await refusePress(context, logger, press, 'unknown button', 'no button of this bot carries that data', 'This button does nothing.');
+  });
+  return composer;
 }

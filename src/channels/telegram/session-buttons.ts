@@ -1,5 +1,8 @@
+import { Composer, type Context } from 'grammy';
 import type { InlineKeyboardButton } from 'grammy/types';
-import { pressedWhereSent, type ButtonPress, type SentButtons } from './button-press.ts';
+import type { Logger } from '../../logger.ts';
+import { buttonPress, pressedWhereSent, refusePress, type ButtonPress, type SentButtons } from './button-press.ts';
+import type { TelegramSessions } from './telegram-port.ts';
 
 const prefix = 'ss:';
 
@@ -8,7 +11,7 @@ interface Listing extends SentButtons {
 }
 
 /** The buttons of a `/sessions` listing, one a row: each continues one session. */
-export function sessionButtons(sessions: ReadonlyArray<{ id: string; title: string }>): InlineKeyboardButton[][] {
+export function sessionKeyboard(sessions: ReadonlyArray<{ id: string; title: string }>): InlineKeyboardButton[][] {
   // Telegram allows 64 bytes of callback data.
   return sessions.map((session) => [{ text: session.title.slice(0, 60) || 'Untitled', callback_data: `${prefix}${session.id}`.slice(0, 64) }]);
 }
@@ -45,4 +48,30 @@ export class SessionListings {
     const listing = this.byChat.get(press.chatId);
     return listing !== undefined && pressedWhereSent(press, listing) && listing.sessionIds.has(sessionId);
   }
+}
+
+export interface SessionButtonsOptions {
+  sessions: Pick<TelegramSessions, 'switchSession'>;
+  listings: SessionListings;
+  /** Mirrors the continued session into the chat. */
+  follow: (sessionId: string, chatId: number) => void;
+  logger: Logger;
+}
+
+/** Presses on a `/sessions` listing's buttons: the chat continues the session picked, if its last listing offered it there. */
+export function sessionButtons({ sessions, listings, follow, logger }: SessionButtonsOptions): Composer<Context> {
+  const composer = new Composer<Context>();
+  composer.on('callback_query:data', async (context, next) => {
+    const press = buttonPress(context.callbackQuery);
+    const sessionId = press && requestedSession(press);
+    if (!press || sessionId === undefined) return next();
+    if (!listings.offered(press, sessionId)) {
+      const why = 'not a session the last /sessions listing showed on that message';
+      return refusePress(context, logger, press, 'session switch', why, 'That session was not offered here: send /sessions and pick from the new list.');
+    }
+    const switched = await sessions.switchSession(press.chatId, sessionId);
+    await context.answerCallbackQuery({ text: switched.ok ? 'Continuing that session.' : switched.reason });
+    if (switched.ok) follow(sessionId, press.chatId);
+  });
+  return composer;
 }

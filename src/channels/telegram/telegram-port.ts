@@ -9,7 +9,7 @@ export interface ReceivedFile {
 }
 
 /**
- * What the channel needs of Hearth's sessions; the lead maps it onto the session service.
+ * What the channel needs of Hearth's sessions; `sessionServiceSessions` (telegram-sessions.ts) adapts the session service to it.
  * Results are data: `{ ok: false, reason }` is said to the person, never thrown.
  */
 export interface TelegramSessions {

@@ -1,0 +1,108 @@
+import type { AgentEvent } from '../../protocol/events.ts';
+import { StreamedAnswer, type StreamingApi } from './streamed-answer.ts';
+import type { TelegramSessions } from './telegram-port.ts';
+
+export interface SessionMirrorOptions {
+  api: StreamingApi;
+  sessions: Pick<TelegramSessions, 'follow'>;
+  /** Edit interval of streamed answers; about a second. */
+  editIntervalMs?: number;
+  onFailure: (what: string, error: unknown) => void;
+}
+
+interface FollowedSession {
+  chatId: number;
+  unfollow: () => void;
+  answer?: StreamedAnswer;
+}
+
+/**
+ * Mirrors sessions into chats, one session a chat: answers streamed by edits, tool status, errors,
+ * whoever started the turn (the chat or the page). Approvals are not taken from here: the channel
+ * hears of them from the gate alone.
+ */
+export class SessionMirror {
+  private readonly followed = new Map<string, FollowedSession>();
+
+  constructor(private readonly options: SessionMirrorOptions) {}
+
+  /** Mirrors the session into the chat, instead of the session it mirrored before; false when it was mirrored already. */
+  follow(sessionId: string, chatId: number): boolean {
+    for (const [followedId, followed] of this.followed) {
+      if (followed.chatId === chatId && followedId !== sessionId) this.unfollow(followedId, followed);
+    }
+    if (this.followed.has(sessionId)) return false;
+    const followed: FollowedSession = { chatId, unfollow: () => undefined };
+    this.followed.set(sessionId, followed);
+    followed.unfollow = this.options.sessions.follow(sessionId, (event) => this.onEvent(followed, event));
+    return true;
+  }
+
+  /** The chat the session is mirrored into, if any. */
+  chatOf(sessionId: string): number | undefined {
+    return this.followed.get(sessionId)?.chatId;
+  }
+
+  /** Ends the answer being written as it stands, so that what follows (an approval's card, then the rest of the answer) comes below it. */
+  breakAnswer(sessionId: string): void {
+    const followed = this.followed.get(sessionId);
+    if (followed) this.finish(followed, undefined);
+  }
+
+  close(): void {
+    for (const [sessionId, followed] of this.followed) this.unfollow(sessionId, followed);
+  }
+
+  private unfollow(sessionId: string, followed: FollowedSession): void {
+    followed.answer?.close();
+    followed.unfollow();
+    this.followed.delete(sessionId);
+  }
+
+  private onEvent(followed: FollowedSession, event: AgentEvent): void {
+    switch (event.type) {
+      case 'stream_start':
+        this.answer(followed);
+        break;
+      case 'stream_delta':
+        this.answer(followed).append(event.delta);
+        break;
+      case 'tool_started':
+        if (!event.is_subagent) this.answer(followed).setStatus(`⚙ ${event.tool}…`);
+        break;
+      case 'stream_end':
+        this.finish(followed, event.content);
+        break;
+      case 'stream_stopped':
+        this.finish(followed, event.content, event.reason === 'user' ? 'Stopped.' : 'Stopped: Hearth is shutting down.');
+        break;
+      case 'error':
+        this.finish(followed, undefined);
+        void this.options.api.sendMessage(followed.chatId, `⚠ ${event.message}`).catch((error: unknown) => this.options.onFailure('error not shown', error));
+        break;
+      default:
+        break;
+    }
+  }
+
+  private answer(followed: FollowedSession): StreamedAnswer {
+    if (!followed.answer) {
+      followed.answer = new StreamedAnswer({
+        api: this.options.api,
+        chatId: followed.chatId,
+        ...(this.options.editIntervalMs !== undefined && { intervalMs: this.options.editIntervalMs }),
+        onFailure: (error) => this.options.onFailure('answer not updated', error),
+      });
+      followed.answer.startTyping();
+    }
+    return followed.answer;
+  }
+
+  private finish(followed: FollowedSession, content: string | undefined, note?: string): void {
+    const current = followed.answer;
+    followed.answer = undefined;
+    if (!current) return;
+    const final = content ?? current.text;
+    void current.finish(note ? `${final}${final ? '\n\n' : ''}_${note}_` : final);
+  }
+}
