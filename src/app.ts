@@ -45,7 +45,7 @@ import { fileRoutes } from './server/file-routes.ts';
 import { integrationRoutes } from './server/integration-routes.ts';
 import { parseJsonBodiesWith } from './server/json-bodies.ts';
 import { JsonParser } from './server/json-parser.ts';
-import { startFileSweeper } from './server/file-sweeper.ts';
+import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
 import { guardRequests } from './server/request-guard.ts';
@@ -92,6 +92,8 @@ export type AppDependencies = AgentDependencies & {
   clock?: Clock;
   /** The scheduler, set by buildApp; the schedule tool reads it when it runs. */
   scheduler?: Scheduler;
+  /** The session service, set by buildApp; the tools read it when they run. */
+  sessions?: SessionService;
   /** What the app starts and ends, each added where it is created. */
   services: ServiceList;
 };
@@ -137,6 +139,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
       mqtt,
       homeAssistant,
       schedules: () => deps.scheduler,
+      sessions: () => deps.sessions,
       jail,
     });
   services.add({ name: 'tools', close: async () => void (await Promise.all(tools.list().map((tool) => tool.dispose?.()))) });
@@ -247,7 +250,17 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   const { services } = deps;
   const agent = new Agent(deps, { events: deps.events, notifications: deps.notifications });
-  const sessions = new SessionService({ agent, db: deps.db, profiles: deps.profiles, onSessionCreated: () => deps.memory.runInBackground() });
+  const sessions = new SessionService({
+    runs: agent,
+    db: deps.db,
+    profiles: deps.profiles,
+    approvals: deps.approvals,
+    filesDirectory: config.SESSION_FILES_DIR,
+    images: deps.images,
+    events: deps.events,
+    onSessionCreated: () => deps.memory.runInBackground(),
+  });
+  deps.sessions = sessions;
   app.decorate('sessions', sessions);
   const announceTools = () => agent.announceTools();
   deps.userTools.on('changed', announceTools);
@@ -263,7 +276,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const scheduler = new Scheduler({ db: deps.db, sessions, clock, defaultTimezone: timezone, logger: deps.logger, maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
   deps.scheduler = scheduler;
   app.decorate('scheduler', scheduler);
-  const runNotifications = notifyFinishedRuns({ scheduler, notifications: deps.notifications, db: deps.db, logger: deps.logger });
+  const runNotifications = notifyFinishedRuns({ scheduler, notifications: deps.notifications, sessions, logger: deps.logger });
   services.add({
     name: 'scheduler',
     // Runs each schedule that fell due while the server was down, once.
@@ -275,7 +288,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     },
   });
   const heartbeats = new HeartbeatTimers({
-    runner: { sessions, profiles: deps.profiles, notifications: deps.notifications, db: deps.db },
+    runner: { sessions, profiles: deps.profiles, notifications: deps.notifications },
     events: deps.events,
     clock,
     timezone,
@@ -331,8 +344,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       mcp: deps.mcp,
       persona: deps.persona,
     });
-    await api.register(sessionRoutes, { agent, sessions, db: deps.db, images: deps.images, contextWindow: (session) => sessionContextWindow(session, deps) });
-    await api.register(fileRoutes, { db: deps.db, config });
+    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps) });
+    await api.register(fileRoutes, { sessions, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { sessions, db: deps.db });
     await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });

@@ -14,3 +14,14 @@ export function toolFailure(output: string): ToolFailure {
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Why a service did not do what was asked (`{ok: false, ...refusal}`): a stable code for programs, a sentence for people. */
+export interface Refusal<Code extends string = string> {
+  code: Code;
+  message: string;
+}
+
+/** A refusal as the `{ok: false}` result of a service call. */
+export function refusal<Code extends string>(code: Code, message: string): { ok: false } & Refusal<Code> {
+  return { ok: false, code, message };
+}

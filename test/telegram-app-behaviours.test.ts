@@ -45,7 +45,7 @@ interface StartOptions {
 async function start(options: StartOptions = {}) {
   api ??= await startTelegramBotApi();
   dataDir ??= await mkdtemp(path.join(tmpdir(), 'hearth-telegram-app-'));
-  const channel = telegramChannelFor(api, dataDir, ada, options.channel);
+  const channel = telegramChannelFor(api, ada, options.channel);
   const server = await startHearth({
     backend: options.backend ?? 'ollama',
     dataDir,

@@ -27,7 +27,7 @@ const startApp = useHearth();
 async function start(backend: 'ollama' | 'openai', runs: string[] = []) {
   api = await startTelegramBotApi();
   dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-telegram-'));
-  const channel = telegramChannelFor(api, dataDir, ada);
+  const channel = telegramChannelFor(api, ada);
   const hearth = await startApp({ backend, dataDir, tools: [markingTool(runs)], profiles: { guarded: guardedProfile }, channels: [channel] });
   await waitUntil(() => channel.status.state === 'connected');
   return { server: hearth, api, channel };

@@ -35,7 +35,6 @@ async function seedDueSchedules(databaseFile: string): Promise<void> {
         timing: { everyMs: 3_600_000 },
         timezone: 'UTC',
         profileId: 'secretary',
-        sessionId: null,
         enabled: true,
         createdAt: new Date(now - 7_200_000).toISOString(),
         nextRunAt: new Date(now - 60_000).toISOString(),

@@ -1,16 +1,12 @@
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
-import { appendProfileMarker } from '../store/profile-markers.ts';
-import { deleteSession } from '../store/sessions-repository.ts';
 import { inCallLane, type CallLane } from '../llm/call-lane.ts';
 import type { ToolContext } from '../tools/tool.ts';
-import type { Decision } from './approval-gate.ts';
 import type { AgentEvent } from '../protocol/events.ts';
 import type { HearthEventHub } from '../events/hearth-events.ts';
 import type { Notifications } from '../events/notifications.ts';
 import type { EventListener } from './run-hub.ts';
 import { RunHub } from './run-hub.ts';
 import type { AgentDependencies } from './dependencies.ts';
+import type { AgentRuns, SendResult } from './agent-runs.ts';
 import { notifyUnwatchedApprovals } from './unwatched-approvals.ts';
 import { runTurn, type SessionBackgroundWork, type TurnOutcome, type TurnRequest, type UserInput } from './turn.ts';
 import { messageOf } from '../failure.ts';
@@ -27,10 +23,8 @@ export interface AgentHubs {
   notifications: Notifications;
 }
 
-export type SendResult = { ok: true; outcome: Promise<TurnOutcome> } | { ok: false; code: 'session_busy' };
-
 /** The agent as the server sees it: start a turn, stop it, watch a session's events. */
-export class Agent {
+export class Agent implements AgentRuns {
   private readonly hub = new RunHub((sessionId) => this.sessionUnwatched(sessionId));
   private readonly sessionUnwatched: (sessionId: string) => void;
   private readonly turns = new Map<string, Promise<TurnOutcome>>();
@@ -89,8 +83,8 @@ export class Agent {
     return { ok: true, outcome };
   }
 
-  /** Stops the session's run and background work, waits for them to settle, then removes everything that belongs to the session. */
-  async deleteSession(sessionId: string): Promise<boolean> {
+  /** Stops the session's run and background work, waits for them to settle, and has the tools release the session (it is being deleted). */
+  async forget(sessionId: string): Promise<void> {
     this.hub.stop(sessionId);
     await this.turns.get(sessionId);
     // Read after the turn: a turn that finished as it was stopped may just have started its compression.
@@ -98,16 +92,6 @@ export class Agent {
     background?.controller.abort();
     await background?.done;
     await Promise.all(this.deps.tools.list().map((tool) => tool.releaseSession?.(sessionId)));
-    const existed = await deleteSession(this.deps.db, sessionId);
-    await rm(path.join(this.deps.config.SESSION_FILES_DIR, sessionId), { recursive: true, force: true });
-    await this.deps.images.removeSession(sessionId);
-    if (existed) this.sessionChanged(sessionId, 'deleted');
-    return existed;
-  }
-
-  /** The person's decision on a waiting tool call; false when that session has no such call waiting. */
-  decide(sessionId: string, callId: string, decision: Decision): boolean {
-    return this.deps.approvals.decide(sessionId, callId, decision);
   }
 
   /** Tells every open page that the session list changed. */
@@ -115,11 +99,8 @@ export class Agent {
     this.events.publish({ type: 'sessions_changed', session_id: sessionId, change });
   }
 
-  /** The person switched the session's profile: the transcript keeps a marker, and every page watching it hears of it. */
-  async profileSwitched(sessionId: string, profileId: string, by: 'user' | 'agent'): Promise<void> {
-    const profileName = this.deps.profiles.get(profileId)?.name ?? profileId;
-    await appendProfileMarker(this.deps.db, sessionId, { profile_id: profileId, profile_name: profileName, by });
-    this.hub.broadcast({ type: 'profile_switched', profile_id: profileId, profile_name: profileName }, sessionId);
+  tell(sessionId: string, event: AgentEvent): void {
+    this.hub.tell(sessionId, event);
   }
 
   /** Profile files changed (added, edited, renamed, removed): every open page refreshes its pickers. */

@@ -70,6 +70,13 @@ export class RunHub {
     return this.listeners.has(sessionId);
   }
 
+  /** An event about one session from outside its run's own work: into the active run's history when it has one, else to its listeners. */
+  tell(sessionId: string, event: AgentEvent): void {
+    const run = this.runs.get(sessionId);
+    if (run) this.emit(sessionId, run, event);
+    else this.broadcast(event, sessionId);
+  }
+
   /** Sends an event outside any run (tools_changed, or an error answering one socket's frame). */
   broadcast(event: AgentEvent, sessionId?: string): void {
     const targets = sessionId === undefined ? [...this.listeners.values()] : [this.listeners.get(sessionId) ?? new Set()];

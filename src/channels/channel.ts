@@ -1,8 +1,8 @@
-import type { ApprovalDetails, ApprovalResolution } from '../agent/approval-gate.ts';
+import type { ApprovalResolution } from '../agent/approval-gate.ts';
 import type { HearthEvent, PendingApprovalSummary } from '../events/hearth-events.ts';
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
-import type { SessionService } from '../sessions/session-service.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 
 /** A notification as the events socket carries it (README: Notifications). */
 export type ChannelNotification = Omit<Extract<HearthEvent, { type: 'notification' }>, 'type'>;
@@ -13,7 +13,7 @@ export type ChannelApproval = PendingApprovalSummary;
 /** What a channel is handed when it starts: the only way it reaches sessions, and where it reports its state. */
 export interface ChannelContext {
   /** Find or create sessions (`findOrCreate('telegram:<chat id>', {origin: 'telegram'})`), send, stop, follow, decide. */
-  sessions: SessionService;
+  sessions: Sessions;
   /** Its state in GET /integrations and the `integration_status` event, under the channel's id; never put a secret in `message` or `details`. */
   reportStatus(status: Omit<IntegrationStatus, 'name'>): void;
   logger: Logger;
@@ -34,11 +34,8 @@ export interface Channel {
   stop(): Promise<void>;
   /** A notification was raised (a finished schedule, a heartbeat finding, an approval nobody watches). */
   deliverNotification(notification: ChannelNotification): void | Promise<void>;
-  /**
-   * A call waits for a decision, in any session: the channel presents those it should (its own sessions', say).
-   * This is a channel's one source of approvals: it ignores `approval_required` and `approval_resolved` on the sessions it follows.
-   */
-  presentApproval(approval: ChannelApproval, details: ApprovalDetails): void | Promise<void>;
+  /** A call waits for a decision, in any session: the channel presents those it should (its own sessions', say). */
+  presentApproval(approval: ChannelApproval): void | Promise<void>;
   /** A waiting call was settled: by the person (`by: 'user'`, `via`: `page`, `rest` or a channel's id), a timeout or a stop. */
   approvalResolved(approval: ChannelApproval, resolution: ApprovalResolution): void | Promise<void>;
 }

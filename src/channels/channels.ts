@@ -1,14 +1,14 @@
-import type { ApprovalDetails, ApprovalGate, ApprovalResolution } from '../agent/approval-gate.ts';
+import type { ApprovalGate, ApprovalResolution } from '../agent/approval-gate.ts';
 import type { HearthEventHub, PendingApprovalSummary } from '../events/hearth-events.ts';
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
-import type { SessionService } from '../sessions/session-service.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { Channel, ChannelContext } from './channel.ts';
 import { messageOf } from '../failure.ts';
 
 export interface ChannelsOptions {
   channels: readonly Channel[];
-  sessions: SessionService;
+  sessions: Sessions;
   events: HearthEventHub;
   approvals: ApprovalGate;
   integrations: IntegrationRegistry;
@@ -41,8 +41,7 @@ export class Channels {
         this.tellEach('deliverNotification', (channel) => channel.deliverNotification(notification));
       }),
     );
-    const onRequired = (approval: PendingApprovalSummary, details: ApprovalDetails) =>
-      this.tellEach('presentApproval', (channel) => channel.presentApproval(approval, details));
+    const onRequired = (approval: PendingApprovalSummary) => this.tellEach('presentApproval', (channel) => channel.presentApproval(approval));
     const onResolved = (approval: PendingApprovalSummary, resolution: ApprovalResolution) =>
       this.tellEach('approvalResolved', (channel) => channel.approvalResolved(approval, resolution));
     approvals.on('required', onRequired);

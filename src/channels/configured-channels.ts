@@ -14,7 +14,6 @@ export async function configuredChannels(config: Config): Promise<Channel[]> {
         token: config.TELEGRAM_BOT_TOKEN,
         allowedUsers: config.TELEGRAM_ALLOWED_USERS,
         apiRoot: config.TELEGRAM_API_ROOT,
-        filesDirectory: config.SESSION_FILES_DIR,
       }),
     );
   }

@@ -1,9 +1,7 @@
 import type { Notifications } from '../events/notifications.ts';
 import { heartbeatPrompt, judgeHeartbeatAnswer } from '../agent/heartbeat.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
-import type { SessionService } from '../sessions/session-service.ts';
-import type { Db } from '../store/database.ts';
-import { dropDisplayMessagesAfter, lastDisplayMessageId } from '../store/messages-repository.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { Notification } from '../store/notifications-repository.ts';
 
 export type HeartbeatResult =
@@ -13,10 +11,9 @@ export type HeartbeatResult =
   | { status: 'skipped'; reason: 'unknown_profile' | 'session_busy'; sessionId?: string };
 
 export interface HeartbeatRunner {
-  sessions: SessionService;
+  sessions: Sessions;
   profiles: ProfileRegistry;
   notifications: Notifications;
-  db: Db;
 }
 
 /**
@@ -26,14 +23,14 @@ export interface HeartbeatRunner {
  * is the timers'.
  */
 export async function runHeartbeat(runner: HeartbeatRunner, profileId: string): Promise<HeartbeatResult> {
-  const { sessions, profiles, notifications, db } = runner;
+  const { sessions, profiles, notifications } = runner;
   const profile = profiles.get(profileId);
   if (!profile) return { status: 'skipped', reason: 'unknown_profile' };
   // Titled on the first run, and again if the person deleted it; announced from its first answer on, as the page's are.
   const session = await sessions.findOrCreate(`heartbeat:${profileId}`, { profileId, title: `Heartbeat: ${profile.name}` });
   if (!session.ok) return { status: 'skipped', reason: 'unknown_profile' };
   const sessionId = session.session.id;
-  const before = await lastDisplayMessageId(db, sessionId);
+  const before = await sessions.lastDisplayMessageId(sessionId);
   const sent = sessions.send(sessionId, { content: heartbeatPrompt(profile), unattended: true });
   if (!sent.ok) return { status: 'skipped', reason: 'session_busy', sessionId };
   const outcome = await sent.outcome;
@@ -45,7 +42,7 @@ export async function runHeartbeat(runner: HeartbeatRunner, profileId: string): 
   }
   const verdict = judgeHeartbeatAnswer(outcome.content);
   if (verdict.type === 'quiet') {
-    await dropDisplayMessagesAfter(db, sessionId, before);
+    await sessions.dropDisplayMessagesAfter(sessionId, before);
     sessions.announce(sessionId, 'updated');
     return { status: 'quiet', sessionId };
   }

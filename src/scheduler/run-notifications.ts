@@ -1,7 +1,6 @@
 import type { Notifications } from '../events/notifications.ts';
 import type { Logger } from '../logger.ts';
-import type { Db } from '../store/database.ts';
-import { listMessages } from '../store/messages-repository.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { RunFinished, Scheduler } from './scheduler.ts';
 
 const bodyLimit = 500;
@@ -11,13 +10,13 @@ const bodyLimit = 500;
  * run's answer, or "<name> failed" with why. A skipped run ran nothing and raises nothing.
  * Returns what settles once the notifications raised so far are stored.
  */
-export function notifyFinishedRuns(options: { scheduler: Scheduler; notifications: Notifications; db: Db; logger: Logger }): () => Promise<void> {
-  const { scheduler, notifications, db, logger } = options;
+export function notifyFinishedRuns(options: { scheduler: Scheduler; notifications: Notifications; sessions: Sessions; logger: Logger }): () => Promise<void> {
+  const { scheduler, notifications, sessions, logger } = options;
   const pending = new Set<Promise<void>>();
   const raise = async (finished: RunFinished) => {
     const name = scheduler.get(finished.scheduleId)?.name ?? 'A schedule';
     const succeeded = finished.status === 'ok';
-    const body = succeeded ? await lastAnswer(db, finished.sessionId) : (finished.error ?? (finished.status === 'stopped' ? 'The run was stopped.' : 'The run failed.'));
+    const body = succeeded ? await lastAnswer(sessions, finished.sessionId) : (finished.error ?? (finished.status === 'stopped' ? 'The run was stopped.' : 'The run failed.'));
     await notifications.raise({ title: `${name} ${succeeded ? 'finished' : 'failed'}`, body, ...(finished.sessionId !== null && { sessionId: finished.sessionId }) });
   };
   scheduler.on('run_finished', (finished) => {
@@ -32,9 +31,9 @@ export function notifyFinishedRuns(options: { scheduler: Scheduler; notification
   };
 }
 
-async function lastAnswer(db: Db, sessionId: string | null): Promise<string> {
+async function lastAnswer(sessions: Sessions, sessionId: string | null): Promise<string> {
   if (sessionId === null) return '';
-  const messages = await listMessages(db, sessionId, 'display');
+  const messages = await sessions.messages(sessionId, 'display');
   const answer = messages.findLast((message) => message.role === 'assistant')?.content ?? '';
   return answer.length > bodyLimit ? `${answer.slice(0, bodyLimit - 1)}…` : answer;
 }

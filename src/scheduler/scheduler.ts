@@ -17,20 +17,27 @@ import {
   type Schedule,
   type ScheduleChanges,
 } from '../store/schedules-repository.ts';
-import type { SessionService } from '../sessions/session-service.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { Clock } from '../time/clock.ts';
 import { checkText, checkTimeZone, checkTiming, checkWhen, type ScheduleFields } from '../time/schedule-input.ts';
 import { nextRunAfter, nextRuns, type Checked } from '../time/schedule-times.ts';
 
 export interface SchedulerOptions {
   db: Db;
-  sessions: SessionService;
+  sessions: Sessions;
   clock: Clock;
   /** SCHEDULER_TIMEZONE, else the server's zone; asked each time a schedule names none. */
   defaultTimezone: () => string;
   logger: Logger;
   /** SCHEDULER_MAX_CONCURRENT: runs at once; further due runs wait in order, `queued`. */
   maxConcurrentRuns: number;
+}
+
+const scheduleKeyPrefix = 'schedule:';
+
+/** The key that leads from a schedule to its session, remembered across restarts. */
+export function scheduleSessionKey(scheduleId: string): string {
+  return `${scheduleKeyPrefix}${scheduleId}`;
 }
 
 /** Due schedules handled per turn of the event loop, so a thousand due at once do not hold it. */
@@ -76,9 +83,10 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
 
   /** Loads the schedules and runs each one that fell due while the server was down, once. */
   async start(): Promise<void> {
-    const { db, clock } = this.options;
+    const { db, clock, sessions } = this.options;
     await closeUnfinishedScheduleRuns(db, clock.now().toISOString());
-    for (const schedule of await listSchedules(db)) this.schedules.set(schedule.id, schedule);
+    const keyed = await sessions.keyedSessions(scheduleKeyPrefix);
+    for (const schedule of await listSchedules(db)) this.schedules.set(schedule.id, { ...schedule, sessionId: keyed.get(scheduleSessionKey(schedule.id)) ?? null });
     await this.tick();
   }
 
@@ -130,6 +138,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       lastStatus: null,
     };
     await insertSchedule(this.options.db, schedule);
+    if (schedule.sessionId !== null) await this.keepSession(schedule.id, schedule.sessionId);
     this.schedules.set(schedule.id, schedule);
     this.arm();
     return { ok: true, value: schedule };
@@ -174,15 +183,15 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       if (!this.options.sessions.hasProfile(fields.profile_id)) return { ok: false, field: 'profile_id', message: `profile_id: no profile ${JSON.stringify(fields.profile_id)}` };
       changes.profileId = fields.profile_id;
     }
-    if (fields.session_id !== undefined) changes.sessionId = fields.session_id;
     if (fields.enabled !== undefined) changes.enabled = fields.enabled;
-    const updated: Schedule = { ...existing, ...changes };
+    const updated: Schedule = { ...existing, ...changes, ...(fields.session_id !== undefined && { sessionId: fields.session_id }) };
     if (changes.timing !== undefined || changes.timezone !== undefined || changes.enabled !== undefined) {
       const anchor = changes.timing !== undefined ? now : new Date(existing.createdAt);
       updated.nextRunAt = updated.enabled ? (nextRunAfter(updated.timing, updated.timezone, anchor, now)?.toISOString() ?? null) : null;
       changes.nextRunAt = updated.nextRunAt;
     }
     await updateSchedule(this.options.db, id, changes);
+    if (fields.session_id !== undefined) await this.keepSession(id, fields.session_id);
     this.schedules.set(id, updated);
     this.arm();
     return { ok: true, value: updated };
@@ -191,6 +200,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   async remove(id: string): Promise<boolean> {
     this.schedules.delete(id);
     this.arm();
+    await this.options.sessions.unbindKey(scheduleSessionKey(id));
     return deleteSchedule(this.options.db, id);
   }
 
@@ -307,18 +317,22 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     this.emit('run_finished', { scheduleId: schedule.id, status, sessionId, ...(error !== undefined && { error }) });
   }
 
-  /** The schedule's own session: made on its first run, titled with its name, reused after. */
+  /**
+   * The session the person named for the schedule's runs (`session_id`), or none (null): a new one
+   * is made on the next run. A session that does not exist is not kept, the next run makes one too.
+   */
+  private async keepSession(scheduleId: string, sessionId: string | null): Promise<void> {
+    const { sessions } = this.options;
+    if (sessionId !== null && (await sessions.find(sessionId))) await sessions.bindKey(scheduleSessionKey(scheduleId), sessionId);
+    else await sessions.unbindKey(scheduleSessionKey(scheduleId));
+  }
+
+  /** The schedule's own session: made on its first run (and again once deleted), titled with its name, reused after. */
   private async sessionFor(schedule: Schedule): Promise<string> {
-    const { db, sessions } = this.options;
-    const current = this.schedules.get(schedule.id)?.sessionId ?? schedule.sessionId;
-    if (current !== null && (await sessions.find(current))) return current;
-    const created = await sessions.create({ profileId: schedule.profileId, title: schedule.name });
-    if (!created.ok) throw new Error(created.message);
-    if (this.schedules.has(schedule.id)) {
-      await updateSchedule(db, schedule.id, { sessionId: created.session.id });
-      this.remember(schedule.id, { sessionId: created.session.id });
-    }
-    return created.session.id;
+    const found = await this.options.sessions.findOrCreate(scheduleSessionKey(schedule.id), { profileId: schedule.profileId, title: schedule.name });
+    if (!found.ok) throw new Error(found.message);
+    this.remember(schedule.id, { sessionId: found.session.id });
+    return found.session.id;
   }
 
   private remember(id: string, changes: Partial<Schedule>): void {

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.ts';
-import type { SessionService } from '../sessions/session-service.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { Db } from '../store/database.ts';
 import { listApprovals, type ApprovalRecord } from '../store/approvals-repository.ts';
 import { ApprovalBody } from './client-commands.ts';
@@ -18,7 +18,7 @@ const ListQuery = Type.Object(
 );
 
 /** The person's decisions on waiting tool calls, and the audit of every decision (README: Approvals). */
-export async function approvalRoutes(app: FastifyInstance, options: { sessions: SessionService; db: Db }) {
+export async function approvalRoutes(app: FastifyInstance, options: { sessions: Sessions; db: Db }) {
   const { sessions, db } = options;
 
   app.post<{ Params: Static<typeof DecisionParams>; Body: Static<typeof ApprovalBody> }>(

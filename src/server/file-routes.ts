@@ -1,12 +1,11 @@
+import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import fastifyMultipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
-import type { Db } from '../store/database.ts';
-import { sessionFolder, stageUpload, type SavedFile, type StagedUpload } from '../store/session-files.ts';
-import { findSession } from '../store/sessions-repository.ts';
+import type { SavedFile, Sessions, StagedUpload } from '../sessions/sessions.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
@@ -15,13 +14,13 @@ const megabyte = 1024 * 1024;
 const howToSend = 'Send one file as multipart/form-data, e.g. curl -F file=@notes.txt http://HOST:PORT/sessions/<id>/files.';
 
 export interface FileRouteOptions {
-  db: Db;
+  sessions: Sessions;
   config: Config;
 }
 
 /** `POST /sessions/:id/files`: one uploaded file per request into the session's folder (README: REST API). */
 export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions) {
-  const { db, config } = options;
+  const { sessions, config } = options;
   const limitMegabytes = config.SESSION_FILES_MAX_SIZE_MB;
   // Any other body is left unread, and the route refuses it as not multipart whatever its type.
   app.removeAllContentTypeParsers();
@@ -35,19 +34,19 @@ export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions
       // Before the body is read: an upload to an unknown session is refused, not received.
       onRequest: async (request) => {
         const { id } = request.params;
-        if (!(await findSession(db, id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
+        if (!(await sessions.find(id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
       },
     },
     async (request) => {
       if (!request.isMultipart()) throw new ApiError('no_file', `The body is not multipart/form-data. ${howToSend}`);
-      const folder = await sessionFolder(config.SESSION_FILES_DIR, request.params.id);
-      return receiveOneFile(request, folder, limitMegabytes);
+      const { id } = request.params;
+      return receiveOneFile(request, (stream) => sessions.stageFile(id, stream), limitMegabytes);
     },
   );
 }
 
 /** Reads the whole body, keeps its one file part, and leaves nothing on disk when the request is refused or fails. */
-async function receiveOneFile(request: FastifyRequest, folder: string, limitMegabytes: number): Promise<SavedFile> {
+async function receiveOneFile(request: FastifyRequest, stage: (stream: Readable) => Promise<StagedUpload>, limitMegabytes: number): Promise<SavedFile> {
   let staged: StagedUpload | undefined;
   let clientName = '';
   let fileParts = 0;
@@ -62,7 +61,7 @@ async function receiveOneFile(request: FastifyRequest, folder: string, limitMega
         continue;
       }
       clientName = part.filename;
-      staged = await stageUpload(folder, part.file);
+      staged = await stage(part.file);
       truncated = part.file.truncated;
     }
   } catch (error) {

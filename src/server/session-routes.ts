@@ -1,15 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Agent, SendResult } from '../agent/agent.ts';
 import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
-import type { Db } from '../store/database.ts';
-import type { Message } from '../store/message.ts';
-import { imageUrl, type MessageImages } from '../store/message-images.ts';
-import { listMessages } from '../store/messages-repository.ts';
-import type { SessionService } from '../sessions/session-service.ts';
-import { listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
+import type { SendResult, Session, Sessions } from '../sessions/sessions.ts';
 import { EditBody, maxMessageBytes, MessageBody, oversizedImage } from './client-commands.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
@@ -33,16 +27,13 @@ const MessageParams = Type.Object({ id: Type.String(), message_id: Type.String({
 const PinBody = Type.Object({ pinned: Type.Boolean() }, { additionalProperties: false });
 
 export interface SessionRouteOptions {
-  agent: Agent;
-  sessions: SessionService;
-  db: Db;
+  sessions: Sessions;
   /** The window of the backend a session's turns go to: its context meter's maximum. */
   contextWindow: (session: Session) => number;
-  images: MessageImages;
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRouteOptions) {
-  const { agent, sessions, db, contextWindow, images } = options;
+  const { sessions, contextWindow } = options;
 
   const summary = (session: Session) => ({
     session_id: session.id,
@@ -61,10 +52,6 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     if (!session) throw new ApiError('session_not_found', `No session with id ${id}.`);
     return session;
   };
-  const knownProfile = (id: string) => {
-    if (!sessions.hasProfile(id)) throw new ApiError('unknown_profile', `Unknown profile "${id}". Known profiles: ${sessions.knownProfiles().join(', ')}.`);
-    return id;
-  };
 
   app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
     // Not announced: the list shows a session from its first message on (README: Sessions).
@@ -79,21 +66,17 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     });
   });
 
-  app.get('/sessions', async () => (await listSessions(db)).map(summary));
-
-  /** Stored images are files; a client gets the URL it can load each from. */
-  const withImageUrls = (sessionId: string, messages: Message[]) =>
-    messages.map((message) => (message.images ? { ...message, images: message.images.map((image) => imageUrl(sessionId, image)) } : message));
+  app.get('/sessions', async () => (await sessions.list()).map(summary));
 
   app.get<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request) => {
     const session = await existing(request.params.id);
-    return { ...summary(session), messages: withImageUrls(session.id, await listMessages(db, session.id, 'display')) };
+    return { ...summary(session), messages: await sessions.messages(session.id, 'display') };
   });
 
   app.get<{ Params: SessionParams }>('/sessions/:id/context', { schema: { params: SessionParams } }, async (request) => {
     const session = await existing(request.params.id);
     return {
-      messages: withImageUrls(session.id, await listMessages(db, session.id, 'context')),
+      messages: await sessions.messages(session.id, 'context'),
       context_tokens: session.contextTokens,
       max_context_tokens: contextWindow(session),
     };
@@ -104,7 +87,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     { schema: { params: Type.Object({ id: Type.String(), name: Type.String() }) } },
     async (request, reply) => {
       const session = await existing(request.params.id);
-      const image = images.locate(session.id, request.params.name);
+      const image = sessions.image(session.id, request.params.name);
       const bytes = image && (await readFile(image.file).catch(() => undefined));
       if (!image || !bytes) throw new ApiError('not_found', `Session ${session.id} has no image ${request.params.name}.`);
       return reply.type(image.mediaType).header('cache-control', 'private, max-age=31536000, immutable').send(bytes);
@@ -112,19 +95,14 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   );
 
   const patch = async (id: string, body: PatchBody) => {
-    await existing(id);
-    if (body.profile_id !== undefined) knownProfile(body.profile_id);
-    await updateSession(db, id, {
-      ...(body.title !== undefined && { title: body.title.trim(), titleSetByUser: true }),
+    const updated = await sessions.update(id, {
+      ...(body.title !== undefined && { title: body.title }),
       ...(body.pinned !== undefined && { pinned: body.pinned }),
       ...(body.model !== undefined && { model: body.model }),
+      ...(body.profile_id !== undefined && { profileId: body.profile_id }),
     });
-    if (body.profile_id !== undefined) {
-      const switched = await sessions.switchProfile(id, body.profile_id);
-      if (!switched.ok) throw new ApiError(switched.code, switched.message);
-    }
-    sessions.announce(id, 'updated');
-    return summary(await existing(id));
+    if (!updated.ok) throw new ApiError(updated.code, updated.message);
+    return summary(updated.session);
   };
   app.patch<{ Params: SessionParams; Body: PatchBody }>(
     '/sessions/:id',
@@ -139,7 +117,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
 
   app.delete<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request, reply) => {
     await existing(request.params.id);
-    await agent.deleteSession(request.params.id);
+    await sessions.delete(request.params.id);
     return reply.code(204).send();
   });
 

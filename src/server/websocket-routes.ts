@@ -1,15 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { SendResult } from '../agent/agent.ts';
 import type { HearthEventHub } from '../events/hearth-events.ts';
 import type { AgentEvent } from '../protocol/events.ts';
-import type { SessionService } from '../sessions/session-service.ts';
+import type { SendResult, Sessions } from '../sessions/sessions.ts';
 import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';
 import type { JsonParser } from './json-parser.ts';
 
 export const unknownSessionCloseCode = 4004;
 
-export async function websocketRoutes(app: FastifyInstance, options: { sessions: SessionService; events: HearthEventHub; jsonParser: JsonParser }) {
+export async function websocketRoutes(app: FastifyInstance, options: { sessions: Sessions; events: HearthEventHub; jsonParser: JsonParser }) {
   const { sessions, events, jsonParser } = options;
 
   app.get<{ Params: { id: string } }>('/ws/sessions/:id', { websocket: true }, async (socket: WebSocket, request) => {

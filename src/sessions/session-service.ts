@@ -1,118 +1,134 @@
-import type { Agent, SendResult } from '../agent/agent.ts';
-import type { Decision } from '../agent/approval-gate.ts';
+import { Readable } from 'node:stream';
+import type { AgentRuns, SendResult } from '../agent/agent-runs.ts';
+import type { ApprovalGate, Decision } from '../agent/approval-gate.ts';
+import type { HearthEventHub } from '../events/hearth-events.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
+import { refusal } from '../failure.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
-import { bindSessionKey, findKeyedSession } from '../store/session-keys-repository.ts';
-import { createSession, findSession, listRecentSessions, updateSession, type Session } from '../store/sessions-repository.ts';
+import type { Message } from '../store/message.ts';
+import { imageUrl, type MessageImages } from '../store/message-images.ts';
+import { dropDisplayMessagesAfter, lastDisplayMessageId, listMessages } from '../store/messages-repository.ts';
+import { appendProfileMarker } from '../store/profile-markers.ts';
+import { removeSessionFolder, sessionFolder, stageUpload, type SavedFile, type StagedUpload } from '../store/session-files.ts';
+import { bindSessionKey, findKeyedSession, listKeyedSessions, unbindSessionKey } from '../store/session-keys-repository.ts';
+import { createSession, deleteSession, findSession, listRecentSessions, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
+import type {
+  CreatedSession,
+  IncomingFile,
+  MessageList,
+  NewSession,
+  SessionResult,
+  Sessions,
+  SessionUpdate,
+  SwitchedBy,
+  SwitchedProfile,
+} from './sessions.ts';
+
+export type { CreatedSession, NewSession, SwitchedProfile } from './sessions.ts';
 
 /** The profile a session gets when nobody names one: the page's New session, the REST API, schedules, channels. */
 export const defaultProfileId = 'secretary';
 
-/** A new session is announced to open pages (sessions_changed `created`) by its first stored message, whoever made it. */
-export interface NewSession {
-  /** The default profile when absent. */
-  profileId?: string;
-  /** A title the person (or a schedule's name) gave: it is kept, never replaced by the one made from the first message. */
-  title?: string;
-  /** The channel the session comes from (`telegram`): the page shows its mark. */
-  origin?: string;
-}
-
-export type SwitchedProfile =
-  | { ok: true; session: Session }
-  | { ok: false; code: 'session_not_found' | 'unknown_profile'; message: string };
-
-export type CreatedSession = { ok: true; session: Session } | { ok: false; code: 'unknown_profile'; message: string };
-
 export interface SessionServiceOptions {
-  agent: Agent;
   db: Db;
   profiles: ProfileRegistry;
+  /** The agent's runs: started, stopped, followed, and forgotten before a session is deleted. */
+  runs: AgentRuns;
+  /** Where the person's decisions on waiting calls go. */
+  approvals: Pick<ApprovalGate, 'decide'>;
+  /** SESSION_FILES_DIR: one folder per session, for uploads and the tools' work. */
+  filesDirectory: string;
+  /** The images of stored messages. */
+  images: MessageImages;
+  /** The app-wide hub open pages hear `sessions_changed` on. */
+  events: Pick<HearthEventHub, 'publish'>;
   /** Runs after a session was created (long-term memory extracts idle sessions then). */
   onSessionCreated?: () => void;
 }
 
 /**
- * The one front door to sessions for everyone who drives them — the page's socket, the REST API,
- * the scheduler, the heartbeat and channels: find or create a session (also by an outside key
- * such as `telegram:<chat id>`, remembered across restarts), start a turn, stop it, wait for it,
- * follow its events, decide its waiting approvals.
+ * The one front door to sessions (the `Sessions` interface): it owns a session's whole life —
+ * its rows, keys, files, images and profile — and hands its runs to the agent.
  */
-export class SessionService {
+export class SessionService implements Sessions {
   readonly defaultProfileId = defaultProfileId;
 
   constructor(private readonly options: SessionServiceOptions) {}
 
-  private get agent(): Agent {
-    return this.options.agent;
+  private get runs(): AgentRuns {
+    return this.options.runs;
   }
 
   find(sessionId: string): Promise<Session | undefined> {
     return findSession(this.options.db, sessionId);
   }
 
+  list(): Promise<Session[]> {
+    return listSessions(this.options.db);
+  }
+
+  recent(options: { origin?: string; limit?: number } = {}): Promise<Session[]> {
+    return listRecentSessions(this.options.db, { limit: options.limit ?? 10, ...(options.origin !== undefined && { origin: options.origin }) });
+  }
+
+  async messages(sessionId: string, list: MessageList): Promise<Message[]> {
+    const messages = await listMessages(this.options.db, sessionId, list);
+    return messages.map((message) => (message.images ? { ...message, images: message.images.map((image) => imageUrl(sessionId, image)) } : message));
+  }
+
+  image(sessionId: string, name: string): { file: string; mediaType: string } | undefined {
+    return this.options.images.locate(sessionId, name);
+  }
+
+  lastDisplayMessageId(sessionId: string): Promise<number> {
+    return lastDisplayMessageId(this.options.db, sessionId);
+  }
+
+  async dropDisplayMessagesAfter(sessionId: string, messageId: number): Promise<void> {
+    await dropDisplayMessagesAfter(this.options.db, sessionId, messageId);
+  }
+
   hasProfile(profileId: string): boolean {
     return this.options.profiles.has(profileId);
   }
 
-  /** The profile ids a session may take, for messages that name them. */
   knownProfiles(): string[] {
     return this.options.profiles.list().map((profile) => profile.id);
+  }
+
+  profileName(profileId: string): string {
+    return this.options.profiles.get(profileId)?.name ?? profileId;
   }
 
   async create(request: NewSession = {}): Promise<CreatedSession> {
     const { db } = this.options;
     const profileId = request.profileId ?? defaultProfileId;
-    if (!this.hasProfile(profileId)) {
-      return { ok: false, code: 'unknown_profile', message: `Unknown profile "${profileId}". Known profiles: ${this.knownProfiles().join(', ')}.` };
-    }
+    if (!this.hasProfile(profileId)) return this.unknownProfile(profileId);
     let session = await createSession(db, profileId, request.origin ?? null);
     if (request.title !== undefined) session = (await updateSession(db, session.id, { title: request.title, titleSetByUser: true })) ?? session;
     this.options.onSessionCreated?.();
     return { ok: true, session };
   }
 
-  /**
-   * Gives the session another profile: the transcript keeps a marker and the pages watching it
-   * hear `profile_switched` (nothing happens when it has that profile already). The page's PATCH
-   * /sessions/:id and a channel's `/profile` both come here.
-   */
-  async switchProfile(sessionId: string, profileId: string): Promise<SwitchedProfile> {
-    const before = await this.find(sessionId);
-    if (!before) return { ok: false, code: 'session_not_found', message: `No session with id ${sessionId}.` };
-    if (!this.hasProfile(profileId)) {
-      return { ok: false, code: 'unknown_profile', message: `Unknown profile "${profileId}". Known profiles: ${this.knownProfiles().join(', ')}.` };
-    }
-    if (before.profileId === profileId) return { ok: true, session: before };
-    const updated = (await updateSession(this.options.db, sessionId, { profileId })) ?? before;
-    await this.agent.profileSwitched(sessionId, profileId, 'user');
-    return { ok: true, session: updated };
-  }
-
-  /** The profile's display name, or its id when it has none. */
-  profileName(profileId: string): string {
-    return this.options.profiles.get(profileId)?.name ?? profileId;
-  }
-
-  /** The most recently active sessions with a message, newest first; only a channel's (`origin: 'telegram'`) when given. */
-  recent(options: { origin?: string; limit?: number } = {}): Promise<Session[]> {
-    return listRecentSessions(this.options.db, { limit: options.limit ?? 10, ...(options.origin !== undefined && { origin: options.origin }) });
-  }
-
-  /** The session the key leads to, or undefined before it was bound or once that session is deleted. */
   async findByKey(key: string): Promise<Session | undefined> {
     const sessionId = await findKeyedSession(this.options.db, key);
     return sessionId === undefined ? undefined : this.find(sessionId);
   }
 
-  /** Points the key at a session (a channel's `/new`, or picking another session); the next findOrCreate finds that one. */
   bindKey(key: string, sessionId: string): Promise<void> {
     return bindSessionKey(this.options.db, key, sessionId);
   }
 
-  /** The session the key leads to; made (and bound to the key) when there is none, or when it was deleted. */
+  unbindKey(key: string): Promise<void> {
+    return unbindSessionKey(this.options.db, key);
+  }
+
+  keyedSessions(prefix: string): Promise<Map<string, string>> {
+    return listKeyedSessions(this.options.db, prefix);
+  }
+
   async findOrCreate(key: string, request: NewSession = {}): Promise<CreatedSession> {
     const existing = await this.findByKey(key);
     if (existing) return { ok: true, session: existing };
@@ -121,55 +137,117 @@ export class SessionService {
     return created;
   }
 
-  /** Starts a turn in the background; `session_busy` while the session has one. `unattended` lets a person's model calls go first. */
-  send(sessionId: string, input: UserInput): SendResult {
-    return this.agent.send(sessionId, input);
+  async update(sessionId: string, changes: SessionUpdate): Promise<SessionResult> {
+    const { db } = this.options;
+    if (!(await this.find(sessionId))) return this.notFound(sessionId);
+    if (changes.profileId !== undefined && !this.hasProfile(changes.profileId)) return this.unknownProfile(changes.profileId);
+    await updateSession(db, sessionId, {
+      ...(changes.title !== undefined && { title: changes.title.trim(), titleSetByUser: true }),
+      ...(changes.pinned !== undefined && { pinned: changes.pinned }),
+      ...(changes.model !== undefined && { model: changes.model }),
+    });
+    if (changes.profileId !== undefined) {
+      const switched = await this.switchQuietly(sessionId, changes.profileId, 'user');
+      if (!switched.ok) return switched;
+    }
+    this.announce(sessionId, 'updated');
+    const session = await this.find(sessionId);
+    return session ? { ok: true, session } : this.notFound(sessionId);
   }
 
-  /** Sends once the session's current turn (if any) has ended, and settles with the outcome. */
+  async switchProfile(sessionId: string, profileId: string, by: SwitchedBy): Promise<SwitchedProfile> {
+    const switched = await this.switchQuietly(sessionId, profileId, by);
+    if (switched.ok && switched.switched) this.announce(sessionId, 'updated');
+    return switched;
+  }
+
+  /** The switch without the session list's announcement, which `update` makes once for all its changes. */
+  private async switchQuietly(sessionId: string, profileId: string, by: SwitchedBy): Promise<SwitchedProfile> {
+    const { db } = this.options;
+    const before = await this.find(sessionId);
+    if (!before) return this.notFound(sessionId);
+    if (!this.hasProfile(profileId)) return this.unknownProfile(profileId);
+    if (before.profileId === profileId) return { ok: true, session: before, switched: false };
+    const session = (await updateSession(db, sessionId, { profileId })) ?? before;
+    const profileName = this.profileName(profileId);
+    await appendProfileMarker(db, sessionId, { profile_id: profileId, profile_name: profileName, by });
+    this.runs.tell(sessionId, { type: 'profile_switched', profile_id: profileId, profile_name: profileName });
+    return { ok: true, session, switched: true };
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    await this.runs.forget(sessionId);
+    const existed = await deleteSession(this.options.db, sessionId);
+    await removeSessionFolder(this.options.filesDirectory, sessionId);
+    await this.options.images.removeSession(sessionId);
+    if (existed) this.announce(sessionId, 'deleted');
+    return existed;
+  }
+
+  async attachFiles(sessionId: string, files: readonly IncomingFile[]): Promise<SavedFile[]> {
+    const saved: SavedFile[] = [];
+    for (const file of files) {
+      const staged = await this.stageFile(sessionId, Readable.from([file.data]));
+      saved.push(await staged.commit(file.name));
+    }
+    return saved;
+  }
+
+  async stageFile(sessionId: string, stream: Readable): Promise<StagedUpload> {
+    return stageUpload(await sessionFolder(this.options.filesDirectory, sessionId), stream);
+  }
+
+  send(sessionId: string, input: UserInput): SendResult {
+    return this.runs.send(sessionId, input);
+  }
+
   async sendWhenIdle(sessionId: string, input: UserInput): Promise<TurnOutcome> {
     for (;;) {
-      const sent = this.agent.send(sessionId, input);
+      const sent = this.runs.send(sessionId, input);
       if (sent.ok) return sent.outcome;
-      await this.agent.whenIdle(sessionId);
+      await this.runs.whenIdle(sessionId);
       // The turn's promise may settle a moment before its run is released.
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
   regenerate(sessionId: string): SendResult {
-    return this.agent.regenerate(sessionId);
+    return this.runs.regenerate(sessionId);
   }
 
   edit(sessionId: string, messageId: number, content: string): SendResult {
-    return this.agent.edit(sessionId, messageId, content);
+    return this.runs.edit(sessionId, messageId, content);
   }
 
-  /** Stops the session's run; false when it had none. */
   stop(sessionId: string): boolean {
-    return this.agent.stop(sessionId);
+    return this.runs.stop(sessionId);
   }
 
   whenIdle(sessionId: string): Promise<void> {
-    return this.agent.whenIdle(sessionId);
+    return this.runs.whenIdle(sessionId);
   }
 
   isRunning(sessionId: string): boolean {
-    return this.agent.isRunning(sessionId);
+    return this.runs.isRunning(sessionId);
   }
 
-  /** Every event of the session's runs, from the current run's start on; returns the unfollow. */
   follow(sessionId: string, listener: EventListener): () => void {
-    return this.agent.subscribe(sessionId, listener);
+    return this.runs.subscribe(sessionId, listener);
   }
 
-  /** The person's decision on a waiting call, and where it was made (`via`: page, rest, a channel's id); false when nothing of that id waits. */
   decide(sessionId: string, callId: string, decision: Decision): boolean {
-    return this.agent.decide(sessionId, callId, decision);
+    return this.options.approvals.decide(sessionId, callId, decision);
   }
 
-  /** Tells every open page that the session list changed. */
   announce(sessionId: string, change: 'created' | 'updated' | 'deleted'): void {
-    this.agent.sessionChanged(sessionId, change);
+    this.options.events.publish({ type: 'sessions_changed', session_id: sessionId, change });
+  }
+
+  private notFound(sessionId: string) {
+    return refusal('session_not_found', `No session with id ${sessionId}.`);
+  }
+
+  private unknownProfile(profileId: string) {
+    return refusal('unknown_profile', `Unknown profile "${profileId}". Known profiles: ${this.knownProfiles().join(', ')}.`);
   }
 }

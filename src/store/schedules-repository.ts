@@ -11,19 +11,24 @@ export type RunStatus = 'running' | 'ok' | 'error' | 'skipped' | 'stopped';
 /** A schedule's last status: a run's, or `queued` while its due run waits for a free place (SCHEDULER_MAX_CONCURRENT; never stored). */
 export type ScheduleStatus = RunStatus | 'queued';
 
-export interface Schedule {
+/** A schedule as stored; its session is found by its key (the scheduler's), not kept here. */
+export interface StoredSchedule {
   id: string;
   name: string;
   prompt: string;
   timing: ScheduleTiming;
   timezone: string;
   profileId: string;
-  sessionId: string | null;
   enabled: boolean;
   createdAt: string;
   nextRunAt: string | null;
   lastRunAt: string | null;
   lastStatus: ScheduleStatus | null;
+}
+
+export interface Schedule extends StoredSchedule {
+  /** The session its runs go to (the one its key `schedule:<id>` leads to); null before its first run. */
+  sessionId: string | null;
 }
 
 export interface ScheduleRun {
@@ -36,7 +41,7 @@ export interface ScheduleRun {
   error: string | null;
 }
 
-export type ScheduleChanges = Partial<Pick<Schedule, 'name' | 'prompt' | 'timing' | 'timezone' | 'profileId' | 'sessionId' | 'enabled' | 'nextRunAt'>>;
+export type ScheduleChanges = Partial<Pick<StoredSchedule, 'name' | 'prompt' | 'timing' | 'timezone' | 'profileId' | 'enabled' | 'nextRunAt'>>;
 
 function timingFromRow(row: Selectable<SchedulesTable>): ScheduleTiming {
   if (row.cron !== null) return { cron: row.cron };
@@ -52,7 +57,7 @@ function timingColumns(timing: ScheduleTiming): Pick<SchedulesTable, 'cron' | 'e
   };
 }
 
-function fromRow(row: Selectable<SchedulesTable>): Schedule {
+function fromRow(row: Selectable<SchedulesTable>): StoredSchedule {
   return {
     id: row.id,
     name: row.name,
@@ -60,7 +65,6 @@ function fromRow(row: Selectable<SchedulesTable>): Schedule {
     timing: timingFromRow(row),
     timezone: row.timezone,
     profileId: row.profile_id,
-    sessionId: row.session_id,
     enabled: row.enabled === 1,
     createdAt: row.created_at,
     nextRunAt: row.next_run_at,
@@ -81,7 +85,7 @@ function runFromRow(row: Selectable<ScheduleRunsTable>): ScheduleRun {
   };
 }
 
-export async function insertSchedule(db: Db, schedule: Omit<Schedule, 'lastRunAt' | 'lastStatus'>): Promise<void> {
+export async function insertSchedule(db: Db, schedule: Omit<StoredSchedule, 'lastRunAt' | 'lastStatus'>): Promise<void> {
   await db
     .insertInto('schedules')
     .values({
@@ -91,7 +95,6 @@ export async function insertSchedule(db: Db, schedule: Omit<Schedule, 'lastRunAt
       ...timingColumns(schedule.timing),
       timezone: schedule.timezone,
       profile_id: schedule.profileId,
-      session_id: schedule.sessionId,
       enabled: schedule.enabled ? 1 : 0,
       created_at: schedule.createdAt,
       next_run_at: schedule.nextRunAt,
@@ -101,7 +104,7 @@ export async function insertSchedule(db: Db, schedule: Omit<Schedule, 'lastRunAt
     .execute();
 }
 
-export async function listSchedules(db: Db): Promise<Schedule[]> {
+export async function listSchedules(db: Db): Promise<StoredSchedule[]> {
   const rows = await db.selectFrom('schedules').selectAll().orderBy('created_at').orderBy('id').execute();
   return rows.map(fromRow);
 }
@@ -113,7 +116,6 @@ export async function updateSchedule(db: Db, id: string, changes: ScheduleChange
     ...(changes.timing !== undefined && timingColumns(changes.timing)),
     ...(changes.timezone !== undefined && { timezone: changes.timezone }),
     ...(changes.profileId !== undefined && { profile_id: changes.profileId }),
-    ...(changes.sessionId !== undefined && { session_id: changes.sessionId }),
     ...(changes.enabled !== undefined && { enabled: changes.enabled ? 1 : 0 }),
     ...(changes.nextRunAt !== undefined && { next_run_at: changes.nextRunAt }),
   };

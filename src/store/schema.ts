@@ -121,7 +121,6 @@ export interface SchedulesTable {
   at: string | null;
   timezone: string;
   profile_id: string;
-  session_id: string | null;
   enabled: number;
   created_at: string;
   next_run_at: string | null;

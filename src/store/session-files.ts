@@ -40,6 +40,12 @@ export async function sessionFolder(root: string, sessionId: string): Promise<st
   return folder;
 }
 
+/** Removes a session's files folder with everything in it (the session is deleted); nothing happens when there is none. */
+export async function removeSessionFolder(root: string, sessionId: string): Promise<void> {
+  if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new Error(`Invalid session id for a files folder: ${sessionId}`);
+  await rm(path.resolve(root, sessionId), { recursive: true, force: true });
+}
+
 /**
  * A file name safe to create inside a folder: the client name's last path segment without
  * control characters or leading dots, clipped to a safe length with its extension kept; `file` when nothing is left.

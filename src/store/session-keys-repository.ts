@@ -14,3 +14,19 @@ export async function bindSessionKey(db: Db, key: string, sessionId: string): Pr
     .onConflict((conflict) => conflict.column('key').doUpdateSet({ session_id: sessionId }))
     .execute();
 }
+
+/** Unbinds the key: the next find-or-create by it makes a new session. */
+export async function unbindSessionKey(db: Db, key: string): Promise<void> {
+  await db.deleteFrom('session_keys').where('key', '=', key).execute();
+}
+
+/** Every key starting with `prefix` and the session it leads to (the scheduler's `schedule:` keys at start). */
+export async function listKeyedSessions(db: Db, prefix: string): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('session_keys')
+    .select(['key', 'session_id'])
+    .where('key', '>=', prefix)
+    .where('key', '<', `${prefix}\u{10FFFF}`)
+    .execute();
+  return new Map(rows.map((row) => [row.key, row.session_id]));
+}

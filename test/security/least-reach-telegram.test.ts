@@ -163,7 +163,7 @@ describe('Telegram sessions: a chat lists and continues only its own', () => {
     const hearth = await startHearth();
     cleanups.push(() => hearth.close());
     const service = hearth.app.sessions;
-    const sessions = sessionServiceSessions(service, `${hearth.dataDir}/session-files`);
+    const sessions = sessionServiceSessions(service);
     const talk = async (sessionId: string, text: string) => {
       hearth.llm.script({ content: 'Noted.' });
       const sent = service.send(sessionId, { content: text });

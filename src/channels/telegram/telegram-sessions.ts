@@ -1,6 +1,4 @@
-import { Readable } from 'node:stream';
-import type { SessionService } from '../../sessions/session-service.ts';
-import { sessionFolder, stageUpload } from '../../store/session-files.ts';
+import type { Sessions } from '../../sessions/sessions.ts';
 import type { ReceivedFile, TelegramSessions } from './telegram-port.ts';
 
 /** The key that leads from a private chat to its session, remembered across restarts. */
@@ -27,7 +25,7 @@ const busyReason = 'Still answering your last message: wait for it, or /stop it.
  * (found by its key, made with the Telegram mark when there is none), photos sent as images,
  * documents and voice notes saved into the session's files folder and named to the model.
  */
-export function sessionServiceSessions(service: SessionService, filesDirectory: string): TelegramSessions {
+export function sessionServiceSessions(service: Sessions): TelegramSessions {
   const markOwned = (chatId: number, sessionId: string) => service.bindKey(chatOwnedKey(chatId, sessionId), sessionId);
   const markedOwn = async (chatId: number, sessionId: string): Promise<boolean> => (await service.findByKey(chatOwnedKey(chatId, sessionId)))?.id === sessionId;
   // The chat's current session is its own even unmarked: bound before Hearth marked them.
@@ -61,7 +59,7 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
     },
     async send(sessionId, text, files, forwarded) {
       const images = files.filter((file) => file.kind === 'photo').map((file) => `data:${file.mimeType};base64,${file.data.toString('base64')}`);
-      const saved = await saveFiles(filesDirectory, sessionId, files.filter((file) => file.kind !== 'photo'));
+      const saved = (await service.attachFiles(sessionId, files.filter((file) => file.kind !== 'photo'))).map(({ name, path }) => ({ name, path }));
       const content = text !== '' ? text : files.length > 0 ? describeFiles(files) : '';
       const sent = service.send(sessionId, {
         content,
@@ -85,9 +83,8 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
       const session = await service.find(sessionId);
       if (!session) return { ok: false, reason: 'This chat has no session yet.' };
       if (id === undefined) return { ok: true, id: session.profileId, name: service.profileName(session.profileId) };
-      const switched = await service.switchProfile(sessionId, id);
+      const switched = await service.switchProfile(sessionId, id, 'user');
       if (!switched.ok) return { ok: false, reason: switched.message };
-      service.announce(sessionId, 'updated');
       return { ok: true, id, name: service.profileName(id) };
     },
     async recentSessions(chatId) {
@@ -110,16 +107,4 @@ export function sessionServiceSessions(service: SessionService, filesDirectory: 
 function describeFiles(files: ReceivedFile[]): string {
   const kinds = files.map((file) => (file.kind === 'photo' ? 'a photo' : file.kind === 'voice' ? 'a voice note' : `the document ${file.name}`));
   return `(sent ${kinds.join(', ')})`;
-}
-
-async function saveFiles(root: string, sessionId: string, files: ReceivedFile[]): Promise<Array<{ name: string; path: string }>> {
-  if (files.length === 0) return [];
-  const folder = await sessionFolder(root, sessionId);
-  const saved: Array<{ name: string; path: string }> = [];
-  for (const file of files) {
-    const staged = await stageUpload(folder, Readable.from([file.data]));
-    const { name, path } = await staged.commit(file.name);
-    saved.push({ name, path });
-  }
-  return saved;
 }

@@ -3,8 +3,8 @@ import type { Jail } from '../../jail/jail.ts';
 import type { HomeAssistant } from '../../integrations/home-assistant/home-assistant.ts';
 import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
-import { findSession } from '../../store/sessions-repository.ts';
 import { ToolRegistry } from '../tool-registry.ts';
+import type { ToolSessions } from '../tool-sessions.ts';
 import type { ToolSwitches } from '../user-tools/tool-switches.ts';
 import type { UserToolManager } from '../user-tools/user-tool-manager.ts';
 import { createCodeExecTool } from './code-exec.ts';
@@ -55,6 +55,8 @@ export interface BuiltinToolDependencies {
   homeAssistant?: HomeAssistant;
   /** The MQTT broker connection for the mqtt tool; without it the tool says how to configure one. */
   mqtt?: MqttBroker;
+  /** The session service, for switch_profile, and for the profile of a call's session; built with the server, after the registry, so it is read when a tool runs. */
+  sessions?: () => ToolSessions | undefined;
   /** The scheduler, for the schedule tool; it is built with the server, after the registry, so it is read when the tool runs. */
   schedules?: () => ScheduleBook | undefined;
 }
@@ -62,11 +64,12 @@ export interface BuiltinToolDependencies {
 /** A registry holding every built-in tool. */
 export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry {
   const { db, config, profiles } = deps;
+  const sessions = deps.sessions ?? (() => undefined);
   const selfAddress = deps.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const network = createNetworkGuard({ blockPrivate: config.HTTP_BLOCK_PRIVATE, selfAddress });
   const registry = new ToolRegistry([
     createScratchpadTool(db, async (context) => {
-      const session = await findSession(db, context.parentSessionId ?? context.sessionId);
+      const session = await sessions()?.find(context.parentSessionId ?? context.sessionId);
       return (session && profiles.get(session.profileId)?.scratchpad_sections) ?? [];
     }),
     createTodoTool(db),
@@ -78,14 +81,14 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createHttpRequestTool({ network }),
     createWebSearchTool({ config, network }),
     createWebViewTool({ network }),
-    createSwitchProfileTool({ db, profiles }),
+    createSwitchProfileTool({ sessions, profiles }),
     createSpawnAgentTool(deps.runSubagent),
     createMemorySearchTool(db),
     createMemorySaveTool(db, deps.onMemoryChanged),
     createMemoryForgetTool(db, deps.onMemoryChanged),
     createHomeAssistantTool(deps.homeAssistant),
     createMqttTool(deps.mqtt),
-    createScheduleTool({ db, schedules: deps.schedules ?? (() => undefined) }),
+    createScheduleTool({ sessions, schedules: deps.schedules ?? (() => undefined) }),
   ]);
   const userTools = deps.userTools ?? (() => undefined);
   registry.addBuiltins([

@@ -3,10 +3,9 @@ import type { Clock } from '../../time/clock.ts';
 import { describeInstant, withZoneOffset } from '../../time/local-time.ts';
 import type { ScheduleFields } from '../../time/schedule-input.ts';
 import { nextRuns, type Checked } from '../../time/schedule-times.ts';
-import type { Db } from '../../store/database.ts';
 import type { Schedule } from '../../store/schedules-repository.ts';
-import { findSession } from '../../store/sessions-repository.ts';
 import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
+import type { ToolSessions } from '../tool-sessions.ts';
 import { toolFailure } from '../../failure.ts';
 
 /** What the schedule tool needs of the scheduler (the server's Scheduler is one). */
@@ -57,10 +56,10 @@ function describe(schedule: Schedule, now: Date): string {
 }
 
 /** The agent's own schedules (README: Schedules, reminders and notifications): reminders and recurring jobs that run as whole turns. */
-export function createScheduleTool(deps: { db: Db; schedules: () => ScheduleBook | undefined }): Tool<ScheduleArguments> {
+export function createScheduleTool(deps: { sessions: () => ToolSessions | undefined; schedules: () => ScheduleBook | undefined }): Tool<ScheduleArguments> {
   /** The profile a schedule is created for: the session's unless the model names another (which is asked about first). */
   async function targetProfile(args: ScheduleArguments, context: ToolContext): Promise<string | undefined> {
-    return args.profile ?? context.sessionProfileId ?? (await findSession(deps.db, context.parentSessionId ?? context.sessionId))?.profileId;
+    return args.profile ?? context.sessionProfileId ?? (await deps.sessions()?.find(context.parentSessionId ?? context.sessionId))?.profileId;
   }
 
   async function create(book: ScheduleBook, args: ScheduleArguments, context: ToolContext): Promise<ToolOutput> {

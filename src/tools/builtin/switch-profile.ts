@@ -1,14 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
-import type { Db } from '../../store/database.ts';
-import { appendProfileMarker } from '../../store/profile-markers.ts';
-import { findSession, updateSession } from '../../store/sessions-repository.ts';
 import type { Tool } from '../tool.ts';
+import type { ToolSessions } from '../tool-sessions.ts';
+import { toolFailure } from '../../failure.ts';
 
 const parameters = Type.Object({ profile_id: Type.String({ description: 'Profile to switch to' }) }, { additionalProperties: false });
 
-export function createSwitchProfileTool(options: { db: Db; profiles: ProfileRegistry }): Tool<Static<typeof parameters>> {
-  const { db, profiles } = options;
+/** `sessions` is read when the tool runs: the app's session service is built after the tools. */
+export function createSwitchProfileTool(options: { sessions: () => ToolSessions | undefined; profiles: ProfileRegistry }): Tool<Static<typeof parameters>> {
+  const { profiles } = options;
   const known = () => profiles.list().map((profile) => `${profile.id} (${profile.name})`).join(', ');
   return {
     name: 'switch_profile',
@@ -26,12 +26,11 @@ export function createSwitchProfileTool(options: { db: Db; profiles: ProfileRegi
       if (context.isSubagent) return { output: 'A sub-agent cannot switch profiles; finish the task with the tools you have.', success: false };
       const profile = profiles.get(profileId);
       if (!profile) return { output: `There is no profile "${profileId}". Profiles: ${known()}.`, success: false };
-      const session = await findSession(db, context.sessionId);
-      if (!session) return { output: 'This conversation no longer exists.', success: false };
-      if (session.profileId === profile.id) return `Already using the ${profile.name} profile.`;
-      await updateSession(db, context.sessionId, { profileId: profile.id });
-      await appendProfileMarker(db, context.sessionId, { profile_id: profile.id, profile_name: profile.name, by: 'agent' });
-      context.emit({ type: 'profile_switched', profile_id: profile.id, profile_name: profile.name });
+      const sessions = options.sessions();
+      if (!sessions) return toolFailure('Sessions are not available here, so the profile cannot be switched.');
+      const switched = await sessions.switchProfile(context.sessionId, profile.id, 'agent');
+      if (!switched.ok) return toolFailure(switched.code === 'session_not_found' ? 'This conversation no longer exists.' : switched.message);
+      if (!switched.switched) return `Already using the ${profile.name} profile.`;
       return `Switched to the ${profile.name} profile. Its instructions and tools apply from your next step.`;
     },
   };

@@ -1,0 +1,118 @@
+import type { Readable } from 'node:stream';
+import type { SendResult } from '../agent/agent-runs.ts';
+import type { Decision } from '../agent/approval-gate.ts';
+import type { EventListener } from '../agent/run-hub.ts';
+import type { TurnOutcome, UserInput } from '../agent/turn.ts';
+import type { Refusal } from '../failure.ts';
+import type { Message } from '../store/message.ts';
+import type { SavedFile, StagedUpload } from '../store/session-files.ts';
+import type { Session } from '../store/sessions-repository.ts';
+
+export type { Message, SavedFile, SendResult, Session, StagedUpload };
+
+/** A new session is announced to open pages (sessions_changed `created`) by its first stored message, whoever made it. */
+export interface NewSession {
+  /** The default profile when absent. */
+  profileId?: string;
+  /** A title the person (or a schedule's name) gave: it is kept, never replaced by the one made from the first message. */
+  title?: string;
+  /** The channel the session comes from (`telegram`): the page shows its mark. */
+  origin?: string;
+}
+
+/** What the person may change of a session (PATCH /sessions/:id); absent fields stay as they are. */
+export interface SessionUpdate {
+  title?: string;
+  pinned?: boolean;
+  /** The model this session's turns use; null returns to the profile's. */
+  model?: string | null;
+  /** Switched as `switchProfile(id, profileId, 'user')` does. */
+  profileId?: string;
+}
+
+/** Who moved a session to another profile: the person (page, REST, a channel) or the model (`switch_profile`). */
+export type SwitchedBy = 'user' | 'agent';
+
+export type SessionRefusal = Refusal<'session_not_found' | 'unknown_profile'>;
+export type SessionResult = { ok: true; session: Session } | ({ ok: false } & SessionRefusal);
+/** `switched` is false when the session had that profile already (nothing was written). */
+export type SwitchedProfile = { ok: true; session: Session; switched: boolean } | ({ ok: false } & SessionRefusal);
+export type CreatedSession = { ok: true; session: Session } | ({ ok: false } & Refusal<'unknown_profile'>);
+
+/** A file handed to a session: a channel's download or an upload's bytes. */
+export interface IncomingFile {
+  /** The name it came with; the saved file gets a safe, unused one from it. */
+  name: string;
+  data: Buffer;
+}
+
+/** Which of a session's two message lists: what the page shows, or what the model is sent. */
+export type MessageList = 'display' | 'context';
+
+/**
+ * Sessions as everyone who drives them sees them — routes, the page's socket, channels, the
+ * scheduler and heartbeats: the whole life of a session (create or find, also by an outside key
+ * such as `telegram:<chat id>`; list, read, change, delete; files; profile) and its runs (send,
+ * stop, wait, follow, decide its waiting approvals). `SessionService` is the implementation.
+ */
+export interface Sessions {
+  readonly defaultProfileId: string;
+  hasProfile(profileId: string): boolean;
+  /** The profile ids a session may take, for messages that name them. */
+  knownProfiles(): string[];
+  /** The profile's display name, or its id when it has none. */
+  profileName(profileId: string): string;
+
+  find(sessionId: string): Promise<Session | undefined>;
+  /** Every session, for the page's list. */
+  list(): Promise<Session[]>;
+  /** The most recently active sessions with a message, newest first; only a channel's (`origin: 'telegram'`) when given. */
+  recent(options?: { origin?: string; limit?: number }): Promise<Session[]>;
+  /** A session's messages, images as the URL a client loads each from. */
+  messages(sessionId: string, list: MessageList): Promise<Message[]>;
+  /** The file and media type of one of a session's stored images; undefined for a name that is not one. */
+  image(sessionId: string, name: string): { file: string; mediaType: string } | undefined;
+  /** The id of the session's last displayed message (0 when it has none), to drop what follows it later. */
+  lastDisplayMessageId(sessionId: string): Promise<number>;
+  /** Drops the displayed messages after `messageId` (a quiet heartbeat answer); the context keeps them. */
+  dropDisplayMessagesAfter(sessionId: string, messageId: number): Promise<void>;
+
+  create(request?: NewSession): Promise<CreatedSession>;
+  /** The session the key leads to, or undefined before it was bound or once that session is deleted. */
+  findByKey(key: string): Promise<Session | undefined>;
+  /** Points the key at a session; the next findOrCreate finds that one. */
+  bindKey(key: string, sessionId: string): Promise<void>;
+  /** The key leads nowhere any more; the next findOrCreate makes a new session. */
+  unbindKey(key: string): Promise<void>;
+  /** Every key starting with `prefix` and the session it leads to. */
+  keyedSessions(prefix: string): Promise<Map<string, string>>;
+  /** The session the key leads to; made (and bound to the key) when there is none, or when it was deleted. */
+  findOrCreate(key: string, request?: NewSession): Promise<CreatedSession>;
+  /** Changes title, pin, model and profile, announced once; nothing is changed when a field is refused. */
+  update(sessionId: string, changes: SessionUpdate): Promise<SessionResult>;
+  /** Gives the session another profile: one marker in its transcript, one `profile_switched` to whoever watches it. */
+  switchProfile(sessionId: string, profileId: string, by: SwitchedBy): Promise<SwitchedProfile>;
+  /** Stops its run, then removes its rows, files and images; false when there was no such session. */
+  delete(sessionId: string): Promise<boolean>;
+  /** Saves files into the session's folder under safe, unused names: what the model is told they are called and where. */
+  attachFiles(sessionId: string, files: readonly IncomingFile[]): Promise<SavedFile[]>;
+  /** Streams one upload into the session's folder, not yet named: the caller commits or discards it. */
+  stageFile(sessionId: string, stream: Readable): Promise<StagedUpload>;
+
+  /** Starts a turn in the background; `session_busy` while the session has one. `unattended` lets a person's model calls go first. */
+  send(sessionId: string, input: UserInput): SendResult;
+  /** Sends once the session's current turn (if any) has ended, and settles with the outcome. */
+  sendWhenIdle(sessionId: string, input: UserInput): Promise<TurnOutcome>;
+  regenerate(sessionId: string): SendResult;
+  edit(sessionId: string, messageId: number, content: string): SendResult;
+  /** Stops the session's run; false when it had none. */
+  stop(sessionId: string): boolean;
+  whenIdle(sessionId: string): Promise<void>;
+  isRunning(sessionId: string): boolean;
+  /** Every event of the session's runs, from the current run's start on; returns the unfollow. */
+  follow(sessionId: string, listener: EventListener): () => void;
+  /** The person's decision on a waiting call, and where it was made (`via`: page, rest, a channel's id); false when nothing of that id waits. */
+  decide(sessionId: string, callId: string, decision: Decision): boolean;
+  /** Tells every open page that the session list changed. */
+  announce(sessionId: string, change: 'created' | 'updated' | 'deleted'): void;
+}
