@@ -10,7 +10,7 @@ import { pressedWhereSent } from '../src/channels/telegram/button-press.ts';
 import { startTelegramBotApi, type TelegramBotApi, type Update } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 
-// The channel draft against the Bot API stand-in, with sessions played by the test.
+// The channel against the Bot API stand-in, with sessions and the approval gate played by the test.
 
 const ada = 4_242_001;
 const bob = 4_242_002;
@@ -121,7 +121,7 @@ function startChannel(overrides: Partial<TelegramChannelOptions> = {}): Telegram
   return channel;
 }
 
-describe('TelegramChannel (draft)', () => {
+describe('TelegramChannel', () => {
   it('connects by long polling after deleteWebhook, with its commands registered', async () => {
     const channel = startChannel();
     await waitUntil(() => channel.status.state === 'connected');
@@ -210,17 +210,17 @@ describe('TelegramChannel (draft)', () => {
     await waitUntil(() => sessions.sent.length === 1);
     const sessionId = `session-${ada}`;
     sessions.waiting.add('call_7_0');
-    sessions.emit(sessionId, {
-      type: 'approval_required', call_id: 'call_7_0', tool: 'terminal', args: {}, subject: 'rm -rf build', reason: 'not read-only', expires_at: '', is_subagent: false,
-    });
+    const summary = { session_id: sessionId, call_id: 'call_7_0', tool: 'terminal', subject: 'rm -rf build', expires_at: '' };
+    void channel.presentApproval(summary, { reason: 'not read-only', is_subagent: false });
     const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('rm -rf build')));
+    expect(approval.text).toContain('Why: not read-only');
     const buttons = approval.replyMarkup!.inline_keyboard!.flat();
     expect(buttons.map((button) => button.text)).toEqual(['Allow once', 'Allow for this chat', 'Deny']);
     const press = api.pressButton(ada, approval.message_id, buttons[2]!.callback_data!, { firstName: 'Ada' });
     await waitUntil(() => sessions.decisions.length === 1);
     expect(sessions.decisions[0]).toMatchObject({ callId: 'call_7_0', decision: 'deny', remember: 'once' });
     await waitUntil(() => api.callbackAnswers.has((press.callback_query as { id: string }).id));
-    sessions.emit(sessionId, { type: 'approval_resolved', call_id: 'call_7_0', decision: 'deny', by: 'user', remember: 'once' });
+    void channel.approvalResolved(summary, { decision: 'deny', by: 'user', remember: 'once', via: 'telegram' });
     await waitUntil(() => api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Denied by Ada'));
     expect(api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.replyMarkup).toBeUndefined();
 
@@ -236,24 +236,29 @@ describe('TelegramChannel (draft)', () => {
     api.sendText(ada, 'go');
     await waitUntil(() => sessions.sent.length === 1);
     const sessionId = `session-${ada}`;
-    sessions.emit(sessionId, { type: 'approval_required', call_id: 'c1', tool: 'file_write', args: {}, subject: '/tmp/x', reason: '', expires_at: '', is_subagent: false });
+    const summary = { session_id: sessionId, call_id: 'c1', tool: 'file_write', subject: '/tmp/x', expires_at: '' };
+    void channel.presentApproval(summary, { reason: '', is_subagent: false });
     const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('/tmp/x')));
-    sessions.emit(sessionId, { type: 'approval_resolved', call_id: 'c1', decision: 'allow', by: 'user', remember: 'session' });
+    void channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'session', via: 'page' });
     await waitUntil(() => api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed for this chat from the page'));
   });
 
-  it('presents an approval the gate reports for its chat\'s session once, however many tell of it, and shows a page decision', async () => {
+  it('presents an approval the gate reports for its chat\'s session once, not again for the session\'s own event of it, and shows a page decision', async () => {
     const channel = startChannel();
     await waitUntil(() => channel.status.state === 'connected');
     api.sendText(ada, 'go');
     await waitUntil(() => sessions.sent.length === 1);
     const summary = { session_id: `session-${ada}`, call_id: 'c9', tool: 'terminal', subject: 'make deploy', expires_at: '' };
+    const details = { reason: 'asks', is_subagent: false };
     await Promise.all([
-      channel.presentApproval(summary),
-      channel.presentApproval({ ...summary, session_id: 'some-page-session', call_id: 'c10' }),
+      channel.presentApproval(summary, details),
+      channel.presentApproval({ ...summary, session_id: 'some-page-session', call_id: 'c10' }, details),
     ]);
-    sessions.emit(summary.session_id, { type: 'approval_required', ...summary, args: {}, reason: 'asks', is_subagent: false });
-    await channel.presentApproval(summary);
+    sessions.emit(summary.session_id, { type: 'approval_required', ...summary, args: {}, ...details });
+    // An answer after it, so that a card sent for the session's event would be there by now.
+    sessions.emit(summary.session_id, { type: 'stream_start' });
+    sessions.emit(summary.session_id, { type: 'stream_end', content: 'Waiting for you.', length: 16, context_tokens: 1, max_context_tokens: 2 });
+    await waitUntil(() => api.botMessages(ada).some((message) => message.text === 'Waiting for you.'));
     expect(api.botMessages(ada).filter((message) => message.text.includes('make deploy'))).toHaveLength(1);
     const approval = api.botMessages(ada).find((message) => message.text.includes('make deploy'))!;
     await channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'once', via: 'page' });
@@ -278,20 +283,18 @@ describe('TelegramChannel: a button counts only from the chat and message it was
     return (await waitUntil(() => api.botMessages(userId)[before])).message_id;
   }
 
-  async function adaApproval() {
+  async function adaApproval(channel: TelegramChannel) {
     api.sendText(ada, 'clean up', { firstName: 'Ada' });
     await waitUntil(() => sessions.sent.length === 1);
     sessions.waiting.add('call_9_0');
-    sessions.emit(`session-${ada}`, {
-      type: 'approval_required', call_id: 'call_9_0', tool: 'terminal', args: {}, subject: 'rm -rf build', reason: '', expires_at: '', is_subagent: false,
-    });
+    void channel.presentApproval({ session_id: `session-${ada}`, call_id: 'call_9_0', tool: 'terminal', subject: 'rm -rf build', expires_at: '' }, { reason: '', is_subagent: false });
     const card = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('rm -rf build')));
     return { card, allowOnce: card.replyMarkup!.inline_keyboard!.flat()[0]!.callback_data! };
   }
 
   it('another person\'s press of an approval\'s data in their own chat is refused, answered, logged, and leaves the approval waiting', async () => {
-    await twoPeople();
-    const { card, allowOnce } = await adaApproval();
+    const channel = await twoPeople();
+    const { card, allowOnce } = await adaApproval(channel);
     const bobsMessage = await plainMessage(bob);
     const press = api.pressButton(bob, bobsMessage, allowOnce, { firstName: 'Bob' });
     expect((await answerTo(press)).text).toBe('This button is not on that approval: it can be decided only where it was asked.');
@@ -311,8 +314,8 @@ describe('TelegramChannel: a button counts only from the chat and message it was
   });
 
   it('the approval\'s data pressed on another message of the same chat is refused too', async () => {
-    await twoPeople();
-    const { allowOnce } = await adaApproval();
+    const channel = await twoPeople();
+    const { allowOnce } = await adaApproval(channel);
     const other = await plainMessage(ada);
     expect((await answerTo(api.pressButton(ada, other, allowOnce))).text).toMatch(/not on that approval/);
     expect(sessions.decisions).toEqual([]);

@@ -1,4 +1,4 @@
-import type { ApprovalResolution } from '../agent/approval-gate.ts';
+import type { ApprovalDetails, ApprovalResolution } from '../agent/approval-gate.ts';
 import type { HearthEvent, PendingApprovalSummary } from '../events/hearth-events.ts';
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
@@ -34,8 +34,11 @@ export interface Channel {
   stop(): Promise<void>;
   /** A notification was raised (a finished schedule, a heartbeat finding, an approval nobody watches). */
   deliverNotification(notification: ChannelNotification): void | Promise<void>;
-  /** A call waits for a decision, in any session: the channel presents those it should (its own sessions', say). */
-  presentApproval(approval: ChannelApproval): void | Promise<void>;
+  /**
+   * A call waits for a decision, in any session: the channel presents those it should (its own sessions', say).
+   * This is a channel's one source of approvals: it ignores `approval_required` and `approval_resolved` on the sessions it follows.
+   */
+  presentApproval(approval: ChannelApproval, details: ApprovalDetails): void | Promise<void>;
   /** A waiting call was settled: by the person (`by: 'user'`, `via`: `page`, `rest` or a channel's id), a timeout or a stop. */
   approvalResolved(approval: ChannelApproval, resolution: ApprovalResolution): void | Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { ApprovalGate, ApprovalResolution } from '../agent/approval-gate.ts';
+import type { ApprovalDetails, ApprovalGate, ApprovalResolution } from '../agent/approval-gate.ts';
 import type { HearthEventHub, PendingApprovalSummary } from '../events/hearth-events.ts';
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
@@ -41,7 +41,8 @@ export class Channels {
         this.tellEach('deliverNotification', (channel) => channel.deliverNotification(notification));
       }),
     );
-    const onRequired = (approval: PendingApprovalSummary) => this.tellEach('presentApproval', (channel) => channel.presentApproval(approval));
+    const onRequired = (approval: PendingApprovalSummary, details: ApprovalDetails) =>
+      this.tellEach('presentApproval', (channel) => channel.presentApproval(approval, details));
     const onResolved = (approval: PendingApprovalSummary, resolution: ApprovalResolution) =>
       this.tellEach('approvalResolved', (channel) => channel.approvalResolved(approval, resolution));
     approvals.on('required', onRequired);
