@@ -62,6 +62,7 @@ import { createToolRegistry } from './tools/builtin/index.ts';
 import { SelfAddress } from './tools/builtin/http/self-address.ts';
 import { McpServers } from './tools/mcp/mcp-servers.ts';
 import { endLeftoverProcesses } from './tools/process-markers.ts';
+import { waitForToolSources } from './tools/tool-sources-ready.ts';
 import { ToolSwitches } from './tools/user-tools/tool-switches.ts';
 import { UserToolManager } from './tools/user-tools/user-tool-manager.ts';
 import { version } from './version.ts';
@@ -70,6 +71,12 @@ import { version } from './version.ts';
 const publicDir = fileURLToPath(new URL('../public', import.meta.url));
 
 export type AppDependencies = AgentDependencies & {
+  /** The user tools of TOOLS_DIR, a source of tools loaded in the background after start. */
+  userTools: UserToolManager;
+  /** The MCP servers of MCP_CONFIG_FILE, each a source of tools (started once the server listens). */
+  mcp: McpServers;
+  /** Which user and MCP tools are switched on (TOOLS_DIR/enabled.json). */
+  toolSwitches: ToolSwitches;
   /** Long-term memory: background extraction, the summary, the facts. */
   memory: MemoryService;
   /** Where the server listens (filled once it does), so the network tools refuse to call it. */
@@ -177,6 +184,8 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     jail,
   });
   services.add({ name: 'user tools', close: () => userTools.close() });
+  // A turn that starts while they still load or connect waits for their tools (registry.ready()).
+  waitForToolSources(tools, { userTools, mcp });
   const backendStatus = overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config));
   services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
   backends.on('call', (outcome) => backendStatus.observeCall(outcome));

@@ -8,7 +8,8 @@ import { RunHub } from './run-hub.ts';
 import type { AgentDependencies } from './dependencies.ts';
 import type { AgentRuns, SendResult } from './agent-runs.ts';
 import { notifyUnwatchedApprovals } from './unwatched-approvals.ts';
-import { runTurn, type SessionBackgroundWork, type TurnOutcome, type TurnRequest, type UserInput } from './turn.ts';
+import { runTurn, type SessionBackgroundWork, type TurnOutcome, type TurnPorts, type TurnRequest, type UserInput } from './turn.ts';
+import { turnPorts } from './turn-ports.ts';
 import { messageOf } from '../failure.ts';
 
 interface BackgroundTask {
@@ -33,12 +34,15 @@ export class Agent implements AgentRuns {
 
   /** The app-wide hub (README: The events socket): the agent announces sessions, profiles, tools and approvals on it. */
   private readonly events: HearthEventHub;
+  /** What each turn runs on, made once from the dependencies. */
+  private readonly ports: TurnPorts;
 
   constructor(
     private readonly deps: AgentDependencies,
     hubs: AgentHubs,
   ) {
     this.events = hubs.events;
+    this.ports = turnPorts(deps);
     deps.approvals.on('changed', () => this.events.publish({ type: 'approvals_changed', pending: deps.approvals.pending() }));
     this.sessionUnwatched = notifyUnwatchedApprovals({ db: deps.db, approvals: deps.approvals, notifications: hubs.notifications, isWatched: (sessionId) => this.hub.isWatched(sessionId), logger: deps.logger });
   }
@@ -67,7 +71,7 @@ export class Agent implements AgentRuns {
       lane: request.type === 'message' && request.input.unattended ? 'background' : 'interactive',
       onQueued: (queued) => started.emit({ type: 'run_status', status: queued ? 'queued' : 'running' }),
     };
-    const turn = () => runTurn(sessionId, request, this.deps, context, background, (change) => this.sessionChanged(sessionId, change));
+    const turn = () => runTurn(sessionId, request, this.ports, context, background, (change) => this.sessionChanged(sessionId, change));
     const outcome = inCallLane(callLane, turn).catch((error: unknown) => {
       this.deps.logger.error({ err: error, sessionId }, 'turn failed');
       const message = `Internal error: ${messageOf(error)}`;

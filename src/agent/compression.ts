@@ -2,15 +2,16 @@
 // become one summary message; the display history is never touched.
 import type { Config } from '../config.ts';
 import type { ChatMessage, ToolDefinition } from '../llm/types.ts';
+import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
 import type { Message, NewMessage } from '../store/message.ts';
 import { listMessages, replaceContextPrefix } from '../store/messages-repository.ts';
 import { updateSession } from '../store/sessions-repository.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { definitionsOf, type RoundSetup } from './agent-loop.ts';
 import { isSummary, summaryLabel, turnStarts } from './context-turns.ts';
 import type { AgentEvent } from '../protocol/events.ts';
 import { characterCount, charactersPerToken, estimateRequestTokens, estimateTokens } from './token-estimate.ts';
-import type { AgentDependencies } from './dependencies.ts';
 import { messageOf } from '../failure.ts';
 
 /** How much of one message the summariser reads. */
@@ -222,7 +223,6 @@ export async function compressMessages(messages: readonly Message[], input: Comp
 
 export interface CompressionTrigger {
   sessionId: string;
-  deps: AgentDependencies;
   /** The turn's setup for the session (its backend, model and window). */
   setup: RoundSetup;
   /** What the context holds now, as last counted plus anything stored since (the new user message). */
@@ -231,8 +231,19 @@ export interface CompressionTrigger {
   signal: AbortSignal;
 }
 
+/** When compression is due (the CONTEXT_COMPRESSION_* settings). */
+export type CompressionSettings = Pick<Config, 'CONTEXT_COMPRESSION_ENABLED' | 'CONTEXT_COMPRESSION_THRESHOLD'>;
+
+/** What compressing a stored session works with: its rows, the settings, the log, and the tools (their schemas count against the window). */
+export interface CompressionSources {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  tools: ToolRegistry;
+}
+
 /** README: How a turn works: compression is due when `context_tokens ≥ num_ctx × threshold`, num_ctx being the backend's window. */
-export function needsCompression(config: Config, contextWindow: number, contextTokens: number): boolean {
+export function needsCompression(config: CompressionSettings, contextWindow: number, contextTokens: number): boolean {
   return config.CONTEXT_COMPRESSION_ENABLED && contextTokens >= contextWindow * config.CONTEXT_COMPRESSION_THRESHOLD;
 }
 
@@ -240,17 +251,17 @@ export function needsCompression(config: Config, contextWindow: number, contextT
  * Compresses when it is due. Never throws: a failure is logged
  * and the context stays as it was, so the turn goes on unaffected.
  */
-export async function compressIfNeeded(trigger: CompressionTrigger): Promise<CompressionOutcome | undefined> {
-  const { sessionId, deps, setup } = trigger;
-  const { config, logger } = deps;
+export async function compressIfNeeded(trigger: CompressionTrigger, sources: CompressionSources): Promise<CompressionOutcome | undefined> {
+  const { sessionId, setup } = trigger;
+  const { config, logger } = sources;
   if (!needsCompression(config, setup.contextWindow, trigger.contextTokens)) return undefined;
   try {
     const outcome = await compressContext({
-      db: deps.db,
+      db: sources.db,
       sessionId,
       config,
       setup,
-      tools: definitionsOf(setup.toolNames, deps.tools),
+      tools: definitionsOf(setup.toolNames, sources.tools),
       emit: trigger.emit,
       signal: trigger.signal,
     });

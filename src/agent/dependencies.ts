@@ -4,10 +4,7 @@ import type { Logger } from '../logger.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import type { Db } from '../store/database.ts';
 import type { MessageImages } from '../store/message-images.ts';
-import type { McpServers } from '../tools/mcp/mcp-servers.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
-import type { ToolSwitches } from '../tools/user-tools/tool-switches.ts';
-import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 import type { ApprovalGate } from './approval-gate.ts';
 
 /** What the agent layer is built from: `createDependencies` in app.ts makes one, tests make their own. */
@@ -19,11 +16,6 @@ export interface AgentDependencies {
   backends: BackendRegistry;
   persona: string;
   logger: Logger;
-  userTools: UserToolManager;
-  /** The MCP servers of MCP_CONFIG_FILE, each a source of tools (started once the server listens). */
-  mcp: McpServers;
-  /** Which user and MCP tools are switched on (TOOLS_DIR/enabled.json). */
-  toolSwitches: ToolSwitches;
   /** The long-term memory summary injected into every call, if there is one. */
   memorySummary: () => Promise<string | undefined>;
   /** The gate every tool call passes (README: Approvals). */

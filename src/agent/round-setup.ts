@@ -1,14 +1,28 @@
-import type { BackendPreference } from '../llm/backend-registry.ts';
+import type { BackendPreference, BackendRegistry } from '../llm/backend-registry.ts';
 import type { LlmError } from '../llm/types.ts';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
 import type { Profile } from '../profiles/profile.ts';
-import { findSession, type Session } from '../store/sessions-repository.ts';
+import type { ProfileRegistry } from '../profiles/profile-registry.ts';
+import type { Session } from '../store/sessions-repository.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { RoundSetup } from './agent-loop.ts';
 import { profileTools } from './profile-tools.ts';
 import { buildSystemPrompt } from './system-prompt.ts';
-import type { AgentDependencies } from './dependencies.ts';
 
 export type ProfileSetup = { ok: true; profile: Profile; setup: RoundSetup } | { ok: false; error: LlmError };
+
+/** A stored session as it was read for a call, with that call's setup. */
+export type SessionSetup = ProfileSetup & { session: Session | undefined };
+
+/** What a round's setup is made from. */
+export interface SetupSources {
+  profiles: ProfileRegistry;
+  backends: BackendRegistry;
+  tools: ToolRegistry;
+  persona: string;
+  /** The long-term memory summary, if there is one. */
+  memorySummary: () => Promise<string | undefined>;
+}
 
 /** Tools a sub-agent never gets: it cannot spawn further agents or change its parent's profile. */
 const parentOnlyTools = new Set(['spawn_agent', 'switch_profile']);
@@ -16,7 +30,7 @@ const parentOnlyTools = new Set(['spawn_agent', 'switch_profile']);
 /** Which backend, model, prompt and tools a call for this profile uses. */
 export function setupForProfile(
   profile: Profile,
-  deps: AgentDependencies,
+  sources: Pick<SetupSources, 'backends' | 'tools' | 'persona'>,
   options: {
     subagent?: boolean;
     memory?: string | undefined;
@@ -26,9 +40,9 @@ export function setupForProfile(
     sessionModel?: string | null;
   } = {},
 ): ProfileSetup {
-  const choice = deps.backends.choose(backendPreference(profile, options.sessionModel ?? null));
+  const choice = sources.backends.choose(backendPreference(profile, options.sessionModel ?? null));
   if (!choice.ok) return choice;
-  const toolNames = profileTools(profile, deps.tools)
+  const toolNames = profileTools(profile, sources.tools)
     .map((tool) => tool.name)
     .filter((name) => !(options.subagent && parentOnlyTools.has(name)));
   return {
@@ -38,7 +52,7 @@ export function setupForProfile(
       backend: choice.backend,
       model: choice.model,
       systemMessages: [
-        { role: 'system', content: buildSystemPrompt(deps.persona, profile) },
+        { role: 'system', content: buildSystemPrompt(sources.persona, profile) },
         ...(options.memory ? [{ role: 'system' as const, content: `## What I remember about the user\n\n${options.memory}` }] : []),
       ],
       toolNames,
@@ -62,28 +76,28 @@ function backendPreference(profile: Profile | undefined, sessionModel: string | 
 }
 
 /** The context window of the backend a stored session's turns go to (its context meter's maximum). */
-export function sessionContextWindow(session: Pick<Session, 'profileId' | 'model'>, deps: Pick<AgentDependencies, 'backends' | 'profiles'>): number {
-  return deps.backends.limits(backendPreference(deps.profiles.get(session.profileId), session.model)).contextWindow;
+export function sessionContextWindow(session: Pick<Session, 'profileId' | 'model'>, sources: Pick<SetupSources, 'backends' | 'profiles'>): number {
+  return sources.backends.limits(backendPreference(sources.profiles.get(session.profileId), session.model)).contextWindow;
 }
 
 /** The profile a stored session uses now (it may change mid-run through switch_profile). */
-export function profileNamed(profileId: string | undefined, deps: AgentDependencies): Profile | LlmError {
-  const profile = profileId === undefined ? undefined : deps.profiles.get(profileId);
-  return profile ?? { code: 'llm_error', message: `There is no profile "${profileId}". Profiles: ${deps.profiles.list().map((known) => known.id).join(', ')}.` };
+export function profileNamed(profileId: string | undefined, profiles: ProfileRegistry): Profile | LlmError {
+  const profile = profileId === undefined ? undefined : profiles.get(profileId);
+  return profile ?? { code: 'llm_error', message: `There is no profile "${profileId}". Profiles: ${profiles.list().map((known) => known.id).join(', ')}.` };
 }
 
 /**
- * The setup for a stored session's next call, with what is remembered about the user.
- * `runProfileId` is the profile the person chose when the run began: its approval rules
- * keep governing the run after the model switches profile, so a switch never loosens them.
+ * The setup for a stored session's next call (`session` as just read; undefined once it was
+ * deleted), with what is remembered about the user. `runProfileId` is the profile the person
+ * chose when the run began: its approval rules keep governing the run after the model switches
+ * profile, so a switch never loosens them.
  */
-export async function setupForSession(sessionId: string, deps: AgentDependencies, runProfileId?: string): Promise<ProfileSetup> {
-  const session = await findSession(deps.db, sessionId);
-  const profile = profileNamed(session?.profileId, deps);
+export async function setupForSession(session: Pick<Session, 'profileId' | 'model'> | undefined, sources: SetupSources, runProfileId?: string): Promise<ProfileSetup> {
+  const profile = profileNamed(session?.profileId, sources.profiles);
   if (!('prompt' in profile)) return { ok: false, error: profile };
-  const chosen = runProfileId === undefined || runProfileId === profile.id ? undefined : deps.profiles.get(runProfileId);
-  return setupForProfile(profile, deps, {
-    memory: await deps.memorySummary(),
+  const chosen = runProfileId === undefined || runProfileId === profile.id ? undefined : sources.profiles.get(runProfileId);
+  return setupForProfile(profile, sources, {
+    memory: await sources.memorySummary(),
     sessionModel: session?.model ?? null,
     ...(chosen && { governingPolicies: [chosen.approvals] }),
   });

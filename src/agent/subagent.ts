@@ -6,19 +6,22 @@ import type { SubagentRunner } from '../tools/builtin/spawn-agent.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import { defaultToolTimeoutMs, runAgentLoop, type Conversation } from './agent-loop.ts';
 import { outsideReadingOf } from './outside-content.ts';
-import { profileNamed, setupForProfile } from './round-setup.ts';
+import { profileNamed, setupForProfile, type SetupSources } from './round-setup.ts';
 import type { AgentDependencies } from './dependencies.ts';
+
+/** What the sub-agent runner uses: the setup's sources, the gate, MAX_ANSWER_CHARS, and the database for the parent's profile and the sub-agent's work state. */
+export type SubagentDependencies = SetupSources & Pick<AgentDependencies, 'db' | 'approvals'> & { config: Pick<AgentDependencies['config'], 'MAX_ANSWER_CHARS'> };
 
 /**
  * Sub-agents run in memory: no history but their task, their own scratchpad and todo
  * under `subagent_<12 hex>`, the parent's stop signal, events marked `is_subagent`.
  */
-export function createSubagentRunner(dependencies: () => AgentDependencies): SubagentRunner {
+export function createSubagentRunner(dependencies: () => SubagentDependencies): SubagentRunner {
   return async (task, profileId, parent) => {
     const deps = dependencies();
     if (parent.isSubagent) return { output: 'A sub-agent cannot spawn further agents; do the task yourself.', success: false };
     const session = await findSession(deps.db, parent.sessionId);
-    const profile = profileNamed(profileId ?? session?.profileId, deps);
+    const profile = profileNamed(profileId ?? session?.profileId, deps.profiles);
     if (!('prompt' in profile)) return { output: profile.message, success: false };
 
     // The task is the parent model's words, not the person's; what the parent read binds the sub-agent (context.outside).

@@ -1,23 +1,20 @@
 import { ownEventLoopTurn } from '../event-loop-turns.ts';
 import type { LlmError } from '../llm/types.ts';
-import type { Db } from '../store/database.ts';
+import type { Logger } from '../logger.ts';
 import type { NewMessage } from '../store/message.ts';
-import type { MessageImages } from '../store/message-images.ts';
-import { appendMessage, appendMessages, countMessages, listMessages } from '../store/messages-repository.ts';
-import { appendDraft, beginRun, clearDraft, endRun } from '../store/runs-repository.ts';
-import { findSession, setTitleIfUntitled, updateSession } from '../store/sessions-repository.ts';
 import type { ToolContext } from '../tools/tool.ts';
-import { defaultToolTimeoutMs, runAgentLoop, type Conversation, type LoopOutcome } from './agent-loop.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { runAgentLoop, type Conversation, type LoopOutcome } from './agent-loop.ts';
+import type { Authorization, AuthorizationRequest } from './approval-gate.ts';
 import { toChatMessage } from './chat-message.ts';
 import { withoutProvenance, wrapOutsideContent } from './outside-content.ts';
-import { compressIfNeeded, needsCompression } from './compression.ts';
-import type { AgentDependencies } from './dependencies.ts';
+import { needsCompression, type CompressionSettings, type CompressionTrigger } from './compression.ts';
 import { answerFields, type AgentEvent } from '../protocol/events.ts';
 import { runPlanning } from './planning.ts';
-import { applyRewind, planRewind, type RewindRefusal, type RewindRequest } from './rewind.ts';
-import { setupForSession, type ProfileSetup } from './round-setup.ts';
+import type { RewindRefusal, RewindRequest } from './rewind.ts';
+import type { ProfileSetup, SessionSetup } from './round-setup.ts';
 import { estimateTokens } from './token-estimate.ts';
-import { toolSourcesReady } from './tool-sources-ready.ts';
+import type { TurnStore } from './turn-store.ts';
 
 export interface UserInput {
   content: string;
@@ -47,11 +44,35 @@ export type TurnOutcome =
   /** A regenerate or edit that could not branch where it was asked to; nothing was stored. */
   | { status: 'refused'; content: ''; error: RewindRefusal };
 
+/** What a turn runs on: `turnPorts` (turn-ports.ts) builds them from the agent's dependencies; tests from parts of their own. */
+export interface TurnPorts {
+  store: TurnStore;
+  /** Reads the session and resolves the setup of its next call; `runProfileId` as in setupForSession (round-setup.ts). */
+  setup(sessionId: string, runProfileId?: string): Promise<SessionSetup>;
+  /** The tools the loop calls; `ready()` waits for the sources still loading after a start. */
+  registry: ToolRegistry;
+  /** The approval path every call passes before it runs (approval-gate.ts). */
+  authorize(request: AuthorizationRequest): Promise<Authorization>;
+  /** Compresses the session's context when it is due (compression.ts: compressIfNeeded); never throws. */
+  compress(trigger: CompressionTrigger): Promise<unknown>;
+  /** The profiles a plan may name. */
+  profileIds(): string[];
+  logger: Logger;
+  limits: TurnLimits;
+}
+
+export interface TurnLimits {
+  /** MAX_ANSWER_CHARS. */
+  maxAnswerCharacters: number;
+  /** For tools that set no timeout of their own. */
+  toolTimeoutMs: number;
+  compression: CompressionSettings;
+}
+
 type StartedTurn = { ok: true; userMessage: NewMessage; first: boolean } | { ok: false; refusal: RewindRefusal };
 
 /** Stores what the turn starts from and marks the run begun, in one transaction. */
-async function startTurn(sessionId: string, request: TurnRequest, deps: AgentDependencies, background: SessionBackgroundWork): Promise<StartedTurn> {
-  const { db } = deps;
+async function startTurn(sessionId: string, request: TurnRequest, store: TurnStore, background: SessionBackgroundWork): Promise<StartedTurn> {
   if (request.type === 'message') {
     const { input } = request;
     const outside = outsideSourceOf(input);
@@ -60,26 +81,15 @@ async function startTurn(sessionId: string, request: TurnRequest, deps: AgentDep
       content: input.forwardedFrom === undefined || outside === undefined ? withAttachments(input) : wrapOutsideContent(outside, withAttachments(input)),
       ...(outside !== undefined && { untrusted_source: outside }),
       ...(input.scheduleId !== undefined && { scheduled: true, schedule_id: input.scheduleId }),
-      ...(input.images?.length && { images: await deps.images.save(sessionId, input.images.map(stripDataUri)) }),
+      ...(input.images?.length && { images: await store.saveImages(sessionId, input.images.map(stripDataUri)) }),
     };
-    const first = await db.transaction().execute(async (transaction) => {
-      const earlier = await countMessages(transaction, sessionId, 'display');
-      await appendMessage(transaction, sessionId, userMessage);
-      await beginRun(transaction, sessionId);
-      return earlier === 0;
-    });
+    const { first } = await store.beginWithMessage(sessionId, userMessage);
     return { ok: true, userMessage, first };
   }
   // The previous turn's compression may still be rewriting the context the branch is cut from.
   await background.settled();
-  const planned = await planRewind(db, sessionId, request);
-  if (!planned.ok) return planned;
-  const userMessage = await db.transaction().execute(async (transaction) => {
-    const message = await applyRewind(transaction, sessionId, planned.plan);
-    await beginRun(transaction, sessionId);
-    return message;
-  });
-  return { ok: true, userMessage, first: false };
+  const branched = await store.beginBranch(sessionId, request);
+  return branched.ok ? { ok: true, userMessage: branched.userMessage, first: false } : branched;
 }
 
 /** How a turn begins: a new message, or a branch off an earlier one (README: Branches). */
@@ -89,15 +99,15 @@ export type TurnRequest = { type: 'message'; input: UserInput } | RewindRequest;
 export async function runTurn(
   sessionId: string,
   request: TurnRequest,
-  deps: AgentDependencies,
+  ports: TurnPorts,
   context: ToolContext,
   background: SessionBackgroundWork,
   onStored: (change: 'created' | 'updated') => void = () => {},
 ): Promise<TurnOutcome> {
-  const { db, config } = deps;
+  const { store } = ports;
   // Turns sent together start one per event-loop turn, so the answers already streaming are served between them.
   await ownEventLoopTurn();
-  const started = await startTurn(sessionId, request, deps, background);
+  const started = await startTurn(sessionId, request, store, background);
   if (!started.ok) {
     context.emit({ type: 'error', code: started.refusal.code, message: started.refusal.message });
     context.emit({ type: 'session_sync', running: false });
@@ -106,29 +116,29 @@ export async function runTurn(
   onStored(started.first ? 'created' : 'updated');
   let outcome: LoopOutcome;
   try {
-    outcome = await runStartedTurn(sessionId, started.userMessage, deps, context, background);
+    outcome = await runStartedTurn(sessionId, started.userMessage, ports, context, background);
   } finally {
     // Before the run's end is announced: the reply to it may start the next run at once.
-    await endRun(db, sessionId);
+    await store.endRun(sessionId);
   }
 
   switch (outcome.status) {
     case 'completed': {
       const contextTokens = countedTokens(outcome);
-      await updateSession(db, sessionId, { contextTokens });
+      await store.setContextTokens(sessionId, contextTokens);
       context.emit({ type: 'stream_end', ...answerFields(outcome.content), context_tokens: contextTokens, max_context_tokens: outcome.contextWindow });
       // README: How a turn works, step 5, after stream_end so the answer is not held up; the next turn waits for it.
-      if (needsCompression(config, outcome.contextWindow, contextTokens)) {
+      if (needsCompression(ports.limits.compression, outcome.contextWindow, contextTokens)) {
         background.start(async (emit, signal) => {
-          const resolved = await setupForSession(sessionId, deps);
-          if (resolved.ok) await compressIfNeeded({ sessionId, deps, setup: resolved.setup, contextTokens, emit, signal });
+          const resolved = await ports.setup(sessionId);
+          if (resolved.ok) await ports.compress({ sessionId, setup: resolved.setup, contextTokens, emit, signal });
         });
       }
       return { status: 'completed', content: outcome.content, contextTokens };
     }
     case 'stopped':
       // So the page's context meter, read on stream_stopped, counts the stopped answer too.
-      await updateSession(db, sessionId, { contextTokens: outcome.estimatedTokens });
+      await store.setContextTokens(sessionId, outcome.estimatedTokens);
       context.emit({ type: 'stream_stopped', ...answerFields(outcome.content), reason: context.signal.reason === 'shutdown' ? 'shutdown' : 'user' });
       return outcome;
     case 'failed':
@@ -142,23 +152,23 @@ export async function runTurn(
 async function runStartedTurn(
   sessionId: string,
   userMessage: NewMessage,
-  deps: AgentDependencies,
+  ports: TurnPorts,
   context: ToolContext,
   background: SessionBackgroundWork,
 ): Promise<LoopOutcome> {
-  const { db } = deps;
-  await setTitleIfUntitled(db, sessionId, titleFromFirstMessage(withoutProvenance(userMessage)));
+  const { store } = ports;
+  await store.setTitleIfUntitled(sessionId, titleFromFirstMessage(withoutProvenance(userMessage)));
   // After the user message is stored (README: How a turn works), so a client that reads the session on stream_start finds it.
   context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.
   await background.settled();
-  await toolSourcesReady(deps);
-  const session = await findSession(db, sessionId);
-  const resolved = await setupForSession(sessionId, deps);
+  await ports.registry.ready();
+  // The one read of the session before the first token: its setup serves compression, planning and the first round.
+  const resolved = await ports.setup(sessionId);
+  const { session } = resolved;
   if (session && resolved.ok) {
-    await compressIfNeeded({
+    await ports.compress({
       sessionId,
-      deps,
       setup: resolved.setup,
       contextTokens: session.contextTokens + estimateTokens([toChatMessage(userMessage)]),
       emit: context.emit,
@@ -166,21 +176,27 @@ async function runStartedTurn(
     });
   }
   await ownEventLoopTurn();
-  const conversation = await storedConversation(db, deps.images, sessionId);
-  if (resolved.ok) await plan(resolved, deps, conversation, context);
+  const conversation = await store.conversation(sessionId);
+  if (resolved.ok) await plan(resolved, ports, conversation, context);
 
   const runProfileId = session?.profileId;
+  let firstRound: SessionSetup | undefined = resolved;
   return runAgentLoop({
     conversation,
-    setup: () => setupForSession(sessionId, deps, runProfileId),
-    registry: deps.tools,
-    toolTimeoutMs: defaultToolTimeoutMs,
-    maxAnswerCharacters: deps.config.MAX_ANSWER_CHARS,
+    // Read again before every later round, so a profile switch applies at once.
+    setup: async () => {
+      const setup = firstRound ?? (await ports.setup(sessionId, runProfileId));
+      firstRound = undefined;
+      return setup;
+    },
+    registry: ports.registry,
+    toolTimeoutMs: ports.limits.toolTimeoutMs,
+    maxAnswerCharacters: ports.limits.maxAnswerCharacters,
     context,
-    authorize: (request) => deps.approvals.authorize(request),
+    authorize: (request) => ports.authorize(request),
     drafts: {
-      write: (piece) => appendDraft(db, sessionId, piece),
-      onError: (error) => deps.logger.warn({ err: error, sessionId }, 'could not checkpoint the streaming answer'),
+      write: (piece) => store.appendDraft(sessionId, piece),
+      onError: (error) => ports.logger.warn({ err: error, sessionId }, 'could not checkpoint the streaming answer'),
     },
   });
 }
@@ -196,42 +212,10 @@ function countedTokens(outcome: Extract<LoopOutcome, { status: 'completed' }>): 
   return outcome.cut ? Math.max(reported, outcome.estimatedTokens) : reported;
 }
 
-/**
- * The session's model context, read once per turn and kept in step with what the turn
- * appends, so each round does not read the whole history again.
- */
-async function storedConversation(db: Db, images: MessageImages, sessionId: string): Promise<Conversation> {
-  const stored = await listMessages(db, sessionId, 'context');
-  const history = await Promise.all(
-    stored.map(async (message) => toChatMessage(message.images ? { ...message, images: await images.load(sessionId, message.images) } : message)),
-  );
-  return {
-    load: async () => history,
-    append: async (messages) => {
-      if (messages.some((message) => message.role === 'assistant')) {
-        // The round's answer is stored whole here, so its checkpointed pieces go in the same transaction.
-        await db.transaction().execute(async (transaction) => {
-          await appendMessages(transaction, sessionId, messages);
-          await clearDraft(transaction, sessionId);
-        });
-      } else await appendMessages(db, sessionId, messages);
-      history.push(...messages.map(toChatMessage));
-    },
-    // Images a tool loaded: kept as files, referenced from the row; the model gets them from memory this turn.
-    appendToContext: async (messages) => {
-      const withFiles = await Promise.all(
-        messages.map(async (message) => (message.images ? { ...message, images: await images.save(sessionId, message.images) } : message)),
-      );
-      await appendMessages(db, sessionId, withFiles, ['context']);
-      history.push(...messages.map(toChatMessage));
-    },
-  };
-}
-
 /** README: How a turn works, step 3. A failed planning call is logged and skipped: the turn still runs. */
 async function plan(
   resolved: Extract<ProfileSetup, { ok: true }>,
-  deps: AgentDependencies,
+  ports: Pick<TurnPorts, 'profileIds' | 'logger'>,
   conversation: Conversation,
   context: ToolContext,
 ): Promise<void> {
@@ -243,12 +227,12 @@ async function plan(
     systemMessages: setup.systemMessages,
     history: await conversation.load(),
     toolNames: setup.toolNames,
-    profileNames: deps.profiles.list().map((profile) => profile.id),
+    profileNames: ports.profileIds(),
     contextWindow: setup.contextWindow,
     signal: context.signal,
   });
   if (result.kind === 'failed') {
-    if (result.error.code !== 'aborted') deps.logger.warn({ sessionId: context.sessionId, error: result.error }, 'planning failed; continuing without a plan');
+    if (result.error.code !== 'aborted') ports.logger.warn({ sessionId: context.sessionId, error: result.error }, 'planning failed; continuing without a plan');
     return;
   }
   if (result.kind === 'direct') return;

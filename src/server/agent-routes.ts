@@ -5,6 +5,9 @@ import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import type { AgentDependencies } from '../agent/dependencies.ts';
 import type { BackendChoice } from '../llm/backend-registry.ts';
+import type { McpServers } from '../tools/mcp/mcp-servers.ts';
+import type { ToolSwitches } from '../tools/user-tools/tool-switches.ts';
+import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
 import { toolEntries, toolErrors } from './tool-entries.ts';
 
@@ -14,7 +17,11 @@ const promptBudgetCharacters = 12_000;
 const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const SwitchBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
-export type AgentRouteOptions = Pick<AgentDependencies, 'profiles' | 'tools' | 'backends' | 'userTools' | 'toolSwitches' | 'mcp' | 'persona'>;
+export type AgentRouteOptions = Pick<AgentDependencies, 'profiles' | 'tools' | 'backends' | 'persona'> & {
+  userTools: UserToolManager;
+  toolSwitches: ToolSwitches;
+  mcp: McpServers;
+};
 
 export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptions) {
   const { profiles, tools, backends, userTools, toolSwitches, mcp, persona } = options;

@@ -45,6 +45,7 @@ export class ToolRegistry extends EventEmitter<{ changed: [sourceId: string] }> 
   private switchedOn: (name: string) => boolean = () => true;
   private onEverywhere: (name: string) => boolean = () => false;
   private readonly builtinSource: ToolSource;
+  private readonly readiness: (() => Promise<void>)[] = [];
 
   constructor(builtins: Tool[] = []) {
     super();
@@ -81,6 +82,21 @@ export class ToolRegistry extends EventEmitter<{ changed: [sourceId: string] }> 
         this.emit('changed', id);
       },
     };
+  }
+
+  /**
+   * Adds to what `ready()` waits for: a source whose tools are still on their way right after a
+   * start (the user tools loading, the MCP servers connecting) says how to wait for them. The
+   * wait is bounded by the source's own limit and never fails: a source that cannot load leaves
+   * the tools there are.
+   */
+  addReadiness(ready: () => Promise<void>): void {
+    this.readiness.push(ready);
+  }
+
+  /** Settles once every source given a readiness has its tools or has waited its limit; at once when all have. */
+  async ready(): Promise<void> {
+    await Promise.all(this.readiness.map((ready) => ready()));
   }
 
   get(name: string): RegisteredTool | undefined {

@@ -1,7 +1,6 @@
-// One whole turn (runTurn) without a server: `:memory:` SQLite, a scripted backend behind the real
-// BackendRegistry, the real ApprovalGate, and profiles and images in a temporary folder. The
-// user-tool and MCP sources are stand-ins cast to their classes: runTurn only asks them whether
-// they are ready (the `registry.ready()` port of issue 32, item 3, would remove the casts).
+// One whole turn (runTurn) without a server: `:memory:` SQLite behind the turn's store, a scripted
+// backend behind the real BackendRegistry, the real ApprovalGate, and profiles and images in a
+// temporary folder, put together by the agent's own turnPorts.
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApprovalGate } from '../../src/agent/approval-gate.ts';
 import type { AgentDependencies } from '../../src/agent/dependencies.ts';
 import { runTurn, type SessionBackgroundWork } from '../../src/agent/turn.ts';
+import { turnPorts } from '../../src/agent/turn-ports.ts';
+import { storedTurns } from '../../src/agent/turn-store.ts';
 import { parseConfig } from '../../src/config.ts';
 import { BackendRegistry, modelLimitsFrom, type ModelLimits } from '../../src/llm/backend-registry.ts';
 import type { BackendId } from '../../src/llm/types.ts';
@@ -20,11 +21,8 @@ import { MessageImages } from '../../src/store/message-images.ts';
 import { listMessages } from '../../src/store/messages-repository.ts';
 import { listActiveRuns, readDraft } from '../../src/store/runs-repository.ts';
 import { createSession, findSession } from '../../src/store/sessions-repository.ts';
-import type { McpServers } from '../../src/tools/mcp/mcp-servers.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { ToolRegistry } from '../../src/tools/tool-registry.ts';
-import type { ToolSwitches } from '../../src/tools/user-tools/tool-switches.ts';
-import type { UserToolManager } from '../../src/tools/user-tools/user-tool-manager.ts';
 import { recordingLogger } from '../support/recording-logger.ts';
 import { answerRound, callsRound, ScriptedBackend, type ScriptedRound } from '../support/scripted-backend.ts';
 
@@ -113,13 +111,21 @@ interface Turn {
   runs: string[];
   controller: AbortController;
   outcome: ReturnType<typeof runTurn>;
+  /** The events seen each time the turn read the session row, in order. */
+  sessionReads: AgentEvent['type'][][];
+}
+
+interface TurnOptions {
+  limits?: Record<BackendId, ModelLimits>;
+  /** Sources the registry waits for before the first round (registry.ready()). */
+  readiness?: (() => Promise<void>)[];
 }
 
 async function startTurn(
   rounds: ScriptedRound[],
   content: string,
   onEvent: (event: AgentEvent, controller: AbortController) => void = () => {},
-  limits?: Record<BackendId, ModelLimits>,
+  options: TurnOptions = {},
 ): Promise<Turn> {
   const runs: string[] = [];
   const events: AgentEvent[] = [];
@@ -127,20 +133,29 @@ async function startTurn(
   const { logger } = recordingLogger();
   gate = new ApprovalGate(db, 60_000, logger);
   const config = parseConfig({ DATA_DIR: folder });
+  const registry = new ToolRegistry(tools(runs));
+  for (const ready of options.readiness ?? []) registry.addReadiness(ready);
   const deps: AgentDependencies = {
     db,
     config,
     profiles: await ProfileRegistry.open(folder),
-    tools: new ToolRegistry(tools(runs)),
-    backends: new BackendRegistry({ ollama: backend }, 'ollama', 2, limits ?? modelLimitsFrom(config)),
+    tools: registry,
+    backends: new BackendRegistry({ ollama: backend }, 'ollama', 2, options.limits ?? modelLimitsFrom(config)),
     persona: '',
     logger,
-    userTools: { whenLoaded: async () => {}, loadTimeoutMs: 1_000 } as unknown as UserToolManager,
-    mcp: { ready: async () => {} } as unknown as McpServers,
-    toolSwitches: {} as ToolSwitches,
     memorySummary: async () => undefined,
     approvals: gate,
     images: new MessageImages(path.join(folder, 'images')),
+  };
+  // The SQLite store, each read of the session row noted with the events emitted before it.
+  const sessionReads: AgentEvent['type'][][] = [];
+  const sqlite = storedTurns(db, deps.images);
+  const store = {
+    ...sqlite,
+    findSession: (sessionId: string) => {
+      sessionReads.push(types(events));
+      return sqlite.findSession(sessionId);
+    },
   };
   const session = await createSession(db, 'tester');
   const controller = new AbortController();
@@ -154,8 +169,8 @@ async function startTurn(
     },
     isSubagent: false,
   };
-  const outcome = runTurn(session.id, { type: 'message', input: { content } }, deps, context, background);
-  return { sessionId: session.id, backend, events, runs, controller, outcome };
+  const outcome = runTurn(session.id, { type: 'message', input: { content } }, turnPorts(deps, store), context, background);
+  return { sessionId: session.id, backend, events, runs, controller, outcome, sessionReads };
 }
 
 const types = (events: AgentEvent[]) => events.map((event) => event.type);
@@ -191,11 +206,38 @@ describe('runTurn in memory', () => {
 
   it("asks with the chosen backend's own window and thinking flag, not the configuration's, and reports that window", async () => {
     const small = { contextWindow: 8_192, think: false };
-    const turn = await startTurn([answerRound('Hello.')], 'Hi', () => {}, { ollama: small, openai: { contextWindow: 65_536, think: true } });
+    const turn = await startTurn([answerRound('Hello.')], 'Hi', () => {}, { limits: { ollama: small, openai: { contextWindow: 65_536, think: true } } });
 
     expect(await turn.outcome).toMatchObject({ status: 'completed' });
     expect(turn.backend.requests[0]).toMatchObject({ contextWindow: 8_192, think: false });
     expect(turn.events.at(-1)).toMatchObject({ type: 'stream_end', max_context_tokens: 8_192 });
+  });
+
+  it('reads the session row once before the first token, and again before each later round', async () => {
+    const turn = await startTurn(
+      [callsRound({ id: 'call-1', name: 'add_numbers', arguments: { a: 2, b: 3 } }), callsRound({ id: 'call-2', name: 'add_numbers', arguments: { a: 5, b: 1 } }), answerRound('6.')],
+      'Add twice.',
+    );
+
+    expect(await turn.outcome).toMatchObject({ status: 'completed', content: '6.' });
+    // Before the first round's request: one read, which served compression, planning and that round.
+    expect(turn.sessionReads).toEqual([
+      ['stream_start'],
+      ['stream_start', 'tool_started', 'tool_call'],
+      ['stream_start', 'tool_started', 'tool_call', 'tool_started', 'tool_call'],
+    ]);
+  });
+
+  it('waits for the tool sources still loading (registry.ready()) before it reads the session or asks the model', async () => {
+    const readsWhenLoaded: number[] = [];
+    const turn: Turn = await startTurn([answerRound('Ready.')], 'Hi', () => {}, {
+      // Loaded on a later turn of the event loop than the one that asked: a turn not waiting for it would read the session first.
+      readiness: [() => new Promise<void>((resolve) => setImmediate(() => resolve(void readsWhenLoaded.push(turn.sessionReads.length))))],
+    });
+
+    expect(await turn.outcome).toMatchObject({ status: 'completed', content: 'Ready.' });
+    expect(readsWhenLoaded).toEqual([0]);
+    expect(turn.sessionReads).toHaveLength(1);
   });
 
   it('stores the partial answer as stopped and ends with stream_stopped when the person stops mid-stream', async () => {
