@@ -1,6 +1,6 @@
 import { api } from './api.js';
 import { element, replaceContent, withInlineCode } from './dom.js';
-import { heading, load } from './panels.js';
+import { heading, load } from './panel-frame.js';
 
 const labels = { home_assistant: 'Home Assistant', mqtt: 'MQTT', telegram: 'Telegram' };
 const stateWords = { connected: 'connected', connecting: 'connecting…', failed: 'failed', not_configured: 'not configured' };
@@ -37,11 +37,12 @@ function describeDetails(name, status, details = {}) {
 
 /**
  * The connections Hearth keeps to things outside it (`GET /integrations`): Home Assistant, the MQTT
- * broker, MCP servers. `update(status)` takes an `integration_status` event, so an open panel
- * follows the connections live; updates that arrive while the list loads are applied over it.
- * An integration announced as `removed` (an MCP server taken out of mcp.json) leaves the list.
+ * broker, MCP servers. While open it follows the connections live from `integration_status` events;
+ * those that arrive while the list loads are applied over it. An integration announced as `removed`
+ * (an MCP server taken out of mcp.json) leaves the list.
  */
 export class IntegrationsPanel {
+  name = 'Integrations';
   #statuses = new Map();
   #arrivedWhileLoading;
   #shown = false;
@@ -52,7 +53,7 @@ export class IntegrationsPanel {
 
   async refresh() {
     this.#arrivedWhileLoading = new Map();
-    const answer = await load(this.aside, 'Integrations', () => api.integrations(), () => this.refresh());
+    const answer = await load(this.aside, this.name, () => api.integrations(), () => this.refresh());
     const arrived = this.#arrivedWhileLoading;
     this.#arrivedWhileLoading = undefined;
     if (!answer) return;
@@ -65,19 +66,24 @@ export class IntegrationsPanel {
     this.#render();
   }
 
-  update({ name, status, message, details }) {
+  onEvent(event) {
+    if (event.type === 'integration_status') this.#update(event.integration);
+    else if (event.type === 'reconnected') this.refresh();
+  }
+
+  #update({ name, status, message, details }) {
     const integration = { name, status, message, details: details ?? {} };
     this.#arrivedWhileLoading?.set(name, integration);
     if (status === 'removed') this.#statuses.delete(name);
     else this.#statuses.set(name, integration);
-    if (this.#shown && !this.aside.hidden) this.#render();
+    if (this.#shown) this.#render();
   }
 
   #render() {
     const integrations = [...this.#statuses.values()].sort((first, second) => first.name.localeCompare(second.name));
     replaceContent(
       this.aside,
-      heading('Integrations', () => this.refresh()),
+      heading(this.name, () => this.refresh()),
       integrations.length === 0
         ? element(
             'p',

@@ -1,5 +1,8 @@
 import { ApiError, api } from './api.js';
 import { Composer } from './composer.js';
+import { ContextPanel } from './context-panel.js';
+import { debounce } from './debounce.js';
+import { defaultProfileIn } from './default-profile.js';
 import { element } from './dom.js';
 import { emptyState } from './empty-state.js';
 import { SessionHeader } from './header.js';
@@ -9,12 +12,13 @@ import { IntegrationsPanel } from './integrations-panel.js';
 import { JailStatusView } from './jail-status.js';
 import { ModelPicker } from './model-picker.js';
 import { signIn } from './login.js';
+import { MemoryPanel } from './memory-panel.js';
 import { NotificationBell } from './notification-bell.js';
-import { ContextPanel, MemoryPanel, ToolsPanel } from './panels.js';
 import { PanelSwitcher } from './panel-switcher.js';
 import { SchedulesPanel } from './schedules-panel.js';
 import { SessionView } from './session-view.js';
 import { Sidebar } from './sidebar.js';
+import { ToolsPanel } from './tools-panel.js';
 import { Transcript } from './transcript.js';
 
 const byId = (id) => document.getElementById(id);
@@ -28,12 +32,9 @@ const layout = byId('app');
 const drawerBackdrop = document.querySelector('.drawer-backdrop');
 const banner = byId('connection-banner');
 const profileSelect = byId('profile-select');
-const openDrawerButton = document.querySelector('.open-drawer');
 let profiles = [];
-let pendingApprovals = [];
 let view;
 let hearthEvents;
-let toolsRefreshTimer;
 
 const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
 const transcript = new Transcript(byId('transcript'), {
@@ -50,27 +51,29 @@ const header = new SessionHeader({
 });
 const modelPicker = new ModelPicker(byId('session-profile'));
 const jailStatus = new JailStatusView(document.querySelector('.session-header'));
-const toolsPanel = new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : profileSelect.value) });
-const memoryPanel = new MemoryPanel(byId('memory-panel'));
-const contextPanel = new ContextPanel(byId('context-panel'));
-const integrationsPanel = new IntegrationsPanel(byId('integrations-panel'));
-const schedulesPanel = new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) });
 const notificationBell = new NotificationBell({
   button: byId('notification-bell'),
   count: byId('notification-count'),
   popover: byId('notification-popover'),
   openSession: (sessionId) => showSession(sessionId),
 });
+/** The side panels, in the order of their header buttons; a new panel is added here (and its button and aside in index.html). */
 const panels = new PanelSwitcher({
   buttons: [...document.querySelectorAll('.panel-toggle')],
-  panels: { Context: contextPanel.aside, Tools: toolsPanel.aside, Memory: memoryPanel.aside, Integrations: integrationsPanel.aside, Schedules: schedulesPanel.aside },
-  onOpen: (name) => refreshPanel(name),
+  panels: [
+    new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
+    new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : profileSelect.value) }),
+    new MemoryPanel(byId('memory-panel')),
+    new IntegrationsPanel(byId('integrations-panel')),
+    new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) }),
+  ],
 });
 const sidebar = new Sidebar({
   list: byId('session-list'),
   empty: byId('session-list-empty'),
   filter: byId('session-filter'),
   dialog: byId('delete-dialog'),
+  openButton: document.querySelector('.open-drawer'),
   profileName,
   onDeleted: (id) => {
     if (view?.sessionId === id) location.hash = '';
@@ -100,26 +103,11 @@ function decide(callId, choice) {
 }
 
 /** The tool set or a profile changed: the Tools panel and the profile lists follow (several changes at once cost one read). */
-function toolsChanged() {
-  clearTimeout(toolsRefreshTimer);
-  toolsRefreshTimer = setTimeout(async () => {
-    if (panels.openPanel === 'Tools') toolsPanel.refresh();
-    await loadProfiles();
-    sidebar.render();
-  }, toolsRefreshDelayMs);
-}
-
-/** On a phone the session list is behind the menu button: a dot on it says another session waits for a decision. */
-function showApprovalsElsewhere() {
-  const count = pendingApprovals.filter((approval) => approval.session_id !== view?.sessionId).length;
-  if (count === 0) {
-    delete openDrawerButton.dataset.approvals;
-    openDrawerButton.removeAttribute('aria-description');
-    return;
-  }
-  openDrawerButton.dataset.approvals = String(count);
-  openDrawerButton.setAttribute('aria-description', `${count} approval${count === 1 ? '' : 's'} waiting in other sessions`);
-}
+const toolsChanged = debounce(async () => {
+  panels.notify({ type: 'tools_changed' });
+  await loadProfiles();
+  sidebar.render();
+}, toolsRefreshDelayMs);
 
 /** The open session was deleted elsewhere (another tab, the API). */
 function showSessionGone(openedView) {
@@ -130,47 +118,30 @@ function showSessionGone(openedView) {
 /** `/ws/events`: approvals waiting anywhere, the session list and the tool set stay live without polling. */
 function listenToHearth() {
   hearthEvents ??= new HearthEvents({
-    onApprovals: (pending) => {
-      pendingApprovals = pending;
-      sidebar.setPendingApprovals(pending);
-      showApprovalsElsewhere();
-    },
+    onApprovals: (pending) => sidebar.setPendingApprovals(pending),
     onSessionsChanged: ({ session_id: sessionId, change }) => {
       if (change === 'deleted' && view?.sessionId === sessionId && !sidebar.isDeleting(sessionId)) showSessionGone(view);
       sidebar.refreshSoon();
     },
     onToolsChanged: () => toolsChanged(),
     onBackendStatus: (status) => header.showBackend(status),
-    onIntegrationStatus: (status) => {
-      integrationsPanel.update(status);
-      // An MCP server's state is shown in the Tools panel too (its tools follow with tools_changed).
-      if (status.name.startsWith('mcp:') && panels.openPanel === 'Tools') toolsPanel.refreshSoon();
-    },
+    onIntegrationStatus: (integration) => panels.notify({ type: 'integration_status', integration }),
     onUnreadNotifications: (count) => notificationBell.setUnread(count),
     onNotification: (notification) => {
       notificationBell.receive(notification);
-      if (panels.openPanel === 'Schedules') schedulesPanel.refresh();
+      panels.notify({ type: 'notification' });
     },
     onProfilesChanged: () => toolsChanged(),
     onReconnected: () => {
       sidebar.refreshSoon();
       toolsChanged();
-      if (panels.openPanel === 'Integrations') integrationsPanel.refresh();
-      if (panels.openPanel === 'Schedules') schedulesPanel.refresh();
+      panels.notify({ type: 'reconnected' });
     },
     onStatus: (status) => {
       // With a session open its own socket reports the drop (and checks the token); without one, this socket does.
       if (status === 'disconnected' && !view) checkToken();
     },
   });
-}
-
-function refreshPanel(name) {
-  if (name === 'Tools') toolsPanel.refresh();
-  else if (name === 'Memory') memoryPanel.refresh();
-  else if (name === 'Context') contextPanel.refresh(view?.sessionId);
-  else if (name === 'Integrations') integrationsPanel.refresh();
-  else if (name === 'Schedules') schedulesPanel.refresh();
 }
 
 /** Opens a session through the address, as the sidebar's links do. */
@@ -221,7 +192,7 @@ function onViewChange(openedView, change) {
     return;
   }
   header.show(change);
-  if (change.profileId !== undefined && panels.openPanel === 'Tools') toolsPanel.refresh();
+  if (change.profileId !== undefined) panels.notify({ type: 'profile_changed' });
   if (change.running !== undefined || change.synced !== undefined || change.connection !== undefined) {
     composer.setState({ running: openedView.running, canSend: openedView.synced });
     header.show({ editable: openedView.synced && !openedView.running });
@@ -235,7 +206,7 @@ function onViewEvent(openedView, event) {
   if (openedView !== view) return;
   if (event.type === 'profile_switched') sidebar.refreshSoon();
   if (event.type === 'context_compressed' || event.type === 'stream_stopped') showContextMeter(openedView.sessionId);
-  if ((event.type === 'stream_end' || event.type === 'context_compressed') && panels.openPanel === 'Context') contextPanel.refresh(openedView.sessionId);
+  if (event.type === 'stream_end' || event.type === 'context_compressed') panels.notify({ type: 'context_changed' });
 }
 
 /**
@@ -251,7 +222,7 @@ async function switchProfile(profileId) {
     return false;
   }
   sidebar.refresh();
-  if (panels.openPanel === 'Tools') toolsPanel.refresh();
+  panels.notify({ type: 'profile_changed' });
   return true;
 }
 
@@ -270,7 +241,6 @@ function openSession(sessionId) {
   view = undefined;
   setDrawer(false);
   sidebar.setCurrent(sessionId);
-  queueMicrotask(showApprovalsElsewhere);
   void modelPicker.open(sessionId);
   if (!sessionId) {
     transcript.clear(profileCards());
@@ -291,7 +261,7 @@ function openSession(sessionId) {
   composer.setState({ running: false, canSend: false });
   header.show({ editable: false });
   showContextMeter(sessionId);
-  if (panels.openPanel === 'Context') contextPanel.refresh(sessionId);
+  panels.notify({ type: 'session_opened' });
   return opened;
 }
 
@@ -372,8 +342,7 @@ async function loadProfiles() {
   }
   const remembered = localStorage.getItem(profileStorageKey);
   profileSelect.replaceChildren(...profiles.map((profile) => new Option(profile.name, profile.id)));
-  if (profiles.some((profile) => profile.id === remembered)) profileSelect.value = remembered;
-  else if (profiles.some((profile) => profile.id === 'secretary')) profileSelect.value = 'secretary';
+  profileSelect.value = profiles.some((profile) => profile.id === remembered) ? remembered : (defaultProfileIn(profiles) ?? '');
   describeChosenProfile();
   header.setProfiles(profiles);
   modelPicker.setProfiles(profiles);

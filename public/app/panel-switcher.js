@@ -1,26 +1,46 @@
 /**
- * The header buttons that open one side panel at a time. `onOpen(name)` runs when a panel opens,
- * so its content is fetched only when someone looks at it.
+ * The side panels, one open at a time, each opened and closed by the header button whose
+ * `aria-controls` names its aside. A panel is `{name, aside, refresh(), onEvent?(event)}`:
+ * `refresh()` reads its content when it opens, so content is fetched only when someone looks at
+ * it; while it is open, `onEvent(event)` hears what happens in the page (a closed panel hears
+ * nothing, as it reads everything again when it opens):
+ *
+ * - `{type: 'session_opened'}`: another session is open.
+ * - `{type: 'profile_changed'}`: the open session's profile changed.
+ * - `{type: 'context_changed'}`: the open session's context grew (a turn ended) or was compressed.
+ * - `{type: 'tools_changed'}`: the tool set or a profile changed.
+ * - `{type: 'integration_status', integration}`: an integration connected, dropped or failed (`integration_status` of `/ws/events`).
+ * - `{type: 'notification'}`: a notification was raised.
+ * - `{type: 'reconnected'}`: the events socket is back after a drop; what was missed should be read again.
  */
 export class PanelSwitcher {
+  #panels;
+  #buttons = new Map();
   #open;
 
-  constructor({ buttons, panels, onOpen }) {
-    this.buttons = buttons;
-    this.panels = panels;
-    this.onOpen = onOpen;
-    for (const button of buttons) button.addEventListener('click', () => this.toggle(button.getAttribute('aria-label')));
+  constructor({ buttons, panels }) {
+    this.#panels = panels;
+    for (const panel of panels) {
+      const button = buttons.find((candidate) => candidate.getAttribute('aria-controls') === panel.aside.id);
+      if (!button) throw new Error(`No header button controls the ${panel.name} panel (#${panel.aside.id}).`);
+      this.#buttons.set(panel, button);
+      button.addEventListener('click', () => this.toggle(panel));
+    }
   }
 
-  get openPanel() {
-    return this.#open;
-  }
-
-  toggle(name) {
-    this.#open = this.#open === name ? undefined : name;
-    for (const button of this.buttons) button.setAttribute('aria-expanded', String(button.getAttribute('aria-label') === this.#open));
-    for (const [panelName, panel] of Object.entries(this.panels)) panel.hidden = panelName !== this.#open;
+  /** Opens `panel`, or closes it when it is the open one. */
+  toggle(panel) {
+    this.#open = this.#open === panel ? undefined : panel;
+    for (const [each, button] of this.#buttons) {
+      button.setAttribute('aria-expanded', String(each === this.#open));
+      each.aside.hidden = each !== this.#open;
+    }
     document.body.classList.toggle('panel-open', this.#open !== undefined);
-    if (this.#open) this.onOpen(this.#open);
+    this.#open?.refresh();
+  }
+
+  /** Tells the open panel of something that happened in the page (the events are listed above). */
+  notify(event) {
+    this.#open?.onEvent?.(event);
   }
 }

@@ -1,9 +1,10 @@
 import { api } from './api.js';
+import { defaultProfileIn } from './default-profile.js';
 import { element, replaceContent } from './dom.js';
 import { icon } from './icons.js';
-import { heading, load } from './panels.js';
+import { heading, load } from './panel-frame.js';
+import { describeTiming, formatInZone, timingOf, weekdays } from './schedule-timing.js';
 
-const minuteMs = 60_000;
 const statusWords = {
   ok: 'succeeded',
   error: 'failed',
@@ -21,102 +22,14 @@ const kinds = [
   ['at', 'Once, at'],
   ['cron', 'Custom (cron)'],
 ];
-/** Cron's day numbers, the week starting on Monday. */
-const weekdays = [
-  ['1', 'Monday'],
-  ['2', 'Tuesday'],
-  ['3', 'Wednesday'],
-  ['4', 'Thursday'],
-  ['5', 'Friday'],
-  ['6', 'Saturday'],
-  ['0', 'Sunday'],
-];
 const units = [
   ['m', 'minutes'],
   ['h', 'hours'],
 ];
 /** The form fields that say when it runs: changing one asks for the next runs again. */
 const timingFields = new Set(['time', 'day', 'amount', 'unit', 'at', 'cron', 'timezone']);
-
-/** "09:30" and cron day fields → a cron expression. */
-function cronAt(time, days) {
-  const [hours, minutes] = (time || '').split(':').map(Number);
-  if (!Number.isInteger(hours) || !Number.isInteger(minutes)) return '';
-  return `${minutes} ${hours} * * ${days}`;
-}
-
-/** A `datetime-local` value ("2026-11-24T09:00", this browser's time) as ISO 8601 with this browser's offset. */
-export function localIsoWithOffset(value) {
-  const date = new Date(value);
-  if (!value || Number.isNaN(date.getTime())) return '';
-  const pad = (number) => String(Math.abs(number)).padStart(2, '0');
-  const offset = -date.getTimezoneOffset();
-  const sign = offset >= 0 ? '+' : '-';
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:00${sign}${pad(Math.trunc(offset / 60))}:${pad(offset % 60)}`;
-}
-
-/** The form's choice as the one timing field `POST /schedules` takes (`cron`, `every` or `at`); undefined while incomplete. */
-export function timingOf(kind, fields) {
-  switch (kind) {
-    case 'daily':
-      return fields.time ? { cron: cronAt(fields.time, '*') } : undefined;
-    case 'weekdays':
-      return fields.time ? { cron: cronAt(fields.time, '1-5') } : undefined;
-    case 'weekly':
-      return fields.time && fields.day !== undefined ? { cron: cronAt(fields.time, fields.day) } : undefined;
-    case 'every':
-      return (fields.amount ?? '').trim() ? { every: `${fields.amount.trim()}${fields.unit ?? 'm'}` } : undefined;
-    case 'at':
-      return fields.at ? { at: localIsoWithOffset(fields.at) } : undefined;
-    default:
-      return (fields.cron ?? '').trim() ? { cron: fields.cron.trim() } : undefined;
-  }
-}
-
 /** How long typing must pause before the next runs are asked for. */
 const previewDelayMs = 300;
-
-/** A duration in words: `every_ms` of 5400000 is "1 h 30 min". */
-function describeDuration(milliseconds) {
-  const minutes = Math.round(milliseconds / minuteMs);
-  const days = Math.floor(minutes / 1440);
-  const hours = Math.floor((minutes % 1440) / 60);
-  const rest = minutes % 60;
-  return [days && `${days} d`, hours && `${hours} h`, rest && `${rest} min`].filter(Boolean).join(' ') || `${milliseconds} ms`;
-}
-
-/** An instant as the schedule's zone sees it: "Tue, 24 Nov, 09:00". */
-export function formatInZone(iso, timezone) {
-  if (!iso) return '';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  const options = { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' };
-  try {
-    return date.toLocaleString(undefined, { ...options, timeZone: timezone });
-  } catch {
-    return date.toLocaleString(undefined, options);
-  }
-}
-
-/** The crons the form makes, in words ("every day at 09:00"); undefined for any other. */
-export function describeCron(cron) {
-  const found = /^(\d{1,2}) (\d{1,2}) \* \* (\*|1-5|[0-6])$/.exec(cron);
-  if (!found) return undefined;
-  const time = `${found[2].padStart(2, '0')}:${found[1].padStart(2, '0')}`;
-  if (found[3] === '*') return `every day at ${time}`;
-  if (found[3] === '1-5') return `weekdays at ${time}`;
-  return `every ${weekdays.find(([value]) => value === found[3])[1]} at ${time}`;
-}
-
-/** When a schedule runs, in words, with its zone. */
-function describeTiming(schedule) {
-  const words = schedule.cron && describeCron(schedule.cron);
-  if (words) return [words, ' (', element('code', {}, schedule.cron), `) · ${schedule.timezone}`];
-  if (schedule.cron) return [element('code', {}, schedule.cron), ` · ${schedule.timezone}`];
-  if (schedule.every_ms) return `every ${describeDuration(schedule.every_ms)}`;
-  if (schedule.at) return `once, ${formatInZone(schedule.at, schedule.timezone)} ${schedule.timezone}`;
-  return '';
-}
 
 /**
  * The Schedules panel (README: Schedules, reminders and notifications; `GET /schedules`): each schedule with when it runs, its next run
@@ -125,6 +38,7 @@ function describeTiming(schedule) {
  * a profile, previewing its next three runs (`POST /schedules/preview`) while the person types.
  */
 export class SchedulesPanel {
+  name = 'Schedules';
   #created;
   #kind = 'daily';
   #profiles = [];
@@ -141,8 +55,13 @@ export class SchedulesPanel {
     this.openSession = openSession;
   }
 
+  /** A notification may be a schedule's run; after a drop, whatever ran meanwhile. */
+  onEvent(event) {
+    if (event.type === 'notification' || event.type === 'reconnected') this.refresh();
+  }
+
   async refresh() {
-    const loaded = await load(this.aside, 'Schedules', () => Promise.all([api.schedules(), api.profiles().catch(() => ({ profiles: [] }))]), () => this.refresh());
+    const loaded = await load(this.aside, this.name, () => Promise.all([api.schedules(), api.profiles().catch(() => ({ profiles: [] }))]), () => this.refresh());
     if (!loaded) return;
     const [answer, { profiles }] = loaded;
     this.#profiles = profiles;
@@ -151,7 +70,7 @@ export class SchedulesPanel {
     const typed = form ? Object.fromEntries(new FormData(form)) : undefined;
     replaceContent(
       this.aside,
-      heading('Schedules', () => this.refresh()),
+      heading(this.name, () => this.refresh()),
       this.#failure && element('p', { className: 'panel-error', role: 'alert' }, this.#failure),
       answer.schedules.length === 0
         ? element('p', { className: 'muted schedules-empty' }, 'No schedules yet. Create one below, or ask Hearth in a chat: "remind me tomorrow at 9 to call the plumber".')
@@ -229,7 +148,7 @@ export class SchedulesPanel {
       form.querySelector('.schedule-timing').replaceWith(this.#timingInputs());
       this.#previewSoon(form);
     });
-    const profileId = typed.profile_id ?? (this.#profiles.some((profile) => profile.id === 'secretary') ? 'secretary' : this.#profiles[0]?.id);
+    const profileId = typed.profile_id ?? defaultProfileIn(this.#profiles);
     return element(
       'form',
       {

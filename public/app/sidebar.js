@@ -25,14 +25,16 @@ export class Sidebar {
   #deleting = new Set();
 
   /**
-   * `onDeleted(id)` runs after a session was deleted, `onRefreshed(sessions)` after the list was
-   * read again (titles may have changed), `onError(message)` shows a failure.
+   * `openButton` opens the list as a drawer on a phone. `onDeleted(id)` runs after a session was
+   * deleted, `onRefreshed(sessions)` after the list was read again (titles may have changed),
+   * `onError(message)` shows a failure.
    */
-  constructor({ list, empty, filter, dialog, profileName, onDeleted, onRefreshed, onError }) {
+  constructor({ list, empty, filter, dialog, openButton, profileName, onDeleted, onRefreshed, onError }) {
     this.list = list;
     this.empty = empty;
     this.filter = filter;
     this.dialog = dialog;
+    this.openButton = openButton;
     this.profileName = profileName;
     this.onDeleted = onDeleted;
     this.onRefreshed = onRefreshed;
@@ -76,6 +78,20 @@ export class Sidebar {
     this.#approvals = new Map();
     for (const approval of pending) this.#approvals.set(approval.session_id, (this.#approvals.get(approval.session_id) ?? 0) + 1);
     this.render();
+    this.#showApprovalsElsewhere();
+  }
+
+  /** On a phone the list is behind the open button: a dot on it says another session waits for a decision. */
+  #showApprovalsElsewhere() {
+    let count = 0;
+    for (const [id, waiting] of this.#approvals) if (id !== this.#currentId) count += waiting;
+    if (count === 0) {
+      delete this.openButton.dataset.approvals;
+      this.openButton.removeAttribute('aria-description');
+      return;
+    }
+    this.openButton.dataset.approvals = String(count);
+    this.openButton.setAttribute('aria-description', `${approvalsLabel(count)} in other sessions`);
   }
 
   /** Whether this page is deleting the session right now (its deletion is then no news to the page). */
@@ -94,6 +110,7 @@ export class Sidebar {
       if (link.closest('li').dataset.sessionId === id) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
+    this.#showApprovalsElsewhere();
   }
 
   render() {
