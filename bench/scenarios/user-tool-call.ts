@@ -11,6 +11,7 @@ import { executeToolCall } from '../../src/tools/execute-tool-call.ts';
 import type { Tool, ToolResult } from '../../src/tools/tool.ts';
 import { ToolRegistry } from '../../src/tools/tool-registry.ts';
 import { buildToolFiles, listToolFiles } from '../../src/tools/user-tools/build-tools.ts';
+import { HostProcess } from '../../src/tools/user-tools/host-process.ts';
 import { UserToolHost } from '../../src/tools/user-tools/user-tool-host.ts';
 import { UserToolManager } from '../../src/tools/user-tools/user-tool-manager.ts';
 import type { ScenarioResult } from '../report.ts';
@@ -125,9 +126,9 @@ async function measure(
     startedAt = performance.now();
     const host = await UserToolHost.start({
       modules,
-      resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
       kv: async () => undefined,
       loadTimeoutMs: 10_000,
+      connect: (toLoad) => new HostProcess({ resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 } }, toLoad),
     });
     hostTimes.push(performance.now() - startedAt);
     await host.terminate('bench');

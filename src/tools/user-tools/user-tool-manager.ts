@@ -17,6 +17,7 @@ import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } f
 import { grantedFor, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
 import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
 import { LinkScan, packageFolders, type Sandbox } from './sandbox.ts';
+import { HostProcess, type HostProcessOptions } from './host-process.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
 export interface UserToolManagerOptions {
@@ -475,12 +476,8 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   private async startHost(modules: ModuleToLoad[], sandbox: Sandbox): Promise<UserToolHost> {
-    return UserToolHost.start({
-      modules,
+    const processOptions: HostProcessOptions = {
       resourceLimits: this.options.resourceLimits ?? defaultResourceLimits,
-      kv: (tool, operation) => this.kv(tool, operation),
-      loadTimeoutMs: this.loadTimeoutMs,
-      signal: this.closing.signal,
       // Bundles keep their package imports: the host reads the node_modules folders they resolve from.
       sandbox: { ...sandbox, read: [...(sandbox.read ?? []), ...(await packageFolders(this.buildRoot))] },
       environment: {
@@ -489,6 +486,13 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       },
       maxRssMb: this.options.maxRssMb ?? 256,
       ...(this.options.jail && { jail: this.options.jail }),
+    };
+    return UserToolHost.start({
+      modules,
+      kv: (tool, operation) => this.kv(tool, operation),
+      loadTimeoutMs: this.loadTimeoutMs,
+      signal: this.closing.signal,
+      connect: (toLoad) => new HostProcess(processOptions, toLoad),
     });
   }
 

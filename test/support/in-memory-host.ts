@@ -1,0 +1,82 @@
+// A user-tool host in memory: the server's end is a HostTransport, the test plays the host's
+// part. Messages cross on a later turn of the event loop, in order, as over the real pipe.
+import type { HostEnd, HostTransport } from '../../src/tools/user-tools/host-transport.ts';
+import type { HostToServer, ModuleToLoad, ServerToHost } from '../../src/tools/user-tools/protocol.ts';
+
+type Sent<Type extends ServerToHost['type']> = Extract<ServerToHost, { type: Type }>;
+
+export class InMemoryHost {
+  /** Everything the server sent, in order. */
+  readonly received: ServerToHost[] = [];
+  /** How the host answers each message the server sends; nothing when absent. */
+  answer: ((message: ServerToHost) => void) | undefined;
+  readonly transport: HostTransport;
+  started = false;
+  /** The server ended the host (close). */
+  closed = false;
+  private readonly waiting: { type: ServerToHost['type']; index: number; resolve: (message: ServerToHost) => void }[] = [];
+  private readonly givenCounts = new Map<string, number>();
+
+  constructor(
+    /** The modules the server asked this host to load. */
+    readonly modules: ModuleToLoad[],
+    options: { pid?: number; stderr?: string } = {},
+  ) {
+    const host = this;
+    this.transport = {
+      ended: undefined,
+      pid: options.pid,
+      stderr: options.stderr ?? '',
+      async start() {
+        host.started = true;
+        this.send({ type: 'load', modules });
+      },
+      send(message) {
+        if (this.ended !== undefined) return;
+        host.received.push(message);
+        const index = host.ofType(message.type).length - 1;
+        const waiter = host.waiting.find((waiting) => waiting.type === message.type && waiting.index === index);
+        if (waiter) {
+          host.waiting.splice(host.waiting.indexOf(waiter), 1);
+          waiter.resolve(message);
+        }
+        host.answer?.(message);
+      },
+      async close() {
+        host.closed = true;
+        host.exit({ reason: 'the tool host exited (signal SIGKILL)' });
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+    };
+  }
+
+  /** Each message of `type` the server sent, one per call, in order: waits for the next one not given yet. */
+  next<Type extends ServerToHost['type']>(type: Type): Promise<Sent<Type>> {
+    const index = this.givenCounts.get(type) ?? 0;
+    this.givenCounts.set(type, index + 1);
+    const sent = this.ofType(type)[index];
+    if (sent !== undefined) return Promise.resolve(sent);
+    return new Promise((resolve) => this.waiting.push({ type, index, resolve: (message) => resolve(message as Sent<Type>) }));
+  }
+
+  ofType<Type extends ServerToHost['type']>(type: Type): Sent<Type>[] {
+    return this.received.filter((message): message is Sent<Type> => message.type === type);
+  }
+
+  /** The host sends a message. */
+  send(message: HostToServer): void {
+    setImmediate(() => {
+      if (this.transport.ended === undefined) this.transport.onmessage?.(message);
+    });
+  }
+
+  /** The host goes away (exits, crashes, is ended for its memory). */
+  exit(end: HostEnd): void {
+    setImmediate(() => {
+      if (this.transport.ended !== undefined) return;
+      (this.transport as { ended: HostEnd | undefined }).ended = end;
+      this.transport.onclose?.(end);
+    });
+  }
+
+}
