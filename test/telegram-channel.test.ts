@@ -1,12 +1,11 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../src/protocol/events.ts';
 import type { IntegrationStatus } from '../src/integrations/integration-registry.ts';
 import type { SessionService } from '../src/sessions/session-service.ts';
 import { TelegramChannel, type TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
-import type { ReceivedFile, TelegramSessions } from '../src/channels/telegram/telegram-port.ts';
 import { pressedWhereSent } from '../src/channels/telegram/button-press.ts';
+import { PlayedSessions } from './support/played-telegram-sessions.ts';
 import { startTelegramBotApi, type TelegramBotApi, type Update } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 
@@ -15,66 +14,6 @@ import { waitUntil } from './support/wait-until.ts';
 const ada = 4_242_001;
 const bob = 4_242_002;
 const stranger = 6_666_001;
-
-class PlayedSessions implements TelegramSessions {
-  readonly sent: Array<{ sessionId: string; text: string; files: ReceivedFile[] }> = [];
-  readonly stopped: string[] = [];
-  readonly decisions: Array<{ sessionId: string; callId: string; decision: string; remember: string }> = [];
-  readonly listeners = new Map<string, Set<(event: AgentEvent) => void>>();
-  readonly waiting = new Set<string>();
-  readonly switched: Array<{ chatId: number; sessionId: string }> = [];
-  /** What /sessions lists, by chat. */
-  readonly recent = new Map<number, Array<{ id: string; title: string }>>();
-  chatSessions = new Map<number, string>();
-
-  async sessionForChat(chatId: number) {
-    if (!this.chatSessions.has(chatId)) this.chatSessions.set(chatId, `session-${chatId}`);
-    return this.chatSessions.get(chatId)!;
-  }
-  async existingSessionForChat(chatId: number) {
-    return this.chatSessions.get(chatId);
-  }
-  async newSession(chatId: number, profileId?: string) {
-    const sessionId = `session-${chatId}-${profileId ?? 'default'}`;
-    this.chatSessions.set(chatId, sessionId);
-    return { ok: true as const, sessionId };
-  }
-  async send(sessionId: string, text: string, files: ReceivedFile[]) {
-    this.sent.push({ sessionId, text, files });
-    return { ok: true as const };
-  }
-  async stop(sessionId: string) {
-    this.stopped.push(sessionId);
-  }
-  follow(sessionId: string, listener: (event: AgentEvent) => void) {
-    const set = this.listeners.get(sessionId) ?? new Set();
-    set.add(listener);
-    this.listeners.set(sessionId, set);
-    return () => set.delete(listener);
-  }
-  async decide(sessionId: string, callId: string, decision: 'allow' | 'deny', remember: 'once' | 'session') {
-    if (!this.waiting.delete(callId)) return 'not_found' as const;
-    this.decisions.push({ sessionId, callId, decision, remember });
-    return 'decided' as const;
-  }
-  async profiles() {
-    return [{ id: 'secretary', name: 'Secretary' }];
-  }
-  async profile() {
-    return { ok: true as const, id: 'secretary', name: 'Secretary' };
-  }
-  async recentSessions(chatId: number) {
-    return this.recent.get(chatId) ?? [];
-  }
-  async switchSession(chatId: number, sessionId: string) {
-    this.switched.push({ chatId, sessionId });
-    this.chatSessions.set(chatId, sessionId);
-    return { ok: true as const };
-  }
-  emit(sessionId: string, event: AgentEvent): void {
-    for (const listener of this.listeners.get(sessionId) ?? []) listener(event);
-  }
-}
 
 let api: TelegramBotApi;
 let sessions: PlayedSessions;
@@ -263,6 +202,21 @@ describe('TelegramChannel', () => {
     const approval = api.botMessages(ada).find((message) => message.text.includes('make deploy'))!;
     await channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'once', via: 'page' });
     expect(api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed once from the page')).toBe(true);
+  });
+  it('shows a call that waited before the chat followed its session once the chat does, below the answer so far', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    const summary = { session_id: `session-${ada}`, call_id: 'c11', tool: 'terminal', subject: 'make backup', expires_at: '' };
+    await channel.presentApproval(summary, { reason: '', is_subagent: false });
+    api.sendText(ada, '/help');
+    await waitUntil(() => api.botMessages(ada).length === 1);
+    expect(api.botMessages(ada).some((message) => message.text.includes('make backup'))).toBe(false);
+    api.sendText(ada, 'what is it waiting for?');
+    const card = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('make backup')));
+    expect(card.replyMarkup!.inline_keyboard!.flat().map((button) => button.text)).toEqual(['Allow once', 'Allow for this chat', 'Deny']);
+    api.sendText(ada, 'and now?');
+    await waitUntil(() => sessions.sent.length === 2);
+    expect(api.botMessages(ada).filter((message) => message.text.includes('make backup'))).toHaveLength(1);
   });
 });
 
