@@ -166,7 +166,8 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
     await waitUntil(() => lastText(ada)?.startsWith('Profile: Guarded (guarded). Others:'));
     const events = record(server, second);
     api.sendText(ada, '/profile secretary', { firstName: 'Ada' });
-    await waitUntil(() => lastText(ada)?.startsWith('Profile: '));
+    // The reply to the switch itself: the one before it began with "Profile: " too.
+    await waitUntil(() => lastText(ada) === 'Profile: Personal Secretary');
     const { body } = await server.request('GET', `/sessions/${second}`);
     expect(body.profile_id).toBe('secretary');
     expect(events.map((entry) => entry.event)).toContainEqual(expect.objectContaining({ type: 'profile_switched', profile_id: 'secretary' }));
