@@ -203,6 +203,24 @@ describe('TelegramChannel', () => {
     await channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'once', via: 'page' });
     expect(api.botMessages(ada).find((message) => message.message_id === approval.message_id)!.text.endsWith('Allowed once from the page')).toBe(true);
   });
+  it('logs an update whose handler failed, without the token, and goes on with the next', async () => {
+    const channel = startChannel();
+    await waitUntil(() => channel.status.state === 'connected');
+    const sessionForChat = sessions.sessionForChat.bind(sessions);
+    sessions.sessionForChat = async () => {
+      sessions.sessionForChat = sessionForChat;
+      throw new Error(`the database is locked (${api.token})`);
+    };
+    api.sendText(ada, 'first');
+    api.sendText(ada, 'second');
+    await waitUntil(() => sessions.sent.length === 1);
+    expect(sessions.sent[0]!.text).toBe('second');
+    const failed = logLines.filter((line) => /update \d+ failed: the database is locked/.test(line));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toContain('<token>');
+    expect(logLines.join('')).not.toContain(api.token);
+  });
+
   it('shows a call that waited before the chat followed its session once the chat does, below the answer so far', async () => {
     const channel = startChannel();
     await waitUntil(() => channel.status.state === 'connected');

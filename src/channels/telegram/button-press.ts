@@ -37,7 +37,7 @@ export function pressedWhereSent(press: ButtonPress, sent: SentButtons): boolean
 }
 
 /** The fields of the warning logged for a refused press (never the token: a press does not carry it). */
-export function refusedPressLog(press: ButtonPress, refused: string): Record<string, unknown> {
+function refusedPressLog(press: ButtonPress, refused: string): Record<string, unknown> {
   return { telegramUserId: press.userId, chatId: press.chatId, messageId: press.messageId, refused, callbackData: press.data };
 }
 
