@@ -2,7 +2,6 @@ import { ApiError, api } from './api.js';
 import { Composer } from './composer.js';
 import { ContextPanel } from './context-panel.js';
 import { debounce } from './debounce.js';
-import { defaultProfileIn } from './default-profile.js';
 import { element } from './dom.js';
 import { emptyState } from './empty-state.js';
 import { SessionHeader } from './header.js';
@@ -13,6 +12,7 @@ import { JailStatusView } from './jail-status.js';
 import { ModelPicker } from './model-picker.js';
 import { signIn } from './login.js';
 import { MemoryPanel } from './memory-panel.js';
+import { NewSessionProfile } from './new-session-profile.js';
 import { NotificationBell } from './notification-bell.js';
 import { PanelSwitcher } from './panel-switcher.js';
 import { SchedulesPanel } from './schedules-panel.js';
@@ -24,14 +24,12 @@ import { Transcript } from './transcript.js';
 const byId = (id) => document.getElementById(id);
 fillIconPlaceholders();
 const modelImageTypes = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
-const profileStorageKey = 'hearth.profile';
 const contentForAttachmentsOnly = '(see attachments)';
 const toolsRefreshDelayMs = 150;
 
 const layout = byId('app');
 const drawerBackdrop = document.querySelector('.drawer-backdrop');
 const banner = byId('connection-banner');
-const profileSelect = byId('profile-select');
 let profiles = [];
 let view;
 let hearthEvents;
@@ -50,6 +48,7 @@ const header = new SessionHeader({
   onProfileChange: (profileId) => switchProfile(profileId),
 });
 const modelPicker = new ModelPicker(byId('session-profile'));
+const newSessionProfile = new NewSessionProfile(byId('profile-select'));
 const jailStatus = new JailStatusView(document.querySelector('.session-header'));
 const notificationBell = new NotificationBell({
   button: byId('notification-bell'),
@@ -62,7 +61,7 @@ const panels = new PanelSwitcher({
   buttons: [...document.querySelectorAll('.panel-toggle')],
   panels: [
     new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
-    new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : profileSelect.value) }),
+    new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : newSessionProfile.value) }),
     new MemoryPanel(byId('memory-panel')),
     new IntegrationsPanel(byId('integrations-panel')),
     new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) }),
@@ -283,7 +282,7 @@ function route() {
   openSession(decodeURIComponent(location.hash.slice(1)));
 }
 
-async function newSession(profileId = profileSelect.value) {
+async function newSession(profileId = newSessionProfile.value) {
   const created = await api.createSession(profileId);
   await sidebar.refresh();
   location.hash = encodeURIComponent(created.session_id);
@@ -340,17 +339,9 @@ async function loadProfiles() {
     composer.showError(`Could not load the profiles: ${error.message}`);
     return;
   }
-  const remembered = localStorage.getItem(profileStorageKey);
-  profileSelect.replaceChildren(...profiles.map((profile) => new Option(profile.name, profile.id)));
-  profileSelect.value = profiles.some((profile) => profile.id === remembered) ? remembered : (defaultProfileIn(profiles) ?? '');
-  describeChosenProfile();
+  newSessionProfile.setProfiles(profiles);
   header.setProfiles(profiles);
   modelPicker.setProfiles(profiles);
-}
-
-/** The profile picker's tooltip is the chosen profile's description. */
-function describeChosenProfile() {
-  profileSelect.title = profiles.find((profile) => profile.id === profileSelect.value)?.description ?? '';
 }
 
 /** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */
@@ -370,10 +361,6 @@ async function showJail() {
 
 function wireChrome() {
   byId('new-session').addEventListener('click', () => newSession().catch((error) => composer.showError(error.message)));
-  profileSelect.addEventListener('change', () => {
-    localStorage.setItem(profileStorageKey, profileSelect.value);
-    describeChosenProfile();
-  });
   document.querySelector('.open-drawer').addEventListener('click', () => setDrawer(true));
   document.querySelector('.close-drawer').addEventListener('click', () => setDrawer(false));
   drawerBackdrop.addEventListener('click', () => setDrawer(false));
