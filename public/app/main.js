@@ -14,6 +14,7 @@ import { signIn } from './login.js';
 import { MemoryPanel } from './memory-panel.js';
 import { NewSessionProfile } from './new-session-profile.js';
 import { NotificationBell } from './notification-bell.js';
+import { outgoingMessage } from './outgoing-message.js';
 import { PanelSwitcher } from './panel-switcher.js';
 import { SchedulesPanel } from './schedules-panel.js';
 import { SessionView } from './session-view.js';
@@ -23,8 +24,6 @@ import { Transcript } from './transcript.js';
 
 const byId = (id) => document.getElementById(id);
 fillIconPlaceholders();
-const modelImageTypes = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
-const contentForAttachmentsOnly = '(see attachments)';
 const toolsRefreshDelayMs = 150;
 
 const layout = byId('app');
@@ -289,45 +288,12 @@ async function newSession(profileId = newSessionProfile.value) {
   return openSession(created.session_id);
 }
 
-function readAsDataUrl(file) {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(reader.result);
-    reader.onerror = () => reject(new Error(`Could not read ${file.name}.`));
-    reader.readAsDataURL(file);
-  });
-}
-
-/** Files already in a session's folder, so that sending again after a failed upload does not upload them twice. */
-const uploads = new WeakMap();
-
-async function upload(sessionId, file) {
-  const known = uploads.get(file);
-  if (known?.sessionId === sessionId) return known.file;
-  const { name, path } = await api.upload(sessionId, file);
-  uploads.set(file, { sessionId, file: { name, path } });
-  return { name, path };
-}
-
-/**
- * Images go to the model inline; other files are uploaded to the session's folder first. With no
- * session open it starts one, of `profileId` (or else the sidebar's profile for new sessions).
- */
-async function send({ content, attachments }, profileId) {
+/** Sends in the open session; with none open it starts one, of `profileId` (or else the sidebar's profile for new sessions). */
+async function send(message, profileId) {
   const target = view ?? (await newSession(profileId));
   await target.ready;
   if (target !== view) return false;
-  const images = [];
-  const files = [];
-  for (const file of attachments) {
-    if (modelImageTypes.has(file.type)) images.push(await readAsDataUrl(file));
-    else files.push(await upload(target.sessionId, file));
-  }
-  const sent = target.send({
-    content: content || contentForAttachmentsOnly,
-    ...(images.length > 0 && { images }),
-    ...(files.length > 0 && { files }),
-  });
+  const sent = target.send(await outgoingMessage(target.sessionId, message));
   if (!sent) composer.showError('Not connected to Hearth right now; your message is kept. Send it again once the connection is back.');
   return sent;
 }
