@@ -14,7 +14,7 @@ import { sessionContextWindow } from './agent/round-setup.ts';
 import type { Channel } from './channels/channel.ts';
 import { Channels } from './channels/channels.ts';
 import { configuredChannels } from './channels/configured-channels.ts';
-import { removeStaleEmptySessions } from './agent/empty-sessions.ts';
+import { removeStaleEmptySessions } from './sessions/empty-sessions.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';

@@ -1,7 +1,6 @@
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
+import { removeSessionFolder } from '../store/session-files.ts';
 import { deleteSession, listEmptySessionIds } from '../store/sessions-repository.ts';
 
 /** How long a session may stay without a message before start-up removes it. */
@@ -15,7 +14,7 @@ export async function removeStaleEmptySessions(db: Db, sessionFilesDir: string, 
   const ids = await listEmptySessionIds(db, new Date(now - emptySessionLifetimeMs).toISOString());
   for (const id of ids) {
     await deleteSession(db, id);
-    await rm(path.join(sessionFilesDir, id), { recursive: true, force: true });
+    await removeSessionFolder(sessionFilesDir, id);
   }
   if (ids.length > 0) logger.info({ removed: ids.length }, 'removed sessions that never got a message');
   return ids.length;
