@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { InlineKeyboardMarkup } from 'grammy/types';
 import { escapeHtml } from './render-html.ts';
 
-/** What the approval message shows: the fields of an `approval_required` event it needs. */
+/** What the approval message shows: the call the gate says waits, and why it asks. */
 export interface ApprovalView {
   call_id: string;
   tool: string;
