@@ -3,28 +3,13 @@
 // KV relay) with the test playing the host process. test/user-tool-host.test.ts runs real
 // processes through the whole server.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { KvOperation, ModuleToLoad, ServerToHost, ToolManifestEntry } from '../../src/tools/user-tools/protocol.ts';
+import type { KvOperation, ServerToHost } from '../../src/tools/user-tools/protocol.ts';
 import { stopGraceMs, UserToolHost, type HostOptions } from '../../src/tools/user-tools/user-tool-host.ts';
-import { InMemoryHost } from '../support/in-memory-host.ts';
+import { InMemoryHost, loadsEverything, manifestEntryOf, moduleNamed } from '../support/in-memory-host.ts';
 
 afterEach(() => {
   vi.useRealTimers();
 });
-
-function moduleNamed(name: string): ModuleToLoad {
-  return { file: `/tools/${name}.ts`, modulePath: `/build/${name}.mjs`, expectedName: name };
-}
-
-function entryOf(module: ModuleToLoad): ToolManifestEntry {
-  return { name: module.expectedName, description: `Test tool ${module.expectedName}.`, parameters: { type: 'object' }, file: module.file, permissions: [] };
-}
-
-/** Answers a load with the manifest of every module asked for. */
-function loadsEverything(host: InMemoryHost): void {
-  host.answer = (message) => {
-    if (message.type === 'load') host.send({ type: 'manifest', tools: message.modules.map(entryOf), errors: [] });
-  };
-}
 
 interface Started {
   host: UserToolHost;
@@ -78,7 +63,7 @@ describe('UserToolHost: loading', () => {
       script: (child) => {
         child.answer = (message) => {
           if (message.type === 'load') {
-            child.send({ type: 'manifest', tools: [entryOf(modules[0]!)], errors: [{ file: '/tools/broken.ts', message: 'it threw' }] });
+            child.send({ type: 'manifest', tools: [manifestEntryOf(modules[0]!)], errors: [{ file: '/tools/broken.ts', message: 'it threw' }] });
           }
         };
       },
@@ -126,7 +111,7 @@ describe('UserToolHost: loading', () => {
       await crossed();
       vi.advanceTimersByTime(150);
     }
-    first!.send({ type: 'manifest', tools: load.modules.map(entryOf), errors: [] });
+    first!.send({ type: 'manifest', tools: load.modules.map(manifestEntryOf), errors: [] });
     const { host, children } = await starting;
     expect(children).toHaveLength(1);
     expect(host.tools).toHaveLength(3);

@@ -1,7 +1,7 @@
 // A user-tool host in memory: the server's end is a HostTransport, the test plays the host's
 // part. Messages cross on a later turn of the event loop, in order, as over the real pipe.
 import type { HostEnd, HostTransport } from '../../src/tools/user-tools/host-transport.ts';
-import type { HostToServer, ModuleToLoad, ServerToHost } from '../../src/tools/user-tools/protocol.ts';
+import type { HostToServer, ModuleToLoad, ServerToHost, ToolManifestEntry } from '../../src/tools/user-tools/protocol.ts';
 
 type Sent<Type extends ServerToHost['type']> = Extract<ServerToHost, { type: Type }>;
 
@@ -79,4 +79,19 @@ export class InMemoryHost {
     });
   }
 
+}
+
+/** Answers a load with the manifest of every module asked for (each a tool of its expected name). */
+export function loadsEverything(host: InMemoryHost): void {
+  host.answer = (message) => {
+    if (message.type === 'load') host.send({ type: 'manifest', tools: message.modules.map(manifestEntryOf), errors: [] });
+  };
+}
+
+export function moduleNamed(name: string): ModuleToLoad {
+  return { file: `/tools/${name}.ts`, modulePath: `/build/${name}.mjs`, expectedName: name };
+}
+
+export function manifestEntryOf(module: ModuleToLoad): ToolManifestEntry {
+  return { name: module.expectedName, description: `Test tool ${module.expectedName}.`, parameters: { type: 'object' }, file: module.file, permissions: [] };
 }

@@ -118,6 +118,11 @@ export function grantedFor(grant: Grant | undefined, declared: readonly ToolPerm
   return toolPermissions.filter((permission) => declared.includes(permission) && grant.permissions.includes(permission));
 }
 
+/** The host class of a set of permissions: tools share a host only with tools granted exactly the same. */
+export function hostClass(permissions: readonly ToolPermission[]): string {
+  return [...permissions].sort().join('+');
+}
+
 /**
  * Records (or, with an empty list, removes) the grant of one tool, written through a temp file and
  * a rename. Only write_tool calls this, after the person approved the call.

@@ -14,10 +14,12 @@ import { toolEnvironment } from '../tool-environment.ts';
 import type { ToolSource } from '../tool-registry.ts';
 import { compileArgumentsValidator } from '../validation.ts';
 import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } from './build-tools.ts';
-import { grantedFor, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
-import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
-import { LinkScan, packageFolders, type Sandbox } from './sandbox.ts';
+import { HostPool, type HostStarter, type HostSummary } from './host-pool.ts';
 import { HostProcess, type HostProcessOptions } from './host-process.ts';
+import { grantedFor, hostClass, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
+import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
+import { RecentlyUsed } from './recently-used.ts';
+import { LinkScan, packageFolders, type Sandbox } from './sandbox.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
 export interface UserToolManagerOptions {
@@ -54,25 +56,9 @@ export interface ReloadReport {
 
 export type Validation = { ok: true; tool: ToolManifestEntry } | { ok: false; message: string };
 
-/** What `hosts()` tells about one session host. */
-export interface HostSummary {
-  /** The session whose folder it may write (a sub-agent's calls run in its parent's host). */
-  sessionId: string;
-  permissions: ToolPermission[];
-  state: 'starting' | 'running';
-  pid?: number;
-}
-
 const defaultResourceLimits: ResourceLimits = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 };
 /** How long importing one module may take when `loadTimeoutMs` is not given. */
 export const defaultLoadTimeoutMs = 10_000;
-/** How long a replaced host may finish its running calls. */
-const retireWaitMs = 5_000;
-const defaultMaxHosts = 4;
-const defaultIdleMs = 5 * 60_000;
-/** A host that ends sooner than this after starting, three times in a row, is started again only when called. */
-const quickEndMs = 2_000;
-const maxQuickEnds = 3;
 const sessionIdPattern = /^[A-Za-z0-9_-]+$/;
 /** Sessions whose folder's link scan is kept between calls. */
 const maxLinkScans = 64;
@@ -95,17 +81,6 @@ interface Verdict {
   message: string;
 }
 
-/** One session's host for one set of permissions, in one generation. */
-interface Slot {
-  key: string;
-  owner: string;
-  permissions: ToolPermission[];
-  generation: Generation;
-  host: UserToolHost | undefined;
-  starting: Promise<UserToolHost> | undefined;
-  quickEnds: number;
-}
-
 /**
  * Loads the user tools of TOOLS_DIR and keeps the registry in step with them. Each reload
  * bundles the tools into a new generation, loads them once in a host that may write nothing
@@ -113,14 +88,13 @@ interface Slot {
  * previous generation's hosts, so old module versions never pile up.
  *
  * Calls run in child processes under Node's permission model, one per session that calls user
- * tools (and per set of granted permissions): each may write only its session's folder, so a
- * host is started on a session's first call, kept while used (at most `maxHosts`, least
- * recently used ended first, idle ones ended after `idleMs`) and replaced on reload or crash.
+ * tools (and per set of granted permissions), each of which may write only its session's folder:
+ * the HostPool keeps them.
  */
 export class UserToolManager extends EventEmitter<{ changed: [report: ReloadReport] }> {
   private generation: Generation | undefined;
-  /** The current generation's session hosts, least recently used first. */
-  private readonly slots = new Map<string, Slot>();
+  /** The current generation's session hosts. */
+  private readonly pool: HostPool;
   private failures: LoadFailure[] = [];
   private reloading: Promise<ReloadReport> | undefined;
   private reloadQueued: Promise<ReloadReport> | undefined;
@@ -136,12 +110,10 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private readonly closing = new AbortController();
   private readonly buildRoot: string;
   private readonly sessionFilesDir: string;
-  /** Reloads, validations, starts, retirements and replacements still running: close waits for them. */
+  /** Reloads, validations and the removals of retired generations still running: close waits for them. */
   private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly retiring = new Set<UserToolHost>();
-  private idleSweep: NodeJS.Timeout | undefined;
-  /** Per session (least recently used first): what its folder's last link check saw. */
-  private readonly linkScans = new Map<string, LinkScan>();
+  /** Per session: what its folder's last link check saw. */
+  private readonly linkScans = new RecentlyUsed<string, LinkScan>(maxLinkScans);
 
   constructor(private readonly options: UserToolManagerOptions) {
     super();
@@ -150,6 +122,11 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     this.sessionFilesDir = path.resolve(options.sessionFilesDir ?? path.join(this.buildRoot, 'sessions'));
     // Every host that is starting listens to it, and many sessions may start theirs at once.
     setMaxListeners(0, this.closing.signal);
+    this.pool = new HostPool({
+      logger: options.logger,
+      ...(options.maxHosts !== undefined && { maxHosts: options.maxHosts }),
+      ...(options.idleMs !== undefined && { idleMs: options.idleMs }),
+    });
   }
 
   /** Files that failed to load at the last reload, and why. */
@@ -179,12 +156,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   /** The session hosts of the current generation, least recently used first. */
   hosts(): HostSummary[] {
-    return [...this.slots.values()].flatMap((slot) => {
-      const running = slot.host !== undefined && !slot.host.ended;
-      if (!running && slot.starting === undefined) return [];
-      const pid = running ? slot.host!.pid : undefined;
-      return [{ sessionId: slot.owner, permissions: slot.permissions, state: running ? 'running' : 'starting', ...(pid !== undefined && { pid }) }];
-    });
+    return this.pool.summaries();
   }
 
   /**
@@ -211,7 +183,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   private async validateInHost(name: string, code: string): Promise<Validation> {
-    const refusal = this.options.jail?.refusal('User tools');
+    const refusal = this.jailRefusal();
     if (refusal !== undefined) return { ok: false, message: refusal };
     const outDir = this.freshBuildDir('check');
     try {
@@ -236,22 +208,16 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   /** Ends the hosts of a deleted session. */
   async releaseSession(sessionId: string): Promise<void> {
-    const ended = [...this.slots.values()].filter((slot) => slot.owner === sessionId);
-    for (const slot of ended) this.slots.delete(slot.key);
     this.linkScans.delete(sessionId);
-    await Promise.all(ended.map((slot) => this.track(this.endSlot(slot, 'its session was deleted'))));
+    await this.pool.release(sessionId);
   }
 
   /** Ends every host and waits for all work under way, so nothing writes to TOOLS_DIR/.build after it returns. */
   async close(): Promise<void> {
     this.closed = true;
     this.closing.abort();
-    clearInterval(this.idleSweep);
-    for (const host of this.retiring) await host.terminate('the server is shutting down');
+    await this.pool.close();
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-    const slots = [...this.slots.values()];
-    this.slots.clear();
-    await Promise.all(slots.map((slot) => this.endSlot(slot, 'the server is shutting down')));
     await rm(this.buildRoot, { recursive: true, force: true });
   }
 
@@ -281,7 +247,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       const verdict = this.verdicts.get(module.file);
       return verdict ? [{ file: module.file, message: verdict.message }] : [];
     });
-    const refusal = this.options.jail?.refusal('User tools');
+    const refusal = this.jailRefusal();
     if (refusal !== undefined) {
       // Kept as load errors, so GET /agents/tools and the page name each refused file and why.
       this.failures = files.map((file) => ({ file: path.relative(toolsDir, file) || file, message: refusal }));
@@ -326,16 +292,14 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       .sort((first, second) => first.file.localeCompare(second.file));
 
     const previous = this.generation;
-    const previousSlots = [...this.slots.values()];
-    this.slots.clear();
     this.generation = generation;
-    // Sessions that had a host get one of the new generation at once: their next call does not wait for it.
-    const classes = new Set([...generation.grantsOf.values()].map(classKey));
-    for (const slot of previousSlots) {
-      const live = slot.starting !== undefined || (slot.host !== undefined && !slot.host.ended);
-      if (live && classes.has(classKey(slot.permissions))) void this.hostFor(generation, slot.owner, slot.permissions).catch(() => undefined);
-    }
-    if (previous) void this.track(this.retireGeneration(previous, previousSlots));
+    const classes = new Set([...generation.grantsOf.values()].map(hostClass));
+    const retired = this.pool.renew(
+      (permissions) => classes.has(hostClass(permissions)),
+      (owner, permissions) => this.starterFor(generation, owner, permissions),
+    );
+    // Its bundles go once the hosts that import them have ended.
+    if (previous) void this.track(retired.then(() => rm(previous.outDir, { recursive: true, force: true })));
     const refusedNames = new Set(refused.map(({ name }) => name));
     const report = { loaded: manifestHost.tools.map((entry) => entry.name).filter((name) => !refusedNames.has(name)), errors: this.failures };
     this.current = { fingerprint, report };
@@ -361,118 +325,21 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     return verdict !== undefined && verdict.digest === generation.digests.get(file) ? verdict : undefined;
   }
 
-  /** Lets the previous generation's hosts finish their calls, ends them and removes its bundles. */
-  private async retireGeneration(generation: Generation, slots: Slot[]): Promise<void> {
-    await Promise.all(
-      slots.map(async (slot) => {
-        const host = slot.host ?? (await slot.starting?.catch(() => undefined));
-        if (!host) return;
-        if (this.closed) return host.terminate('the server is shutting down');
-        this.retiring.add(host);
-        await host.retire(retireWaitMs);
-        this.retiring.delete(host);
-      }),
-    );
-    await rm(generation.outDir, { recursive: true, force: true });
-  }
-
-  /** The running or starting host of `owner` for tools granted `permissions`; starts one when there is none. */
-  private hostFor(generation: Generation, owner: string, permissions: ToolPermission[]): Promise<UserToolHost> {
-    const key = `${owner}\0${classKey(permissions)}`;
-    let slot = this.slots.get(key);
-    if (slot) {
-      // Most recently used last.
-      this.slots.delete(key);
-      this.slots.set(key, slot);
-      if (slot.host && !slot.host.ended) return Promise.resolve(slot.host);
-      if (slot.starting) return slot.starting;
-    } else {
-      slot = { key, owner, permissions, generation, host: undefined, starting: undefined, quickEnds: 0 };
-      this.slots.set(key, slot);
-      this.makeRoom(slot);
-    }
-    return this.startSlot(slot);
-  }
-
-  private startSlot(slot: Slot): Promise<UserToolHost> {
-    slot.host = undefined;
-    const starting = this.track(this.launch(slot));
-    slot.starting = starting;
-    starting
-      .finally(() => {
-        if (slot.starting === starting) slot.starting = undefined;
-      })
-      .catch(() => undefined);
-    this.startIdleSweep();
-    return starting;
-  }
-
-  private async launch(slot: Slot): Promise<UserToolHost> {
-    const workFolder = await sessionWorkFolder(this.sessionFilesDir, { sessionId: slot.owner });
-    const { generation } = slot;
-    const modules = generation.modules.filter(
-      (module) => classKey(module.granted ?? []) === classKey(slot.permissions) && !this.verdictOn(generation, module.file),
-    );
-    const host = await this.startHost(modules, { workFolder, permissions: slot.permissions });
-    if (this.closed) {
-      await host.terminate('the server is shutting down');
-      return host;
-    }
-    // A module that loaded for the loading host but failed in this one (it behaves otherwise in a
-    // session's host) is left out of every later host; a reload takes it out of the tool set and the errors.
-    if (this.remember(host.moduleFailures, generation.digests) && generation === this.generation) {
-      void this.reload({ force: true }).catch((error: unknown) => this.options.logger.error({ err: error }, 'reloading the user tools failed'));
-    }
-    slot.host = host;
-    this.watchForEnd(slot, host);
-    return host;
-  }
-
-  /** Past `maxHosts`, ends hosts that run no call, least recently used first. */
-  private makeRoom(keep?: Slot): void {
-    const maxHosts = this.options.maxHosts ?? defaultMaxHosts;
-    for (const slot of this.slots.values()) {
-      if (this.slots.size <= maxHosts) return;
-      if (slot === keep || slot.starting !== undefined || (slot.host !== undefined && slot.host.inFlight > 0)) continue;
-      this.slots.delete(slot.key);
-      void this.track(this.endSlot(slot, 'ended to make room for another session'));
-    }
-  }
-
-  private async endSlot(slot: Slot, reason: string): Promise<void> {
-    const host = slot.host ?? (await slot.starting?.catch(() => undefined));
-    await host?.terminate(reason);
-  }
-
-  private startIdleSweep(): void {
-    if (this.idleSweep !== undefined) return;
-    const idleMs = this.options.idleMs ?? defaultIdleMs;
-    this.idleSweep = setInterval(() => {
-      for (const slot of [...this.slots.values()]) {
-        const host = slot.host;
-        if (!host || host.ended || host.inFlight > 0 || Date.now() - host.lastActive < idleMs) continue;
-        this.slots.delete(slot.key);
-        void this.track(host.terminate('it was idle'));
+  /** Starts `owner`'s host for its tools of `generation` granted `permissions`, leaving out modules with a verdict. */
+  private starterFor(generation: Generation, owner: string, permissions: ToolPermission[]): HostStarter {
+    return async () => {
+      const workFolder = await sessionWorkFolder(this.sessionFilesDir, { sessionId: owner });
+      const modules = generation.modules.filter(
+        (module) => hostClass(module.granted ?? []) === hostClass(permissions) && !this.verdictOn(generation, module.file),
+      );
+      const host = await this.startHost(modules, { workFolder, permissions });
+      // A module that loaded for the loading host but failed in this one (it behaves otherwise in a
+      // session's host) is left out of every later host; a reload takes it out of the tool set and the errors.
+      if (!this.closed && this.remember(host.moduleFailures, generation.digests) && generation === this.generation) {
+        void this.reload({ force: true }).catch((error: unknown) => this.options.logger.error({ err: error }, 'reloading the user tools failed'));
       }
-      // Hosts started while every other one was busy may have left more than maxHosts.
-      this.makeRoom();
-    }, Math.min(idleMs / 2, 30_000));
-    this.idleSweep.unref();
-  }
-
-  /**
-   * A host that crashed, was ended for a stuck tool or for its memory is replaced at once with
-   * the modules that loaded (never one with a verdict); calls that arrive meanwhile wait for it.
-   */
-  private watchForEnd(slot: Slot, host: UserToolHost): void {
-    host.once('ended', (reason) => {
-      if (this.closed || this.slots.get(slot.key) !== slot || slot.host !== host) return;
-      const stderr = host.stderr.trim().split('\n').slice(-20).join('\n');
-      this.options.logger.warn({ reason, session: slot.owner, ...(stderr !== '' && { stderr }) }, 'user-tool host ended; starting a new one');
-      slot.quickEnds = performance.now() - host.startedAt < quickEndMs ? slot.quickEnds + 1 : 0;
-      slot.host = undefined;
-      if (slot.quickEnds < maxQuickEnds) void this.startSlot(slot).catch((error: unknown) => this.options.logger.error({ err: error }, 'cannot start a new user-tool host'));
-    });
+      return host;
+    };
   }
 
   private async startHost(modules: ModuleToLoad[], sandbox: Sandbox): Promise<UserToolHost> {
@@ -515,7 +382,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   }
 
   private async call(name: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
-    const refusal = this.options.jail?.refusal('User tools');
+    const refusal = this.jailRefusal();
     if (refusal !== undefined) return { output: refusal, success: false };
     const owner = context.parentSessionId ?? context.sessionId;
     if (!sessionIdPattern.test(owner)) return { output: `The user tool ${name} cannot run for session "${owner}".`, success: false };
@@ -529,7 +396,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       if (refusal !== undefined) return { output: refusal, success: false };
       let host: UserToolHost;
       try {
-        host = await this.hostFor(generation, owner, permissions);
+        host = await this.pool.hostFor(owner, permissions, this.starterFor(generation, owner, permissions));
       } catch (error) {
         this.options.logger.error({ err: error, session: owner }, 'cannot start a user-tool host');
         return { output: `The user tool ${name} could not start: ${(error as Error).message}`, success: false };
@@ -551,13 +418,11 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
    * outside it (another tool or the person put it there), so no tool can read or write through it.
    */
   private async linksRefusal(owner: string): Promise<string | undefined> {
-    let scan = this.linkScans.get(owner);
-    if (scan) this.linkScans.delete(owner);
-    scan ??= new LinkScan(path.join(this.sessionFilesDir, owner));
-    this.linkScans.set(owner, scan);
-    for (const [oldest] of this.linkScans) {
-      if (this.linkScans.size <= maxLinkScans) break;
-      this.linkScans.delete(oldest);
+    let scan = this.linkScans.use(owner);
+    if (!scan) {
+      scan = new LinkScan(path.join(this.sessionFilesDir, owner));
+      this.linkScans.set(owner, scan);
+      this.linkScans.evict();
     }
     let links;
     try {
@@ -590,6 +455,11 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     }
   }
 
+  /** Why no user tool may run here (the machine has no jail and JAIL=off is not set), if so. */
+  private jailRefusal(): string | undefined {
+    return this.options.jail?.refusal('User tools');
+  }
+
   private freshBuildDir(kind: string): string {
     return path.join(this.buildRoot, `${kind}-${randomBytes(4).toString('hex')}`);
   }
@@ -597,9 +467,4 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
 async function fileDigest(file: string): Promise<string> {
   return createHash('sha256').update(await readFile(file)).digest('hex');
-}
-
-/** The host class of a set of permissions: tools share a host only with tools granted exactly the same. */
-function classKey(permissions: readonly ToolPermission[]): string {
-  return [...permissions].sort().join('+');
 }
