@@ -26,10 +26,8 @@ import type {
   SwitchedProfile,
 } from './sessions.ts';
 
-export type { CreatedSession, NewSession, SwitchedProfile } from './sessions.ts';
-
 /** The profile a session gets when nobody names one: the page's New session, the REST API, schedules, channels. */
-export const defaultProfileId = 'secretary';
+const defaultProfileId = 'secretary';
 
 export interface SessionServiceOptions {
   db: Db;
