@@ -1,6 +1,7 @@
 // SessionService on an in-memory database with a fake AgentRuns: a session's whole life (keys,
 // delete, profile switch, files, decisions) without a server, and the migration that moved the
 // scheduler's sessions into session_keys.
+import { once } from 'node:events';
 import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import type { HearthEvent } from '../../src/events/hearth-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
 import type { AgentEvent } from '../../src/protocol/events.ts';
-import { Scheduler } from '../../src/scheduler/scheduler.ts';
+import { Scheduler, type RunFinished } from '../../src/scheduler/scheduler.ts';
 import { SessionService } from '../../src/sessions/session-service.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { MessageImages } from '../../src/store/message-images.ts';
@@ -31,14 +32,16 @@ Answer.
 
 /** The runs as the service sees them, recording what it asked of them. */
 class FakeRuns implements AgentRuns {
+  readonly sent: string[] = [];
   readonly forgotten: string[] = [];
   readonly told: Array<{ sessionId: string; event: AgentEvent }> = [];
   /** Whether the session's row still existed when forget was asked: the runs must stop before the rows go. */
   readonly rowAtForget: boolean[] = [];
   lookUp: (sessionId: string) => Promise<unknown> = async () => undefined;
 
-  send() {
-    return { ok: false, code: 'session_busy' } as const;
+  send(sessionId: string) {
+    this.sent.push(sessionId);
+    return { ok: true, outcome: Promise.resolve({ status: 'completed', content: 'Done.', contextTokens: 1 } as const) } as const;
   }
   regenerate() {
     return this.send();
@@ -275,5 +278,54 @@ describe("the migration of the scheduler's sessions into session_keys", () => {
     } finally {
       await after.destroy();
     }
+  });
+});
+
+describe("the scheduler's sessions", () => {
+  const clock = () => new ManualClock('2026-11-28T08:00:00.000Z');
+  const schedulerOn = (sessions: SessionService) =>
+    new Scheduler({ db, sessions, clock: clock(), defaultTimezone: () => 'UTC', logger: createLogger('silent'), maxConcurrentRuns: 1 });
+  const ran = async (scheduler: Scheduler, id: string) => {
+    const finished = once(scheduler, 'run_finished').then(([event]) => event as RunFinished);
+    expect(scheduler.runNow(id)).toBe(true);
+    return finished;
+  };
+
+  it('are found by the key schedule:<id>: made on the first run, kept across a restart, and let go with the schedule', async () => {
+    const first = schedulerOn(service);
+    await first.start();
+    const created = await first.create({ name: 'Backups', prompt: 'Check the backups', cron: '0 9 * * *' });
+    if (!created.ok) throw new Error(created.message);
+    const { id } = created.value;
+    const run = await ran(first, id);
+    expect(run).toMatchObject({ status: 'ok', sessionId: expect.any(String) });
+    expect((await service.findByKey(`schedule:${id}`))!).toMatchObject({ id: run.sessionId, title: 'Backups' });
+    first.stop();
+
+    const restarted = schedulerOn(service);
+    await restarted.start();
+    expect(restarted.get(id)!.sessionId).toBe(run.sessionId);
+    expect((await ran(restarted, id)).sessionId).toBe(run.sessionId);
+    expect(runs.sent).toEqual([run.sessionId, run.sessionId]);
+
+    await restarted.remove(id);
+    restarted.stop();
+    expect(await service.findByKey(`schedule:${id}`)).toBeUndefined();
+  });
+
+  it('follow the session the person names, and a new one once they name none', async () => {
+    const scheduler = schedulerOn(service);
+    await scheduler.start();
+    const named = await created();
+    const schedule = await scheduler.create({ name: 'Backups', prompt: 'Check', every: '1h', session_id: named });
+    if (!schedule.ok) throw new Error(schedule.message);
+    expect((await ran(scheduler, schedule.value.id)).sessionId).toBe(named);
+
+    const unnamed = await scheduler.update(schedule.value.id, { session_id: null });
+    expect(unnamed).toMatchObject({ ok: true, value: { sessionId: null } });
+    const fresh = (await ran(scheduler, schedule.value.id)).sessionId;
+    expect(fresh).not.toBe(named);
+    expect((await service.findByKey(`schedule:${schedule.value.id}`))!.id).toBe(fresh);
+    scheduler.stop();
   });
 });
