@@ -293,10 +293,15 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   }
 
   /**
-   * The SDK's stdio transport keeps its child private and forgets it on close; the exit status
-   * that tells a person why a server stopped is only on the child, so it is taken at spawn.
+   * The server's stderr is the transport's public stream, there before the child starts. Its exit
+   * status, which tells a person why a server stopped, is not: the SDK keeps the child private
+   * and forgets it on close, so the child is taken at spawn.
    */
   private watchChild(attempt: Attempt, transport: StdioClientTransport): void {
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      attempt.stderr = (attempt.stderr + chunk.toString('utf8')).slice(-stderrKept);
+      this.options.logger?.debug({ stderr: chunk.toString('utf8').trimEnd() }, `MCP server ${this.name} wrote to stderr`);
+    });
     const start = transport.start.bind(transport);
     transport.start = () => {
       const starting = start();
@@ -308,10 +313,6 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
           child.once('error', () => {
             if (child.pid === undefined) resolve();
           });
-        });
-        child.stderr?.on('data', (chunk: Buffer) => {
-          attempt.stderr = (attempt.stderr + chunk.toString('utf8')).slice(-stderrKept);
-          this.options.logger?.debug({ stderr: chunk.toString('utf8').trimEnd() }, `MCP server ${this.name} wrote to stderr`);
         });
       }
       return starting;
