@@ -5,12 +5,40 @@ import type { HostToServer, ModuleToLoad, ServerToHost, ToolManifestEntry } from
 
 type Sent<Type extends ServerToHost['type']> = Extract<ServerToHost, { type: Type }>;
 
+/** The server's end of an in-memory host. */
+class InMemoryTransport implements HostTransport {
+  onmessage?: (message: HostToServer) => void;
+  onclose?: (end: HostEnd) => void;
+  ended: HostEnd | undefined;
+
+  constructor(
+    private readonly host: InMemoryHost,
+    readonly pid: number | undefined,
+    readonly stderr: string,
+  ) {}
+
+  async start(): Promise<void> {
+    this.host.started = true;
+    this.send({ type: 'load', modules: this.host.modules });
+  }
+
+  send(message: ServerToHost): void {
+    if (this.ended === undefined) this.host.receive(message);
+  }
+
+  async close(): Promise<void> {
+    this.host.closed = true;
+    this.host.exit({ reason: 'the tool host exited (signal SIGKILL)' });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 export class InMemoryHost {
   /** Everything the server sent, in order. */
   readonly received: ServerToHost[] = [];
   /** How the host answers each message the server sends; nothing when absent. */
   answer: ((message: ServerToHost) => void) | undefined;
-  readonly transport: HostTransport;
+  readonly transport: InMemoryTransport;
   started = false;
   /** The server ended the host (close). */
   closed = false;
@@ -22,32 +50,19 @@ export class InMemoryHost {
     readonly modules: ModuleToLoad[],
     options: { pid?: number; stderr?: string } = {},
   ) {
-    const host = this;
-    this.transport = {
-      ended: undefined,
-      pid: options.pid,
-      stderr: options.stderr ?? '',
-      async start() {
-        host.started = true;
-        this.send({ type: 'load', modules });
-      },
-      send(message) {
-        if (this.ended !== undefined) return;
-        host.received.push(message);
-        const index = host.ofType(message.type).length - 1;
-        const waiter = host.waiting.find((waiting) => waiting.type === message.type && waiting.index === index);
-        if (waiter) {
-          host.waiting.splice(host.waiting.indexOf(waiter), 1);
-          waiter.resolve(message);
-        }
-        host.answer?.(message);
-      },
-      async close() {
-        host.closed = true;
-        host.exit({ reason: 'the tool host exited (signal SIGKILL)' });
-        await new Promise((resolve) => setImmediate(resolve));
-      },
-    };
+    this.transport = new InMemoryTransport(this, options.pid, options.stderr ?? '');
+  }
+
+  /** A message from the server arrives. */
+  receive(message: ServerToHost): void {
+    this.received.push(message);
+    const index = this.ofType(message.type).length - 1;
+    const waiter = this.waiting.find((waiting) => waiting.type === message.type && waiting.index === index);
+    if (waiter) {
+      this.waiting.splice(this.waiting.indexOf(waiter), 1);
+      waiter.resolve(message);
+    }
+    this.answer?.(message);
   }
 
   /** Each message of `type` the server sent, one per call, in order: waits for the next one not given yet. */
@@ -74,11 +89,10 @@ export class InMemoryHost {
   exit(end: HostEnd): void {
     setImmediate(() => {
       if (this.transport.ended !== undefined) return;
-      (this.transport as { ended: HostEnd | undefined }).ended = end;
+      this.transport.ended = end;
       this.transport.onclose?.(end);
     });
   }
-
 }
 
 /** Answers a load with the manifest of every module asked for (each a tool of its expected name). */
