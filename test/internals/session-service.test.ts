@@ -43,11 +43,11 @@ class FakeRuns implements AgentRuns {
     this.sent.push(sessionId);
     return { ok: true, outcome: Promise.resolve({ status: 'completed', content: 'Done.', contextTokens: 1 } as const) } as const;
   }
-  regenerate() {
-    return this.send();
+  regenerate(sessionId: string) {
+    return this.send(sessionId);
   }
-  edit() {
-    return this.send();
+  edit(sessionId: string) {
+    return this.send(sessionId);
   }
   stop() {
     return false;
