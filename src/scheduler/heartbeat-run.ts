@@ -10,8 +10,11 @@ export type HeartbeatResult =
   | { status: 'failed'; sessionId: string; notification: Notification }
   | { status: 'skipped'; reason: 'unknown_profile' | 'session_busy'; sessionId?: string };
 
+/** What a heartbeat run asks of sessions: the profile's heartbeat session, one turn in it, and a quiet answer's removal. */
+export type HeartbeatSessions = Pick<Sessions, 'findOrCreate' | 'lastDisplayMessageId' | 'send' | 'dropDisplayMessagesAfter' | 'announce'>;
+
 export interface HeartbeatRunner {
-  sessions: Sessions;
+  sessions: HeartbeatSessions;
   profiles: ProfileRegistry;
   notifications: Notifications;
 }

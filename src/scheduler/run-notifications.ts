@@ -10,7 +10,7 @@ const bodyLimit = 500;
  * run's answer, or "<name> failed" with why. A skipped run ran nothing and raises nothing.
  * Returns what settles once the notifications raised so far are stored.
  */
-export function notifyFinishedRuns(options: { scheduler: Scheduler; notifications: Notifications; sessions: Sessions; logger: Logger }): () => Promise<void> {
+export function notifyFinishedRuns(options: { scheduler: Scheduler; notifications: Notifications; sessions: Pick<Sessions, 'messages'>; logger: Logger }): () => Promise<void> {
   const { scheduler, notifications, sessions, logger } = options;
   const pending = new Set<Promise<void>>();
   const raise = async (finished: RunFinished) => {
@@ -31,7 +31,7 @@ export function notifyFinishedRuns(options: { scheduler: Scheduler; notification
   };
 }
 
-async function lastAnswer(sessions: Sessions, sessionId: string | null): Promise<string> {
+async function lastAnswer(sessions: Pick<Sessions, 'messages'>, sessionId: string | null): Promise<string> {
   if (sessionId === null) return '';
   const messages = await sessions.messages(sessionId, 'display');
   const answer = messages.findLast((message) => message.role === 'assistant')?.content ?? '';

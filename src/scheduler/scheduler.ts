@@ -22,9 +22,12 @@ import type { Clock } from '../time/clock.ts';
 import { checkText, checkTimeZone, checkTiming, checkWhen, type ScheduleFields } from '../time/schedule-input.ts';
 import { nextRunAfter, nextRuns, type Checked } from '../time/schedule-times.ts';
 
+/** What the scheduler asks of sessions: its schedules' sessions, found by their keys, and one turn in each. */
+export type SchedulerSessions = Pick<Sessions, 'defaultProfileId' | 'hasProfile' | 'find' | 'keyedSessions' | 'bindKey' | 'unbindKey' | 'findOrCreate' | 'sendWhenIdle'>;
+
 export interface SchedulerOptions {
   db: Db;
-  sessions: Sessions;
+  sessions: SchedulerSessions;
   clock: Clock;
   /** SCHEDULER_TIMEZONE, else the server's zone; asked each time a schedule names none. */
   defaultTimezone: () => string;
