@@ -4,11 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { judgeHeartbeatAnswer } from '../src/agent/heartbeat.ts';
-import type { HearthEvent } from '../src/events/hearth-events.ts';
 import type { HeartbeatResult } from '../src/scheduler/heartbeat-run.ts';
 import { isWithinActiveHours, parseHeartbeat, type HeartbeatSettings } from '../src/profiles/heartbeat-settings.ts';
 import { loadProfiles, parseProfile } from '../src/profiles/load-profiles.ts';
-import { EventSocket } from './support/event-socket.ts';
 import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
 
@@ -90,48 +88,15 @@ describe('heartbeat answers', () => {
   });
 });
 
-describe('heartbeat runs', () => {
-  it('a HEARTBEAT_OK run leaves no trace and raises nothing; a finding notifies, titled by its first line', async () => {
-    const server = await startApp({
-      profiles: {
-        watcher: profileWith('heartbeat: {every: "30m", active_hours: "08:00-22:00"}'),
-        'watcher.heartbeat': '- Is the front door locked?\n',
-      },
+function nextProfilesChanged(server: Hearth): Promise<void> {
+  return new Promise((resolve) => {
+    const unsubscribe = server.deps.events.subscribe((event) => {
+      if (event.type !== 'profiles_changed') return;
+      unsubscribe();
+      resolve();
     });
-    const page = await EventSocket.connect(`${server.baseUrl.replace('http', 'ws')}/ws/events`);
-    const nextNotification = () =>
-      page.nextMatching((event) => (event as { type: string }).type === 'notification', 'notification') as unknown as Promise<Extract<HearthEvent, { type: 'notification' }>>;
-
-    server.llm.script({ content: 'HEARTBEAT_OK' });
-    const quiet = await server.app.heartbeats.runNow('watcher');
-    expect(quiet).toEqual({ status: 'quiet', sessionId: expect.any(String) });
-    const prompt = server.llm.requests[0]!.body.messages.at(-1);
-    expect(prompt).toMatchObject({ role: 'user' });
-    expect(prompt.content).toContain('- Is the front door locked?');
-    expect(prompt.content).toContain('HEARTBEAT_OK');
-    if (quiet.status !== 'quiet') throw new Error('not quiet');
-    const afterQuiet = await server.request('GET', `/sessions/${quiet.sessionId}`);
-    expect(afterQuiet.body).toMatchObject({ title: 'Heartbeat: Watcher', profile_id: 'watcher', messages: [] });
-    expect((await server.request('GET', '/notifications')).body.notifications).toEqual([]);
-
-    server.llm.script({ content: 'The front door is unlocked.\nIt has been unlocked since 21:04.' });
-    const finding = await server.app.heartbeats.runNow('watcher');
-    expect(finding).toMatchObject({ status: 'notified', sessionId: quiet.sessionId });
-    const announced = await nextNotification();
-    expect(announced).toMatchObject({ title: 'The front door is unlocked.', body: 'It has been unlocked since 21:04.', session_id: quiet.sessionId });
-    expect((await server.request('GET', '/notifications?unread=1')).body.notifications).toMatchObject([{ id: announced.id, title: 'The front door is unlocked.' }]);
-    const messages = (await server.request('GET', `/sessions/${quiet.sessionId}`)).body.messages;
-    expect(messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant']);
-    expect(messages[1].content).toBe('The front door is unlocked.\nIt has been unlocked since 21:04.');
-    page.close();
   });
-
-  it('a profile that does not exist is skipped without a run', async () => {
-    const server = await startApp();
-    expect(await server.app.heartbeats.runNow('nobody')).toEqual({ status: 'skipped', reason: 'unknown_profile' });
-    expect(server.llm.requests).toEqual([]);
-  });
-});
+}
 
 describe('the shipped smart_home heartbeat', () => {
   const documented = 'heartbeat: {every: "30m", active_hours: "08:00-22:00"}';
@@ -150,14 +115,23 @@ describe('the shipped smart_home heartbeat', () => {
     expect(clock.nextTimer()).toBeUndefined();
   });
 
-  it('switched on as README says, GET /agents/profiles shows it and it beats with the checklist', async () => {
+  it('switched on as README says, GET /agents/profiles shows it (one without active hours with null); it beats with the checklist, leaves a quiet answer no trace, and re-arms when its file changes', async () => {
     const shipped = await readFile('profiles/smart_home.md', 'utf8');
     expect(shipped).toContain(`# ${documented}\n`);
     const switchedOn = shipped.replace(`# ${documented}`, documented).replace(/^planning_enabled: true$/m, 'planning_enabled: false');
     // 10:00 in Berlin, inside the active hours.
     const clock = new ManualClock('2026-11-24T09:00:00Z');
-    const server = await startApp({ clock, env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' }, profiles: { smart_home: switchedOn } });
-    expect(await heartbeats(server)).toEqual({ secretary: null, server_admin: null, smart_home: { every: '30m', active_hours: '08:00-22:00' } });
+    const server = await startApp({
+      clock,
+      env: { SCHEDULER_TIMEZONE: 'Europe/Berlin' },
+      profiles: { smart_home: switchedOn, watcher: profileWith('heartbeat: {every: "2h"}') },
+    });
+    expect(await heartbeats(server)).toEqual({
+      secretary: null,
+      server_admin: null,
+      smart_home: { every: '30m', active_hours: '08:00-22:00' },
+      watcher: { every: '2h', active_hours: null },
+    });
     expect(clock.nextTimer()).toBe('2026-11-24T09:30:00.000Z');
 
     server.llm.script({ content: 'HEARTBEAT_OK' });
@@ -168,10 +142,14 @@ describe('the shipped smart_home heartbeat', () => {
     const checklist = (await readFile('profiles/smart_home.heartbeat.md', 'utf8')).trim();
     expect(server.llm.requests.at(-1)!.body.messages.at(-1).content).toContain(checklist);
     expect((await server.request('GET', '/notifications')).body.notifications).toEqual([]);
-  });
+    if (result.status !== 'quiet') throw new Error('not quiet');
+    expect((await server.request('GET', `/sessions/${result.sessionId}`)).body).toMatchObject({ title: 'Heartbeat: Smart Home Assistant', profile_id: 'smart_home', messages: [] });
+    expect(clock.nextTimer()).toBe('2026-11-24T10:00:00.000Z');
 
-  it('a heartbeat without active hours is listed with active_hours null', async () => {
-    const server = await startApp({ profiles: { watcher: profileWith('heartbeat: {every: "2h"}') } });
-    expect((await heartbeats(server)).watcher).toEqual({ every: '2h', active_hours: null });
+    // Every hour from now (10:30 in Berlin), before the watcher's 11:00 re-armed from now too.
+    const changed = nextProfilesChanged(server);
+    await writeFile(path.join(server.config.PROFILES_DIR, 'smart_home.md'), switchedOn.replace('every: "30m"', 'every: "1h"'));
+    await changed;
+    expect(clock.nextTimer()).toBe('2026-11-24T10:30:00.000Z');
   });
 });

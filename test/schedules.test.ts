@@ -1,16 +1,13 @@
+// The schedule routes and the scheduler's wiring into the app, on a whole server. What the scheduler
+// itself does (times across DST, run statuses, skipped and queued runs, downtime, its session by
+// key, changes, each refusal word for word) is tested in memory: test/internals/scheduler.test.ts.
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import type { HearthEvent } from '../src/events/hearth-events.ts';
 import type { RunFinished } from '../src/scheduler/scheduler.ts';
-import { migrationProvider } from '../src/store/migrations/index.ts';
 import { listMessages } from '../src/store/messages-repository.ts';
-import { startHearth, useHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';
+import { useHearth, type Hearth, type HearthOptions } from './support/hearth-server.ts';
 import { ManualClock } from './support/manual-clock.ts';
-import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { waitUntil } from './support/wait-until.ts';
 
 const zone = 'Europe/Berlin';
@@ -24,113 +21,162 @@ function nextFinish(hearth: Hearth): Promise<RunFinished> {
   return once(hearth.app.scheduler, 'run_finished').then(([finished]) => finished as RunFinished);
 }
 
+function nextNotification(hearth: Hearth): Promise<Extract<HearthEvent, { type: 'notification' }>> {
+  return new Promise((resolve) => {
+    const unsubscribe = hearth.deps.events.subscribe((event) => {
+      if (event.type !== 'notification') return;
+      unsubscribe();
+      resolve(event);
+    });
+  });
+}
+
 async function create(hearth: Hearth, body: Record<string, unknown>) {
   const response = await hearth.request('POST', '/schedules', { name: 'Morning', prompt: 'Say good morning', timezone: zone, ...body });
   expect(response.status, JSON.stringify(response.body)).toBe(201);
   return response.body.schedule;
 }
 
-describe('schedule times across the spring DST change in Europe/Berlin', () => {
-  it('a daily cron fires at 09:00 local on each side of the change', async () => {
+describe('the schedule routes', () => {
+  it("POST and GET /schedules answer times in the schedule's own offset across the DST change; GET /schedules/:id/runs lists each run", async () => {
     const clock = new ManualClock('2026-03-28T07:00:00Z');
     const hearth = await hearthAt(clock);
-    const schedule = await create(hearth, { cron: '0 9 * * *' });
-    expect(schedule.next_runs).toEqual(['2026-03-28T09:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00']);
-    expect(clock.nextTimer()).toBe('2026-03-28T08:00:00.000Z');
-
-    let finished = nextFinish(hearth);
-    clock.advanceTo('2026-03-28T08:00:00Z');
-    expect((await finished).status).toBe('ok');
-    expect(clock.nextTimer()).toBe('2026-03-29T07:00:00.000Z');
-
-    finished = nextFinish(hearth);
-    clock.advanceTo('2026-03-29T07:00:00Z');
-    const second = await finished;
-    expect(second.status).toBe('ok');
-
-    const display = await listMessages(hearth.deps.db, second.sessionId!, 'display');
-    const prompts = display.filter((message) => message.role === 'user');
-    expect(prompts).toHaveLength(2);
-    expect(prompts.every((message) => message.scheduled === true && message.schedule_id === schedule.id)).toBe(true);
-    const session = await hearth.request('GET', `/sessions/${second.sessionId}`);
-    expect(session.body.title).toBe('Morning');
-    const runs = await hearth.request('GET', `/schedules/${schedule.id}/runs`);
-    expect(runs.body.map((run: { status: string; session_id: string }) => [run.status, run.session_id])).toEqual([
-      ['ok', second.sessionId],
-      ['ok', second.sessionId],
-    ]);
-  });
-
-  it('every 1h keeps whole hours of real time through the change, and at fires once then disables itself', async () => {
-    const clock = new ManualClock('2026-03-29T00:30:00Z');
-    const hearth = await hearthAt(clock);
-    const hourly = await create(hearth, { every: '1h' });
-    expect(hourly.next_runs).toEqual(['2026-03-29T03:30:00+02:00', '2026-03-29T04:30:00+02:00', '2026-03-29T05:30:00+02:00']);
+    const daily = await create(hearth, { cron: '0 9 * * *' });
+    expect(daily).toMatchObject({ cron: '0 9 * * *', timezone: zone, enabled: true, next_run_at: '2026-03-28T09:00:00+01:00', last_status: null });
+    expect(daily.next_runs).toEqual(['2026-03-28T09:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00']);
     const reminder = await create(hearth, { name: 'Plumber', at: '2026-03-29T03:15:00+02:00' });
     expect(reminder.next_run_at).toBe('2026-03-29T03:15:00+02:00');
 
     let finished = nextFinish(hearth);
+    clock.advanceTo('2026-03-28T08:00:00Z');
+    const { sessionId } = await finished;
+    finished = nextFinish(hearth);
     clock.advanceTo('2026-03-29T01:15:00Z');
     expect(await finished).toMatchObject({ scheduleId: reminder.id, status: 'ok' });
-    const after = await hearth.request('GET', '/schedules');
-    const stored = after.body.schedules.find((schedule: { id: string }) => schedule.id === reminder.id);
-    expect(stored).toMatchObject({ enabled: false, next_run_at: null, last_status: 'ok', next_runs: [] });
-    expect(clock.nextTimer()).toBe('2026-03-29T01:30:00.000Z');
+
+    const listed = (await hearth.request('GET', '/schedules')).body.schedules;
+    expect(listed.find((schedule: { id: string }) => schedule.id === daily.id)).toMatchObject({
+      last_status: 'ok',
+      last_run_at: '2026-03-28T09:00:00+01:00',
+      next_run_at: '2026-03-29T09:00:00+02:00',
+      next_runs: ['2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00', '2026-03-31T09:00:00+02:00'],
+    });
+    expect(listed.find((schedule: { id: string }) => schedule.id === reminder.id)).toMatchObject({ enabled: false, next_run_at: null, last_status: 'ok', next_runs: [] });
+    const runs = await hearth.request('GET', `/schedules/${daily.id}/runs`);
+    expect(runs).toEqual({
+      status: 200,
+      body: [{ id: expect.any(Number), started_at: '2026-03-28T08:00:00.000Z', finished_at: '2026-03-28T08:00:00.000Z', status: 'ok', session_id: sessionId }],
+    });
+    expect((await hearth.request('GET', '/schedules/nope/runs')).status).toBe(404);
+  });
+
+  it("POST /schedules/:id/run starts a run now in the schedule's one session: announced as created once, its prompts stored marked scheduled, its answer notified", async () => {
+    const clock = new ManualClock('2026-11-24T07:00:00Z');
+    const hearth = await hearthAt(clock);
+    const changes: string[] = [];
+    onTestFinished(hearth.deps.events.subscribe((event) => {
+      if (event.type === 'sessions_changed') changes.push(`${event.change} ${event.session_id}`);
+    }));
+    const schedule = await create(hearth, { cron: '0 9 * * 1-5' });
+
+    hearth.llm.script({ content: 'Good morning!' });
+    let finished = nextFinish(hearth);
+    const notified = nextNotification(hearth);
+    expect(await hearth.request('POST', `/schedules/${schedule.id}/run`)).toEqual({ status: 202, body: { started: true } });
+    const firstRun = await finished;
+    expect(await notified).toMatchObject({ title: 'Morning finished', body: 'Good morning!', session_id: firstRun.sessionId });
+    expect(changes.filter((change) => change === `created ${firstRun.sessionId}`)).toHaveLength(1);
+    expect(changes[0]).toBe(`created ${firstRun.sessionId}`);
 
     finished = nextFinish(hearth);
-    clock.advanceTo('2026-03-29T01:30:00Z');
-    expect(await finished).toMatchObject({ scheduleId: hourly.id, status: 'ok' });
-    expect(clock.nextTimer()).toBe('2026-03-29T02:30:00.000Z');
+    await hearth.request('POST', `/schedules/${schedule.id}/run`);
+    expect((await finished).sessionId).toBe(firstRun.sessionId);
+    expect(changes.filter((change) => change === `created ${firstRun.sessionId}`)).toHaveLength(1);
+    expect((await hearth.request('POST', '/schedules/nope/run')).status).toBe(404);
+
+    const prompts = (await listMessages(hearth.deps.db, firstRun.sessionId!, 'display')).filter((message) => message.role === 'user');
+    expect(prompts).toHaveLength(2);
+    expect(prompts.every((message) => message.scheduled === true && message.schedule_id === schedule.id)).toBe(true);
+    expect((await hearth.request('GET', `/sessions/${firstRun.sessionId}`)).body.title).toBe('Morning');
+  });
+
+  it('bad input is refused with 400 naming the field, the preview word for word as POST /schedules, and nothing is stored; PATCH and DELETE', async () => {
+    const clock = new ManualClock('2026-11-24T07:00:00Z');
+    const hearth = await hearthAt(clock);
+    const timings: [string, Record<string, unknown>, string][] = [
+      ['invalid cron', { cron: '61 * * * *' }, 'cron'],
+      ['cron with too few fields', { cron: '* * *' }, 'cron'],
+      ['unknown time zone', { cron: '0 9 * * *', timezone: 'Mars/Olympus' }, 'timezone'],
+      ['a duration under a minute', { every: '30s' }, 'every'],
+      ['a malformed duration', { every: 'soon' }, 'every'],
+      ['a past at', { at: '2026-11-24T07:59:00+01:00' }, 'at'],
+      ['an at without offset', { at: '2026-11-25T09:00:00' }, 'at'],
+      ['no timing', {}, 'cron, every, at'],
+      ['two timings', { cron: '0 9 * * *', every: '1h' }, 'cron, every'],
+    ];
+    for (const [name, body, field] of timings) {
+      const preview = await hearth.request('POST', '/schedules/preview', { timezone: zone, ...body });
+      expect(preview.status, name).toBe(400);
+      expect(preview.body.error.code, name).toBe('invalid_request');
+      expect(preview.body.error.message, name).toContain(`${field}:`);
+      const creation = await hearth.request('POST', '/schedules', { name: 'Bad', prompt: 'x', timezone: zone, ...body });
+      expect(creation, name).toEqual(preview);
+    }
+    const others: [string, Record<string, unknown>, string][] = [
+      ['an empty prompt', { cron: '0 9 * * *', prompt: ' ' }, 'prompt'],
+      ['an unknown profile', { cron: '0 9 * * *', profile_id: 'nobody' }, 'profile_id'],
+    ];
+    for (const [name, body, field] of others) {
+      const response = await hearth.request('POST', '/schedules', { name: 'Bad', prompt: 'x', timezone: zone, ...body });
+      expect(response.status, name).toBe(400);
+      expect(response.body.error.code, name).toBe('invalid_request');
+      expect(response.body.error.message, name).toContain(`${field}:`);
+    }
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
+    const onlyTiming = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', name: 'Morning' });
+    expect(onlyTiming.status).toBe(400);
+    expect(onlyTiming.body.error.message).toContain('name');
+
+    const schedule = await create(hearth, { cron: '0 9 * * *' });
+    const patched = await hearth.request('PATCH', `/schedules/${schedule.id}`, { every: '10s' });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.message).toContain('every:');
+    expect((await hearth.request('GET', '/schedules')).body.schedules[0]).toEqual(schedule);
+    expect((await hearth.request('PATCH', '/schedules/nope', { enabled: false })).status).toBe(404);
+    expect((await hearth.request('PATCH', `/schedules/${schedule.id}`, { enabled: false })).body.schedule).toMatchObject({ enabled: false, next_run_at: null, next_runs: [] });
+
+    expect((await hearth.request('DELETE', `/schedules/${schedule.id}`)).status).toBe(204);
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
+    expect((await hearth.request('DELETE', `/schedules/${schedule.id}`)).status).toBe(404);
   });
 });
 
-describe('runs', () => {
-  it('after downtime a missed schedule runs once at start, and a restart keeps schedules and next runs', async () => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-schedules-'));
-    const llm = await startScriptedOllama();
-    onTestFinished(async () => {
-      await llm.close();
-      await rm(dataDir, { recursive: true, force: true });
+describe('POST /schedules/preview: the next three runs before anything is created', () => {
+  it('a daily cron keeps 09:00 local across the spring change; every keeps real hours; without a zone, SCHEDULER_TIMEZONE; nothing is stored', async () => {
+    const clock = new ManualClock('2026-03-28T07:00:00Z');
+    const hearth = await hearthAt(clock, { env: { SCHEDULER_TIMEZONE: 'Asia/Tokyo' } });
+    const daily = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', timezone: zone });
+    expect(daily).toEqual({
+      status: 200,
+      body: { next_runs: ['2026-03-28T09:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00'], timezone: zone },
     });
-    const first = await startHearth({ clock, dataDir, llm });
-    const schedule = await create(first, { every: '30m' });
-    await first.close();
+    const zoneless = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *' });
+    expect(zoneless.body).toEqual({ next_runs: ['2026-03-29T09:00:00+09:00', '2026-03-30T09:00:00+09:00', '2026-03-31T09:00:00+09:00'], timezone: 'Asia/Tokyo' });
 
-    // Three slots pass while the server is down.
-    clock.advanceTo('2026-11-24T08:40:00Z');
-    const second = await hearthAt(clock, { dataDir, llm });
-    const runs = await waitUntil(async () => {
-      const answer = await second.request('GET', `/schedules/${schedule.id}/runs`);
-      return answer.body.length > 0 && answer.body.every((run: { status: string }) => run.status !== 'running') && answer.body;
-    });
-    expect(runs.map((run: { status: string }) => run.status)).toEqual(['ok']);
-    const listed = (await second.request('GET', '/schedules')).body.schedules;
-    expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ id: schedule.id, next_run_at: '2026-11-24T10:00:00+01:00', last_status: 'ok' });
-    expect(clock.nextTimer()).toBe('2026-11-24T09:00:00.000Z');
+    clock.advanceTo('2026-03-29T00:30:00Z');
+    const hourly = await hearth.request('POST', '/schedules/preview', { every: '1h', timezone: zone });
+    expect(hourly.body.next_runs).toEqual(['2026-03-29T03:30:00+02:00', '2026-03-29T04:30:00+02:00', '2026-03-29T05:30:00+02:00']);
+    const single = await hearth.request('POST', '/schedules/preview', { at: '2026-03-29T09:00:00+02:00', timezone: zone });
+    expect(single.body).toEqual({ next_runs: ['2026-03-29T09:00:00+02:00'], timezone: zone });
+
+    // What the preview shows is what a created schedule then has.
+    const created = await create(hearth, { cron: '0 9 * * *' });
+    expect((await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', timezone: zone })).body.next_runs).toEqual(created.next_runs);
+    expect((await hearth.request('GET', '/schedules')).body.schedules).toHaveLength(1);
   });
+});
 
-  it('a run that is due while the previous one is still going is recorded skipped', async () => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const hearth = await hearthAt(clock);
-    const schedule = await create(hearth, { every: '1m' });
-    hearth.llm.script({ hang: true });
-    clock.advanceTo('2026-11-24T07:01:00Z');
-    await hearth.llm.waitForRequest(1);
-
-    const skipped = nextFinish(hearth);
-    clock.advanceTo('2026-11-24T07:02:00Z');
-    expect(await skipped).toMatchObject({ scheduleId: schedule.id, status: 'skipped' });
-
-    const stopped = nextFinish(hearth);
-    const sessionId = hearth.app.scheduler.get(schedule.id)!.sessionId!;
-    expect((await hearth.request('POST', `/sessions/${sessionId}/stop`)).body).toEqual({ stopped: true });
-    expect(await stopped).toMatchObject({ scheduleId: schedule.id, status: 'stopped' });
-    const runs = (await hearth.request('GET', `/schedules/${schedule.id}/runs`)).body;
-    expect(runs.map((run: { status: string }) => run.status)).toEqual(['skipped', 'stopped']);
-  });
-
+describe("the scheduler's runs go through the agent", () => {
   it('waits for a busy session instead of failing', async () => {
     const clock = new ManualClock('2026-11-24T07:00:00Z');
     const hearth = await hearthAt(clock);
@@ -158,159 +204,5 @@ describe('runs', () => {
       ['a long question', false],
       ['Say good morning', true],
     ]);
-  });
-
-  it('POST /schedules/:id/run starts a run now and reuses the schedule session', async () => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const hearth = await hearthAt(clock);
-    const schedule = await create(hearth, { cron: '0 9 * * 1-5' });
-    let finished = nextFinish(hearth);
-    expect((await hearth.request('POST', `/schedules/${schedule.id}/run`)).status).toBe(202);
-    const firstRun = await finished;
-    finished = nextFinish(hearth);
-    await hearth.request('POST', `/schedules/${schedule.id}/run`);
-    expect((await finished).sessionId).toBe(firstRun.sessionId);
-    expect((await hearth.request('POST', '/schedules/nope/run')).status).toBe(404);
-  });
-
-  it('a scheduled run\'s new session is announced as created once, then as updated', async () => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const hearth = await hearthAt(clock);
-    const changes: string[] = [];
-    onTestFinished(hearth.deps.events.subscribe((event) => {
-      if (event.type === 'sessions_changed') changes.push(`${event.change} ${event.session_id}`);
-    }));
-    const schedule = await create(hearth, { cron: '0 9 * * 1-5' });
-    let finished = nextFinish(hearth);
-    await hearth.request('POST', `/schedules/${schedule.id}/run`);
-    const { sessionId } = await finished;
-    expect(changes.filter((change) => change === `created ${sessionId}`)).toHaveLength(1);
-    expect(changes[0]).toBe(`created ${sessionId}`);
-    finished = nextFinish(hearth);
-    await hearth.request('POST', `/schedules/${schedule.id}/run`);
-    await finished;
-    expect(changes.filter((change) => change === `created ${sessionId}`)).toHaveLength(1);
-  });
-});
-
-describe('run statuses', () => {
-  it("runs and schedules stored as 'failed' before DESIGN's 'error' read as 'error' after the migration", async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-schedules-'));
-    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
-    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new SqliteDatabase(path.join(dataDir, 'hearth.db')) }) });
-    const migrated = await new Migrator({ db, provider: migrationProvider }).migrateTo('2026-11-25-schedules');
-    expect(migrated.error).toBeUndefined();
-    const schedule = (id: string, lastStatus: string) => ({
-      id, name: id, prompt: 'Check', cron: '0 9 * * *', every_ms: null, at: null, timezone: zone, profile_id: 'secretary', session_id: null,
-      enabled: 1, created_at: '2026-11-24T06:00:00.000Z', next_run_at: '2026-11-25T08:00:00.000Z', last_run_at: '2026-11-24T06:30:00.000Z', last_status: lastStatus,
-    });
-    await db.insertInto('schedules').values([schedule('broken', 'failed'), schedule('fine', 'ok')]).execute();
-    const run = (scheduleId: string, status: string, error: string | null) => ({
-      schedule_id: scheduleId, started_at: '2026-11-24T06:30:00.000Z', finished_at: '2026-11-24T06:31:00.000Z', status, session_id: null, error,
-    });
-    await db.insertInto('schedule_runs').values([run('broken', 'failed', 'model crashed'), run('fine', 'ok', null), run('fine', 'skipped', 'the previous run was still going')]).execute();
-    await db.destroy();
-
-    const hearth = await hearthAt(new ManualClock('2026-11-24T07:00:00Z'), { dataDir });
-    const listed = (await hearth.request('GET', '/schedules')).body.schedules;
-    expect(Object.fromEntries(listed.map((stored: { id: string; last_status: string }) => [stored.id, stored.last_status]))).toEqual({ broken: 'error', fine: 'ok' });
-    expect((await hearth.request('GET', '/schedules/broken/runs')).body).toMatchObject([{ status: 'error', error: 'model crashed' }]);
-    expect((await hearth.request('GET', '/schedules/fine/runs')).body.map((stored: { status: string }) => stored.status)).toEqual(['skipped', 'ok']);
-  });
-});
-
-describe('POST /schedules/preview: the next three runs before anything is created', () => {
-  it('a daily cron keeps 09:00 local across the spring change; every keeps real hours; nothing is stored', async () => {
-    const clock = new ManualClock('2026-03-28T07:00:00Z');
-    const hearth = await hearthAt(clock);
-    const daily = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', timezone: zone });
-    expect(daily).toEqual({
-      status: 200,
-      body: { next_runs: ['2026-03-28T09:00:00+01:00', '2026-03-29T09:00:00+02:00', '2026-03-30T09:00:00+02:00'], timezone: zone },
-    });
-
-    clock.advanceTo('2026-03-29T00:30:00Z');
-    const hourly = await hearth.request('POST', '/schedules/preview', { every: '1h', timezone: zone });
-    expect(hourly.body.next_runs).toEqual(['2026-03-29T03:30:00+02:00', '2026-03-29T04:30:00+02:00', '2026-03-29T05:30:00+02:00']);
-    const once = await hearth.request('POST', '/schedules/preview', { at: '2026-03-29T09:00:00+02:00', timezone: zone });
-    expect(once.body).toEqual({ next_runs: ['2026-03-29T09:00:00+02:00'], timezone: zone });
-
-    // What the preview shows is what a created schedule then has.
-    const created = await create(hearth, { cron: '0 9 * * *' });
-    expect((await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', timezone: zone })).body.next_runs).toEqual(created.next_runs);
-    expect((await hearth.request('GET', '/schedules')).body.schedules).toHaveLength(1);
-  });
-
-  it('without a timezone it previews in SCHEDULER_TIMEZONE', async () => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const hearth = await hearthAt(clock, { env: { SCHEDULER_TIMEZONE: 'Asia/Tokyo' } });
-    const preview = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *' });
-    expect(preview.body).toEqual({ next_runs: ['2026-11-25T09:00:00+09:00', '2026-11-26T09:00:00+09:00', '2026-11-27T09:00:00+09:00'], timezone: 'Asia/Tokyo' });
-  });
-
-  const refused: [string, Record<string, unknown>, string][] = [
-    ['invalid cron', { cron: '61 * * * *' }, 'cron'],
-    ['cron with too few fields', { cron: '* * *' }, 'cron'],
-    ['unknown time zone', { cron: '0 9 * * *', timezone: 'Mars/Olympus' }, 'timezone'],
-    ['a duration under a minute', { every: '30s' }, 'every'],
-    ['a malformed duration', { every: 'soon' }, 'every'],
-    ['a past at', { at: '2026-11-24T07:59:00+01:00' }, 'at'],
-    ['an at without offset', { at: '2026-11-25T09:00:00' }, 'at'],
-    ['no timing', {}, 'cron, every, at'],
-    ['two timings', { cron: '0 9 * * *', every: '1h' }, 'cron, every'],
-  ];
-  it.each(refused)('%s: 400 naming the field, word for word as POST /schedules', async (_, body, field) => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const hearth = await hearthAt(clock);
-    const preview = await hearth.request('POST', '/schedules/preview', { timezone: zone, ...body });
-    expect(preview.status).toBe(400);
-    expect(preview.body.error.code).toBe('invalid_request');
-    expect(preview.body.error.message).toContain(`${field}:`);
-    const creation = await hearth.request('POST', '/schedules', { name: 'Bad', prompt: 'x', timezone: zone, ...body });
-    expect(creation.body).toEqual(preview.body);
-    expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
-  });
-
-  it('takes only timing fields', async () => {
-    const hearth = await hearthAt(new ManualClock('2026-11-24T07:00:00Z'));
-    const response = await hearth.request('POST', '/schedules/preview', { cron: '0 9 * * *', name: 'Morning' });
-    expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain('name');
-  });
-});
-
-describe('bad input is refused with the field named, and nothing is stored', () => {
-  const cases: [string, Record<string, unknown>, string][] = [
-    ['invalid cron', { cron: '61 * * * *' }, 'cron'],
-    ['cron with too few fields', { cron: '* * *' }, 'cron'],
-    ['unknown time zone', { cron: '0 9 * * *', timezone: 'Mars/Olympus' }, 'timezone'],
-    ['a duration under a minute', { every: '30s' }, 'every'],
-    ['a malformed duration', { every: 'soon' }, 'every'],
-    ['a past at', { at: '2026-11-24T07:59:00+01:00' }, 'at'],
-    ['an at without offset', { at: '2026-11-25T09:00:00' }, 'at'],
-    ['no timing', {}, 'cron, every, at'],
-    ['two timings', { cron: '0 9 * * *', every: '1h' }, 'cron, every'],
-    ['an empty prompt', { cron: '0 9 * * *', prompt: ' ' }, 'prompt'],
-    ['an unknown profile', { cron: '0 9 * * *', profile_id: 'nobody' }, 'profile_id'],
-  ];
-  it.each(cases)('%s', async (_, body, field) => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const hearth = await hearthAt(clock);
-    const response = await hearth.request('POST', '/schedules', { name: 'Bad', prompt: 'x', timezone: zone, ...body });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('invalid_request');
-    expect(response.body.error.message).toContain(`${field}:`);
-    expect((await hearth.request('GET', '/schedules')).body.schedules).toEqual([]);
-  });
-
-  it('a PATCH with a bad field changes nothing', async () => {
-    const clock = new ManualClock('2026-11-24T07:00:00Z');
-    const hearth = await hearthAt(clock);
-    const schedule = await create(hearth, { cron: '0 9 * * *' });
-    const response = await hearth.request('PATCH', `/schedules/${schedule.id}`, { every: '10s' });
-    expect(response.status).toBe(400);
-    expect(response.body.error.message).toContain('every:');
-    expect((await hearth.request('GET', '/schedules')).body.schedules[0]).toEqual(schedule);
-    expect((await hearth.request('PATCH', '/schedules/nope', { enabled: false })).status).toBe(404);
   });
 });
