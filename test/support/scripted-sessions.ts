@@ -121,10 +121,6 @@ export class ScriptedSessions implements SchedulerSessions, HeartbeatSessions, P
     return this.turn(sessionId, input, 'sendWhenIdle');
   }
 
-  isRunning(sessionId: string): boolean {
-    return this.running.has(sessionId);
-  }
-
   async messages(sessionId: string): Promise<Message[]> {
     return [...(this.display.get(sessionId) ?? [])];
   }
