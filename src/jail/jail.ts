@@ -248,8 +248,11 @@ export class Jail {
       const wantsNetwork = spec.network === true || spec.kind === 'host';
       let namespace: NetworkNamespace | undefined;
       if (wantsNetwork && this.pastaInstalled) {
-        if (spec.kind === 'host') namespace = await this.sharedHostNetwork();
-        else {
+        if (spec.kind === 'host') {
+          namespace = await this.sharedHostNetwork();
+          // Made earlier: an address the machine gained since is closed before this process enters.
+          await namespace?.closeNewHostAddresses();
+        } else {
           const own = await this.newNamespace();
           namespace = own;
           releases.push(() => this.closeNamespace(own));
@@ -288,7 +291,10 @@ export class Jail {
   }
 
   /** Host jails of every session share one namespace: they see the host's processes anyway. */
-  private sharedHostNetwork(): Promise<NetworkNamespace | undefined> {
+  private async sharedHostNetwork(): Promise<NetworkNamespace | undefined> {
+    // One that cut itself off is replaced.
+    const current = this.hostNetwork;
+    if ((await current)?.cutReason !== undefined && this.hostNetwork === current) this.hostNetwork = undefined;
     this.hostNetwork ??= this.newNamespace().catch((error: Error) => {
       this.networkProblem = error.message;
       this.options.logger.warn(`jail: ${error.message}; host jails run without network`);
@@ -299,7 +305,14 @@ export class Jail {
   }
 
   private async newNamespace(): Promise<NetworkNamespace> {
-    const namespace = await NetworkNamespace.create(machineryEnvironment(this.options.environment));
+    const { logger } = this.options;
+    const namespace: NetworkNamespace = await NetworkNamespace.create(machineryEnvironment(this.options.environment), {
+      closed: (addresses) => logger.info(`jail: this machine gained ${addresses.join(', ')}; closed to a jail's network namespace`),
+      cut: (reason) => {
+        logger.warn(`jail: a network namespace cut itself off (its jails keep only their loopback): ${reason}`);
+        this.namespaces.delete(namespace);
+      },
+    });
     this.namespaces.add(namespace);
     return namespace;
   }
