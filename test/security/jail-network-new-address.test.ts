@@ -10,9 +10,11 @@
 //   device but not the listener at the new address: closed before it enters;
 // - a process already running (an MCP server granted network) reaches it no more once the
 //   namespace's watch has closed it, which Hearth logs;
+// - an address on a link that is down counts too (os.networkInterfaces() leaves it out);
 // - a jailed process cannot remove a route.
 // First with the Jail class as root, then through the whole server run by the unprivileged user.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -165,6 +167,21 @@ describe.skipIf(skipped !== undefined)(`an address this machine gains after a ja
       expect(device!.requests()).not.toContain('/after-cut');
     } finally {
       await fetcherInCut.stop();
+    }
+  });
+
+  it('closes an address on a link that is down (Docker\'s bridge without a container), which the host reaches all the same', async () => {
+    const suffix = randomBytes(3).toString('hex');
+    const [hostSide, peer] = [`hd${suffix}h`, `hd${suffix}d`];
+    const ip = (...args: string[]) => spawnSync('ip', args, { encoding: 'utf8' });
+    try {
+      expect(ip('link', 'add', hostSide, 'type', 'veth', 'peer', 'name', peer).status).toBe(0);
+      expect(ip('addr', 'add', '10.200.34.1/24', 'dev', hostSide).status).toBe(0);
+      const hearthUrl = `http://10.200.34.1:${port}/down-link`;
+      expect((await fetch(hearthUrl)).status).toBe(401);
+      expect((await fetchOnce(await wrapFetcher(strict(), [hearthUrl])))[hearthUrl]).toMatch(/^error/);
+    } finally {
+      ip('link', 'delete', hostSide);
     }
   });
 
