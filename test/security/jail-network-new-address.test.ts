@@ -11,7 +11,7 @@
 // - a process already running (an MCP server granted network) reaches it no more once the
 //   namespace's watch has closed it, which Hearth logs;
 // - an address on a link that is down counts too (os.networkInterfaces() leaves it out);
-// - a jailed process cannot remove a route.
+// - a jailed process cannot remove a route, nor a host jail write to the holder that adds them.
 // First with the Jail class as root, then through the whole server run by the unprivileged user.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -183,6 +183,19 @@ describe.skipIf(skipped !== undefined)(`an address this machine gains after a ja
     } finally {
       ip('link', 'delete', hostSide);
     }
+  });
+
+  it("a host jail, which sees the holder in /proc, cannot write to the holder's pipes (the addresses it closes, its answers)", async () => {
+    const first = await jail.wrap('/bin/true', [], host(), { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+    const holderPid = first.args[first.args.indexOf('-t') + 1];
+    first.release();
+    const script = `for fd in 0 1; do echo 203.0.113.9/32 > /proc/${holderPid}/fd/$fd && echo "wrote $fd"; done; ls /proc/${holderPid} > /dev/null && echo "holder visible"`;
+    const command = await jail.wrap('/bin/sh', ['-c', script], host(), { PATH: process.env.PATH ?? '/usr/bin:/bin' });
+    const run = spawnSync(command.executable, command.args, { env: command.environment, encoding: 'utf8' });
+    command.release();
+    expect(run.stdout).toContain('holder visible');
+    expect(run.stdout).not.toContain('wrote');
+    expect(run.stderr).toMatch(/Permission denied/);
   });
 
   it('a jailed process cannot remove a prohibit route', async () => {
