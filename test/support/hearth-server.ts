@@ -11,6 +11,7 @@ import type { Logger } from '../../src/logger.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { EventSocket } from './event-socket.ts';
+import { jailFor } from './jail.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';
 import { startScriptedOllama } from './scripted-ollama.ts';
 import { startScriptedOpenAI } from './scripted-openai.ts';
@@ -80,8 +81,11 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     ...(backend === 'openai' && { OPENAI_BASE_URL: llm.url, OPENAI_MODEL: 'scripted-model' }),
     ...options.env,
   });
-  const jail = options.jailEnvironment && (await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined }, environment: options.jailEnvironment }));
-  const deps = await createDependencies(config, { ...(options.clock && { clock: options.clock }), ...(jail && { jail }), ...(options.logger && { logger: options.logger }) });
+  // The machine's jail facts are probed once a worker (test/support/jail.ts), not at each of the ~1,000 starts.
+  const jail = options.jailEnvironment
+    ? await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined }, environment: options.jailEnvironment })
+    : jailFor(config);
+  const deps = await createDependencies(config, { ...(options.clock && { clock: options.clock }), jail, ...(options.logger && { logger: options.logger }) });
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps, { ...(options.channels && { channels: options.channels }) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });

@@ -85,11 +85,23 @@ export function toolCallsOf(events: LlmStreamEvent[]): ToolCall[] {
   return events.flatMap((event) => (event.type === 'tool_call' ? [event.call] : []));
 }
 
-/** A loopback port nobody listens on. */
+/**
+ * A port nobody listens on, for a server started later (a child process). It is drawn below the
+ * kernel's ephemeral range (32768 and up), where the servers the tests start on port 0 land, so
+ * none of them can take it between this check and the child's listen.
+ */
 export async function unusedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const probe = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '0.0.0.0', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => probe.close(resolve));
+      return port;
+    }
+  }
+  throw new Error('no free port between 20000 and 32000 after 100 tries');
 }
