@@ -2,7 +2,6 @@
 // RSS, because a worker's resourceLimits cover only the JavaScript heap and Buffers live outside
 // it. Now the tool's host is a process of its own whose whole RSS is watched: replayed here through
 // the real server, with the server answering /health all along.
-import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -56,8 +55,8 @@ describe('the user-tool RSS cap', () => {
     hearth.llm.script({ toolCalls: [{ name: 'hog', arguments: {} }] }, { content: 'Done.' });
     socket.send({ type: 'message', content: 'Hoard memory.' });
     const holding = path.join(sessionFolder(hearth, sessionId), 'holding');
-    await waitUntil(() => existsSync(holding), 10_000);
-    const hogHost = await readFile(holding, 'utf8');
+    // The file appears before its text does: wait for the text.
+    const hogHost = await waitUntil(async () => (await readFile(holding, 'utf8').catch(() => '')) || undefined, 10_000);
     expect(before.result).toBe(`pong from ${hogHost}`);
 
     // While the hog holds its memory…

@@ -244,6 +244,8 @@ export async function sendMessage(page: Page, text: string): Promise<void> {
   await box.waitFor({ state: 'visible' });
   await waitForMessageBoxEnabled(page);
   await box.fill(text);
+  // Enter sends only once the session's socket is in sync (Send enabled); before that it is ignored.
+  await page.locator(`${sel.send}:not([disabled])`).waitFor({ timeout: actionTimeoutMs });
   await box.press('Enter');
 }
 
