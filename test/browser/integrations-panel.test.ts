@@ -8,7 +8,7 @@ import type { AppDependencies } from '../../src/app.ts';
 import type { IntegrationStatus } from '../../src/integrations/integration-registry.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import type { Hearth } from '../support/hearth-server.ts';
-import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket, waitForIdle } from '../support/browser.ts';
 
 const panelSelector = 'aside.panel[aria-label="Integrations"]';
 
@@ -24,10 +24,6 @@ async function openIntegrationsPanel(page: Page) {
   return panel;
 }
 
-/** The events socket has said hello: from now on every integration_status reaches the page. */
-async function waitForEventsSocket(page: Page) {
-  await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
-}
 
 const houseLines = [
   'light.kitchen "Kitchen ceiling" [Kitchen] on, brightness 204',

@@ -7,10 +7,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Hearth } from '../support/hearth-server.ts';
-import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp } from '../support/browser.ts';
+import { browserTest, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
 import { everythingStdio, fixtureServer, missingCommand, writeMcpConfig } from '../support/mcp-servers.ts';
 import { runTool } from '../support/tool-context.ts';
 
@@ -36,17 +35,7 @@ async function agentTools(hearth: Hearth): Promise<{ tools: ToolEntry[]; servers
   return body;
 }
 
-async function openPanel(page: Page, name: 'Tools' | 'Integrations'): Promise<Locator> {
-  await page.locator(`header button.panel-toggle[aria-label="${name}"]`).click();
-  const panel = page.locator(`aside.panel[aria-label="${name}"]`);
-  await panel.waitFor({ state: 'visible' });
-  return panel;
-}
 
-/** The events socket has said hello: from now on every integration_status and tools_changed reaches the page. */
-async function waitForEventsSocket(page: Page) {
-  await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
-}
 
 const missingMessage = 'command not found: hearth-test-no-such-command';
 

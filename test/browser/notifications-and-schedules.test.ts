@@ -9,16 +9,12 @@ import { describe, expect, it } from 'vitest';
 import { appendMessages } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { browserTest, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp } from '../support/browser.ts';
+import { browserTest, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
 
 const bellSelector = 'header button.notification-bell';
 const popoverSelector = '#notification-popover';
 const schedulesSelector = 'aside.panel[aria-label="Schedules"]';
 
-/** The events socket has said hello: from now on every notification reaches the page. */
-async function waitForEventsSocket(page: Page) {
-  await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
-}
 
 function raise(hearth: Hearth, notification: { title: string; body: string; sessionId?: string }) {
   return hearth.deps.notifications.raise(notification);

@@ -3,22 +3,11 @@
 // An open side panel follows what happens in the page without a click: the Context panel the
 // session that opens and each finished turn, the Schedules panel a notification and the events
 // socket coming back. A closed panel reads nothing.
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Hearth } from '../support/hearth-server.ts';
-import { browserTest, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { browserTest, openPanel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket, waitForIdle } from '../support/browser.ts';
 
-async function openPanel(page: Page, name: 'Context' | 'Schedules') {
-  await page.locator(`header button.panel-toggle[aria-label="${name}"]`).click();
-  const panel = page.locator(`aside.panel[aria-label="${name}"]`);
-  await panel.waitFor({ state: 'visible' });
-  return panel;
-}
 
-/** The events socket has said hello: from now on its events reach the page. */
-async function waitForEventsSocket(page: Page) {
-  await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
-}
 
 async function messagesInContext(hearth: Hearth, sessionId: string): Promise<number> {
   return (await hearth.request('GET', `/sessions/${sessionId}/context`)).body.messages.length;

@@ -5,18 +5,12 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../support/scripted-llm.ts';
-import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { browserTest, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
 
 const isSummariser = (request: RecordedRequest) => String(request.body?.messages?.[0]?.content ?? '').startsWith('You condense the earlier part');
 const lastUserContent = (request: RecordedRequest): string =>
   [...request.body.messages].reverse().find((message: any) => message.role === 'user')?.content ?? '';
 
-async function openPanel(page: Page, name: 'Context' | 'Tools' | 'Memory') {
-  await page.locator(`header button.panel-toggle[aria-label="${name}"]`).click();
-  const panel = page.locator(`aside.panel[aria-label="${name}"]`);
-  await panel.waitFor({ state: 'visible' });
-  return panel;
-}
 
 /** Drops or pastes files on the page the way a browser does: a DataTransfer carrying File objects. */
 async function dispatchFiles(page: Page, how: 'drop' | 'paste', files: { name: string; type: string; text: string }[]) {

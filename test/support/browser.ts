@@ -238,6 +238,19 @@ export async function waitForApp(page: Page): Promise<void> {
   await page.locator(sel.transcript).waitFor({ state: 'attached' });
 }
 
+/** Opens a side panel by its header button (`Context`, `Tools`, `Schedules`…) and gives it once it shows. */
+export async function openPanel(page: Page, name: string): Promise<Locator> {
+  await page.locator(`header button.panel-toggle[aria-label="${name}"]`).click();
+  const panel = page.locator(`aside.panel[aria-label="${name}"]`);
+  await panel.waitFor({ state: 'visible' });
+  return panel;
+}
+
+/** The events socket has said hello: from now on its events (notifications, integration and tool changes) reach the page. */
+export async function waitForEventsSocket(page: Page): Promise<void> {
+  await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
+}
+
 /** Types `text` into the message box and presses Enter. */
 export async function sendMessage(page: Page, text: string): Promise<void> {
   const box = page.locator(sel.message);
