@@ -117,6 +117,8 @@ describe.skipIf(skipBrowserTests)('MCP servers on the page', () => {
     await everything.locator('input[aria-label="Use all tools of everything"]').click();
     await tools.locator('[data-role="prompt-budget-warning"]').waitFor();
     expect(await tools.locator('[data-role="prompt-budget-warning"]').textContent()).toMatch(/^Personal Secretary sends [\d,]+ characters .* past the budget of 12,000/);
+    // The warning and the switches are drawn from two answers: wait for the last switch to turn on.
+    await everything.locator('li input[role="switch"]:not(:checked)').first().waitFor({ state: 'detached' });
     expect(await everything.locator('li input[role="switch"]:not(:checked)').count()).toBe(0);
     await screenshot(page, 'mcp-servers-tools-panel-over-budget');
     await everything.locator('input[aria-label="Use all tools of everything"]').click();
