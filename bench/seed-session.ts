@@ -51,7 +51,7 @@ export function conversation(pairCount: number): NewMessage[] {
 export async function seedLongSession(databaseFile: string, pairCount: number): Promise<{ sessionId: string; characters: number }> {
   const db = await openDatabase(databaseFile);
   try {
-    const session = await createSession(db, 'secretary');
+    const session = await createSession(db, { profileId: 'secretary' });
     const messages = conversation(pairCount);
     await appendMessages(db, session.id, messages);
     return { sessionId: session.id, characters: messages.reduce((total, message) => total + message.content.length, 0) };

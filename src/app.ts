@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { Agent } from './agent/agent.ts';
 import { HearthEventHub } from './events/hearth-events.ts';
 import { Notifications } from './events/notifications.ts';
@@ -25,6 +25,7 @@ import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { Household } from './household/household.ts';
 import { Jail } from './jail/jail.ts';
 import { MemoryService } from './memory/memory-service.ts';
 import { ProfileRegistry } from './profiles/profile-registry.ts';
@@ -39,7 +40,6 @@ import { agentRoutes } from './server/agent-routes.ts';
 import { maxMessageBytes } from './server/client-commands.ts';
 import { approvalRoutes } from './server/approval-routes.ts';
 import { eventsSocketRoutes } from './server/events-socket-routes.ts';
-import { requireToken } from './server/auth.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
 import { integrationRoutes } from './server/integration-routes.ts';
@@ -48,6 +48,7 @@ import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
+import { identify } from './server/identify.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
 import { scheduleRoutes } from './server/schedule-routes.ts';
@@ -103,10 +104,18 @@ export type AppDependencies = AgentDependencies & {
   sessions?: SessionService;
   /** What the app starts and ends, each added where it is created. */
   services: ServiceList;
+  /** The people of this Hearth and their roles (docs/people.md). */
+  household: Household;
+};
+
+/** Pieces createDependencies uses as they are instead of building them, and waits of the parts it builds. */
+export type DependencyOverrides = Partial<AppDependencies> & {
+  /** How long importing one user-tool module may take (UserToolManager's loadTimeoutMs); 10 s when absent. */
+  userToolLoadTimeoutMs?: number;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
-export async function createDependencies(config: Config, overrides: Partial<AppDependencies> = {}): Promise<AppDependencies> {
+export async function createDependencies(config: Config, overrides: DependencyOverrides = {}): Promise<AppDependencies> {
   const db = overrides.db ?? (await openDatabase(config.DB_PATH));
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
   const services = new ServiceList(logger);
@@ -182,6 +191,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     maxRssMb: config.USER_TOOL_MAX_RSS_MB,
     envPassthrough: config.TOOL_ENV_PASSTHROUGH,
     jail,
+    ...(overrides.userToolLoadTimeoutMs !== undefined && { loadTimeoutMs: overrides.userToolLoadTimeoutMs }),
   });
   services.add({ name: 'user tools', close: () => userTools.close() });
   // A turn that starts while they still load or connect waits for their tools (registry.ready()).
@@ -214,6 +224,7 @@ export async function createDependencies(config: Config, overrides: Partial<AppD
     mcp,
     jail,
     services,
+    household: overrides.household ?? new Household(db),
     ...(overrides.clock && { clock: overrides.clock }),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
@@ -342,7 +353,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('onRequest', guardRequests({ requireLoopbackHost: config.AUTH_TOKEN === '' }));
 
   await app.register(async (api) => {
-    if (config.AUTH_TOKEN !== '') api.addHook('onRequest', requireToken(config.AUTH_TOKEN));
+    api.decorateRequest('caller', null as unknown as FastifyRequest['caller']);
+    api.addHook('onRequest', identify({ authToken: config.AUTH_TOKEN, household: deps.household }));
     api.get('/health', async () => ({ status: 'ok', version, jail: deps.jail.status }));
     await api.register(agentRoutes, {
       profiles: deps.profiles,

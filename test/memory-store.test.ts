@@ -158,9 +158,9 @@ describe('memory search', () => {
 
 describe('extraction state', () => {
   it('finds idle sessions with unextracted user messages, and remembers how far they were read', async () => {
-    const idle = await createSession(db, 'secretary');
-    const active = await createSession(db, 'secretary');
-    const empty = await createSession(db, 'secretary');
+    const idle = await createSession(db, { profileId: 'secretary' });
+    const active = await createSession(db, { profileId: 'secretary' });
+    const empty = await createSession(db, { profileId: 'secretary' });
     await appendMessage(db, idle.id, { role: 'user', content: 'I live in Leipzig.' });
     await appendMessage(db, idle.id, { role: 'assistant', content: 'Noted.' });
     await appendMessage(db, active.id, { role: 'user', content: 'Hello' });

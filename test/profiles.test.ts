@@ -45,6 +45,8 @@ describe('loadProfiles', () => {
         tools: [],
         user_tools: true,
         mcp_tools: true,
+        people: ['owner', 'adult'],
+        approvers: ['owner', 'adult'],
         scratchpad_sections: [],
         approvals: { default: 'allow', deny: [], allow: [], ask: [] },
         jail: {},

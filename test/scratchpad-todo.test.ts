@@ -222,8 +222,8 @@ describe('per-session state', () => {
   });
 
   it('is removed when its session is deleted', async () => {
-    const session = await createSession(db, 'secretary');
-    const other = await createSession(db, 'secretary');
+    const session = await createSession(db, { profileId: 'secretary' });
+    const other = await createSession(db, { profileId: 'secretary' });
     for (const sessionId of [session.id, other.id]) {
       await run(createScratchpadTool(db), { action: 'write', section: 'plan', content: 'note' }, sessionId);
       await run(createTodoTool(db), { action: 'set', items: ['step'] }, sessionId);

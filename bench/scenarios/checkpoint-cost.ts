@@ -23,7 +23,7 @@ export async function checkpointCost(): Promise<ScenarioResult> {
   const directory = await makeTemporaryDirectory('hearth-bench-checkpoints-');
   const db = await openDatabase(path.join(directory, 'hearth.db'));
   try {
-    const sessionIds = await Promise.all(Array.from({ length: sessions }, async () => (await createSession(db, 'secretary')).id));
+    const sessionIds = await Promise.all(Array.from({ length: sessions }, async () => (await createSession(db, { profileId: 'secretary' })).id));
     const addTimes: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const checkpoints = sessionIds.map(

@@ -79,7 +79,7 @@ function instantBackend(summary: string): LlmBackend & { inputs: number[] } {
 }
 
 async function seededSession(db: Db, messages: readonly NewMessage[]): Promise<string> {
-  const session = await createSession(db, 'secretary');
+  const session = await createSession(db, { profileId: 'secretary' });
   // SQLite caps the variables of one statement, so the rows go in a few inserts.
   for (let start = 0; start < messages.length; start += 1_000) await appendMessages(db, session.id, messages.slice(start, start + 1_000), ['context']);
   await updateSession(db, session.id, { contextTokens: 1_000_000 });

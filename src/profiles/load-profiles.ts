@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import matter from 'gray-matter';
 import { buildPolicy } from '../approvals/policy.ts';
+import { defaultProfileAccess } from '../people/rights.ts';
 import { parseHeartbeat } from './heartbeat-settings.ts';
 import { ProfileFrontMatterSchema, type Profile, type ProfileFrontMatter } from './profile.ts';
 import { fieldName, valueAt } from '../json-pointer.ts';
@@ -143,6 +144,8 @@ export function parseProfile(file: string, text: string): ParseProfileResult {
       approvals,
       jail: { ...frontMatter.jail },
       untrusted: { allow: frontMatter.untrusted?.allow ?? [] },
+      people: frontMatter.people ?? defaultProfileAccess.people,
+      approvers: frontMatter.approvers ?? defaultProfileAccess.approvers,
       ...(heartbeat && { heartbeat }),
       prompt,
       file,

@@ -2,9 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { ApprovalPolicy } from '../approvals/policy.ts';
 import { backendIds, type BackendId } from '../backend-ids.ts';
 import type { JailKind } from '../jail/jail-spec.ts';
+import { roles, type Role } from '../people/person.ts';
+import type { ProfileAccess } from '../people/rights.ts';
 import type { HeartbeatSettings } from './heartbeat-settings.ts';
 
-export interface Profile {
+export interface Profile extends ProfileAccess {
   id: string;
   name: string;
   description: string;
@@ -45,6 +47,8 @@ export const PROFILE_ID_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
 // Function names as OpenAI-compatible and Ollama APIs accept them.
 // `*` stands for every tool.
 const TOOL_NAME_PATTERN = '^([A-Za-z0-9_-]{1,64}|\\*|mcp:[A-Za-z0-9_-]{1,64})$';
+
+const RoleList = Type.Array(Type.Unsafe<Role>({ type: 'string', enum: [...roles] }), { uniqueItems: true });
 
 const ApprovalRules = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { uniqueItems: true });
 
@@ -92,6 +96,9 @@ export const ProfileFrontMatterSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    // Who may use the profile and who may decide its approvals (docs/people.md); the owner always may.
+    people: Type.Optional(RoleList),
+    approvers: Type.Optional(RoleList),
     // Formats are checked by parseHeartbeat, which names the field and the expected shape.
     heartbeat: Type.Optional(
       Type.Object({ every: Type.String(), active_hours: Type.Optional(Type.String()) }, { additionalProperties: false }),

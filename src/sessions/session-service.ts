@@ -104,7 +104,7 @@ export class SessionService implements Sessions {
     const { db } = this.options;
     const profileId = request.profileId ?? defaultProfileId;
     if (!this.hasProfile(profileId)) return this.unknownProfile(profileId);
-    let session = await createSession(db, profileId, request.origin ?? null);
+    let session = await createSession(db, { profileId, origin: request.origin ?? null, ...(request.personId !== undefined && { personId: request.personId }) });
     if (request.title !== undefined) session = (await updateSession(db, session.id, { title: request.title, titleSetByUser: true })) ?? session;
     this.options.onSessionCreated?.();
     return { ok: true, session };

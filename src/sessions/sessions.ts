@@ -18,6 +18,8 @@ export interface NewSession {
   title?: string;
   /** The channel the session comes from (`telegram`): the page shows its mark. */
   origin?: string;
+  /** Whose it is; the first owner's when not named (a one-person Hearth). */
+  personId?: string;
 }
 
 /** What the person may change of a session (PATCH /sessions/:id); absent fields stay as they are. */

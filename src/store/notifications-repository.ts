@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './database.ts';
+import { firstOwnerId } from './first-owner.ts';
 import type { NotificationsTable } from './schema.ts';
 
 /** Something finished or needs the person's attention (README: Notifications). */
@@ -16,6 +17,8 @@ export interface NewNotification {
   title: string;
   body: string;
   sessionId?: string;
+  /** Whom it is for; the first owner when not named. */
+  personId?: string;
 }
 
 function fromRow(row: Selectable<NotificationsTable>): Notification {
@@ -38,6 +41,7 @@ export async function insertNotification(db: Db, notification: NewNotification):
       session_id: notification.sessionId ?? null,
       created_at: new Date().toISOString(),
       read_at: null,
+      person_id: notification.personId ?? firstOwnerId(),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './database.ts';
+import { firstOwnerId } from './first-owner.ts';
 import type { ScheduleRunsTable, SchedulesTable } from './schema.ts';
 
 /** When a schedule fires: exactly one of a cron pattern, a fixed interval, or a single instant. */
@@ -24,6 +25,8 @@ export interface StoredSchedule {
   nextRunAt: string | null;
   lastRunAt: string | null;
   lastStatus: ScheduleStatus | null;
+  /** Who made it; its runs are theirs. The first owner when not named. */
+  personId?: string;
 }
 
 export interface Schedule extends StoredSchedule {
@@ -95,6 +98,7 @@ export async function insertSchedule(db: Db, schedule: Omit<StoredSchedule, 'las
       ...timingColumns(schedule.timing),
       timezone: schedule.timezone,
       profile_id: schedule.profileId,
+      person_id: schedule.personId ?? firstOwnerId(),
       enabled: schedule.enabled ? 1 : 0,
       created_at: schedule.createdAt,
       next_run_at: schedule.nextRunAt,

@@ -13,6 +13,10 @@ export interface SessionsTable {
   origin: string | null;
   /** The model the session's turns use instead of its profile's; null follows the profile. */
   model: string | null;
+  /** Whose session it is (people.id). */
+  person_id: string;
+  /** 1: shared with the household on purpose, seen by everyone who may use its profile. */
+  shared: number;
 }
 
 export type BufferName = 'display' | 'context';
@@ -94,6 +98,12 @@ export interface ApprovalsTable {
   decided_by: string | null;
   /** `session`: the person allowed this tool and subject for the rest of the session. */
   remember: string;
+  /** The person whose run asked (people.id). */
+  asked_by: string | null;
+  /** The person who decided, when `decided_by` is `user`. */
+  decider_id: string | null;
+  /** Where they decided: `page`, `rest`, or a channel's id (`telegram`). */
+  decided_via: string | null;
   requested_at: string;
   expires_at: string | null;
   decided_at: string | null;
@@ -126,6 +136,8 @@ export interface SchedulesTable {
   next_run_at: string | null;
   last_run_at: string | null;
   last_status: string | null;
+  /** Who made it; its runs are theirs. */
+  person_id: string;
 }
 
 export interface ScheduleRunsTable {
@@ -146,6 +158,8 @@ export interface NotificationsTable {
   session_id: string | null;
   created_at: string;
   read_at: string | null;
+  /** Whom it is for. */
+  person_id: string;
 }
 
 /** An outside key (`telegram:<chat id>`, `heartbeat:<profile id>`) and the session it leads to. */
@@ -154,7 +168,20 @@ export interface SessionKeysTable {
   session_id: string;
 }
 
+export interface PeopleTable {
+  id: string;
+  /** Unique whatever its case. */
+  name: string;
+  /** `owner`, `adult`, `child` or `guest`. */
+  role: string;
+  /** `scrypt$…` (people-repository.ts); null until the person chose a passphrase. */
+  passphrase_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
+  people: PeopleTable;
   sessions: SessionsTable;
   messages: MessagesTable;
   scratchpad_sections: ScratchpadSectionsTable;

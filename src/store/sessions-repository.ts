@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.ts';
 import type { ExpressionBuilder } from 'kysely';
+import { firstOwnerId } from './first-owner.ts';
 import type { Database, SessionsTable } from './schema.ts';
 
 export interface Session {
@@ -16,6 +17,10 @@ export interface Session {
   origin: string | null;
   /** The model pinned for the session's turns (the page's model picker); null follows the profile's. */
   model: string | null;
+  /** Whose session it is. */
+  personId: string;
+  /** Shared with the household on purpose. */
+  shared: boolean;
 }
 
 export interface SessionChanges {
@@ -26,9 +31,10 @@ export interface SessionChanges {
   contextTokens?: number;
   /** null returns the session to its profile's model. */
   model?: string | null;
+  shared?: boolean;
 }
 
-const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active', 'origin', 'model'] as const;
+const columns = ['id', 'title', 'title_set_by_user', 'profile_id', 'pinned', 'context_tokens', 'created_at', 'last_active', 'origin', 'model', 'person_id', 'shared'] as const;
 
 function fromRow(row: SessionsTable): Session {
   return {
@@ -42,10 +48,19 @@ function fromRow(row: SessionsTable): Session {
     lastActive: row.last_active,
     origin: row.origin,
     model: row.model,
+    personId: row.person_id,
+    shared: row.shared === 1,
   };
 }
 
-export async function createSession(db: Db, profileId: string, origin: string | null = null): Promise<Session> {
+export interface NewSessionRow {
+  profileId: string;
+  origin?: string | null;
+  /** Whose it is; the first owner's when not named. */
+  personId?: string;
+}
+
+export async function createSession(db: Db, { profileId, origin = null, personId }: NewSessionRow): Promise<Session> {
   const now = new Date().toISOString();
   const row = {
     id: randomUUID(),
@@ -58,9 +73,14 @@ export async function createSession(db: Db, profileId: string, origin: string | 
     last_active: now,
     origin,
     model: null,
+    shared: 0,
   };
-  await db.insertInto('sessions').values(row).execute();
-  return fromRow(row);
+  const { person_id } = await db
+    .insertInto('sessions')
+    .values({ ...row, person_id: personId ?? firstOwnerId() })
+    .returning('person_id')
+    .executeTakeFirstOrThrow();
+  return fromRow({ ...row, person_id });
 }
 
 export async function findSession(db: Db, id: string): Promise<Session | undefined> {
@@ -118,6 +138,7 @@ export async function updateSession(db: Db, id: string, changes: SessionChanges)
     ...(changes.pinned !== undefined && { pinned: changes.pinned ? 1 : 0 }),
     ...(changes.contextTokens !== undefined && { context_tokens: changes.contextTokens }),
     ...(changes.model !== undefined && { model: changes.model }),
+    ...(changes.shared !== undefined && { shared: changes.shared ? 1 : 0 }),
   };
   if (Object.keys(values).length > 0) await db.updateTable('sessions').set(values).where('id', '=', id).execute();
   return findSession(db, id);

@@ -157,7 +157,7 @@ async function startTurn(
       return sqlite.findSession(sessionId);
     },
   };
-  const session = await createSession(db, 'tester');
+  const session = await createSession(db, { profileId: 'tester' });
   const controller = new AbortController();
   const background: SessionBackgroundWork = { settled: async () => {}, start: () => {} };
   const context = {

@@ -172,7 +172,7 @@ export class ScriptedSessions implements SchedulerSessions, HeartbeatSessions, P
   }
 
   private async add(profileId: string, title: string): Promise<Session> {
-    const row = await createSession(this.db, profileId);
+    const row = await createSession(this.db, { profileId: profileId });
     const session = (await updateSession(this.db, row.id, { title, titleSetByUser: true }))!;
     this.sessions.set(session.id, session);
     return session;

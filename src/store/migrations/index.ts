@@ -10,6 +10,7 @@ import * as scheduleRunStatus from './2026-11-26-schedule-run-status.ts';
 import * as sessionKeys from './2026-11-27-session-keys.ts';
 import * as sessionModel from './2026-11-28-session-model.ts';
 import * as sessionsOfSchedules from './2026-11-28-sessions-of-schedules.ts';
+import * as people from './2026-11-28-people.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-27-session-keys': sessionKeys,
   '2026-11-28-session-model': sessionModel,
   '2026-11-28-sessions-of-schedules': sessionsOfSchedules,
+  '2026-11-28-people': people,
 };
 
 export const migrationProvider: MigrationProvider = {
