@@ -95,14 +95,17 @@ describe('user-tool host recovery', () => {
 
       const startedAt = performance.now();
       // Unjailed: the module counts its imports by calling a counter on this machine's loopback, which no jail reaches.
+      // The load timeout is shortened (its 10 s default is checked in test/internals/user-tool-host.test.ts).
       const hearth: Hearth = await startHearth({
         dataDir,
         env: { JAIL: 'off' },
         profiles: { tooler: toolerProfile(['scratchpad', 'ping', 'crasher', 'loops_at_import']) },
+        userToolLoadTimeoutMs: 3_000,
       });
       const startUpMs = performance.now() - startedAt;
       cleanups.push(() => hearth.close());
       const manager = hearth.deps.userTools;
+      expect(manager.loadTimeoutMs).toBe(3_000);
       // It returned long before the looping module's load timeout, with the user tools still loading.
       expect(startUpMs).toBeLessThan(manager.loadTimeoutMs);
       expect(hearth.deps.tools.get('ping')).toBeUndefined();
@@ -122,7 +125,7 @@ describe('user-tool host recovery', () => {
       if (!arrived) throw new Error('no tools_changed with ping arrived');
       expect(arrived.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['ping', 'crasher', 'scratchpad']));
       expect(hasTool('loops_at_import')(arrived.tools)).toBe(false);
-      const verdict = { file: 'loops_at_import.ts', message: expect.stringMatching(/^Failed while loading: loading did not finish within 10 s/) };
+      const verdict = { file: 'loops_at_import.ts', message: expect.stringMatching(/^Failed while loading: loading did not finish within 3 s/) };
       expect((await hearth.request('GET', '/agents/tools')).body.errors).toEqual([verdict]);
       expect(counter.count('loops')).toBe(1);
 

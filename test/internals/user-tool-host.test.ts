@@ -2,9 +2,15 @@
 // leaving out a module that hangs, calls, timeouts, stops, a host that dies, retirement and the
 // KV relay) with the test playing the host process. test/user-tool-host.test.ts runs real
 // processes through the whole server.
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/logger.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import { ToolRegistry } from '../../src/tools/tool-registry.ts';
 import type { KvOperation, ServerToHost } from '../../src/tools/user-tools/protocol.ts';
 import { stopGraceMs, UserToolHost, type HostOptions } from '../../src/tools/user-tools/user-tool-host.ts';
+import { UserToolManager } from '../../src/tools/user-tools/user-tool-manager.ts';
 import { InMemoryHost, loadsEverything, manifestEntryOf, moduleNamed } from '../support/in-memory-host.ts';
 
 afterEach(() => {
@@ -116,6 +122,44 @@ describe('UserToolHost: loading', () => {
     expect(children).toHaveLength(1);
     expect(host.tools).toHaveLength(3);
     expect(host.errors).toEqual([]);
+  });
+
+  it("gives each module 10 s by default (docs/security.md): the manager's load timeout, named in the verdict", async () => {
+    const db = await openDatabase(':memory:');
+    const manager = new UserToolManager({
+      toolsDir: path.join(tmpdir(), 'hearth-no-such-tools-dir'),
+      db,
+      source: new ToolRegistry().addSource('user', 'user'),
+      timeoutMs: 10_000,
+      logger: createLogger('silent'),
+    });
+    expect(manager.loadTimeoutMs).toBe(10_000);
+    await manager.close();
+    await db.destroy();
+
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const modules = [moduleNamed('hangs'), moduleNamed('ping')];
+    const children: InMemoryHost[] = [];
+    const starting = startHost({
+      modules,
+      loadTimeoutMs: manager.loadTimeoutMs,
+      script: (child, index) => {
+        children.push(child);
+        if (index > 0) loadsEverything(child);
+      },
+    });
+    await children[0]!.next('load');
+    children[0]!.send({ type: 'loading', file: '/tools/hangs.ts' });
+    await crossed();
+    vi.advanceTimersByTime(9_999);
+    await crossed();
+    expect(children).toHaveLength(1);
+    expect(children[0]!.closed).toBe(false);
+    vi.advanceTimersByTime(1);
+    const { host } = await starting;
+    expect(children).toHaveLength(2);
+    expect(host.tools.map((tool) => tool.name)).toEqual(['ping']);
+    expect(host.errors).toEqual([{ file: '/tools/hangs.ts', message: 'Failed while loading: loading did not finish within 10 s (an endless loop at the top level?).' }]);
   });
 
   it('blames no module when the host dies before loading any, and ends', async () => {

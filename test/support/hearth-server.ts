@@ -39,6 +39,8 @@ export interface HearthOptions {
   channels?: Channel[];
   /** The app's logger (tests that read what was logged); a silent one otherwise. */
   logger?: Logger;
+  /** How long importing one user-tool module may take; the default 10 s otherwise (checked in test/internals/user-tool-host.test.ts). */
+  userToolLoadTimeoutMs?: number;
 }
 
 export interface Hearth {
@@ -85,7 +87,12 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
   const jail = options.jailEnvironment
     ? await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined }, environment: options.jailEnvironment })
     : jailFor(config);
-  const deps = await createDependencies(config, { ...(options.clock && { clock: options.clock }), jail, ...(options.logger && { logger: options.logger }) });
+  const deps = await createDependencies(config, {
+    ...(options.clock && { clock: options.clock }),
+    jail,
+    ...(options.logger && { logger: options.logger }),
+    ...(options.userToolLoadTimeoutMs !== undefined && { userToolLoadTimeoutMs: options.userToolLoadTimeoutMs }),
+  });
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps, { ...(options.channels && { channels: options.channels }) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
