@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { McpConnection, mcpProcessMarker, type McpBackoff } from '../src/tools/mcp/mcp-connection.ts';
 import { processMarkerVariable } from '../src/tools/process-markers.ts';
 import {
@@ -212,6 +212,28 @@ describe('servers that fail', () => {
     await failed(connection);
     expect(connection.message).toBe('did not answer initialize within 0.5 s');
     await waitUntil(() => processHasEnded(pid));
+  });
+
+  it('by default, waits 10 s for the answer to initialize', async () => {
+    // Only the timers are fake: the server is a real process that never answers.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const connection = open('stuck', hangsAtInitialize());
+      // The SDK sets the initialize request's timer as it sends the request. (vi.waitUntil would move the fake clock.)
+      while (vi.getTimerCount() === 0) await new Promise((resolve) => setImmediate(resolve));
+      const pid = connection.pid!;
+      expect(pid).toBeGreaterThan(0);
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(connection.state).toBe('connecting');
+      await vi.advanceTimersByTimeAsync(1);
+      expect(connection.state).toBe('failed');
+      expect(connection.message).toBe('did not answer initialize within 10 s');
+      vi.useRealTimers();
+      await connection.close();
+      expect(processHasEnded(pid)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a working folder that does not exist', async () => {

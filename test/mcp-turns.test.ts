@@ -182,22 +182,26 @@ describe('MCP servers in the app', () => {
     // buildApp and listen did not wait for any of them (a hanging one alone takes 10 s to be given up).
     expect(performance.now() - started).toBeLessThan(8_000);
 
-    const servers = await serversWhen(hearth, events, (list) => list.find((server) => server.name === 'everything')?.status === 'connected');
-    expect(servers.find((server) => server.name === 'stuck')?.status).not.toBe('connected');
-    const settled = await serversWhen(hearth, events, (list) => list.filter((server) => server.status === 'failed').length === 3);
+    // The good server and the two that fail at once are settled while the hanging one is still waited for
+    // (its 10 s default: test/mcp-connection.test.ts; its failure, reported: test/mcp-servers.test.ts).
+    const settled = await serversWhen(
+      hearth,
+      events,
+      (list) => list.find((server) => server.name === 'everything')?.status === 'connected' && list.filter((server) => server.status === 'failed').length === 2,
+    );
     const messageOf = (name: string) => settled.find((server) => server.name === name)?.message ?? '';
     expect(messageOf('absent')).toMatch(/command not found/);
     expect(messageOf('crashing')).toMatch(/exited at start with code/);
-    expect(messageOf('stuck')).toMatch(/did not answer initialize within/);
+    expect(settled.find((server) => server.name === 'stuck')?.status).toBe('connecting');
 
     const { body } = await hearth.request('GET', '/agents/tools');
-    expect(body.errors.filter((error: { server?: string }) => error.server).map((error: { server: string }) => error.server).sort()).toEqual(['absent', 'crashing', 'stuck']);
+    expect(body.errors.filter((error: { server?: string }) => error.server).map((error: { server: string }) => error.server).sort()).toEqual(['absent', 'crashing']);
     const integrations = (await hearth.request('GET', '/integrations')).body.integrations as { name: string; status: string }[];
     expect(integrations.filter((entry) => entry.name.startsWith('mcp:')).map(({ name, status }) => [name, status])).toEqual([
       ['mcp:absent', 'failed'],
       ['mcp:crashing', 'failed'],
       ['mcp:everything', 'connected'],
-      ['mcp:stuck', 'failed'],
+      ['mcp:stuck', 'connecting'],
     ]);
   });
 
