@@ -48,7 +48,7 @@ import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
-import { identify } from './server/identify.ts';
+import { identify, type Credentials } from './server/identify.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
 import { scheduleRoutes } from './server/schedule-routes.ts';
@@ -106,6 +106,8 @@ export type AppDependencies = AgentDependencies & {
   services: ServiceList;
   /** The people of this Hearth and their roles (docs/people.md). */
   household: Household;
+  /** Who a sign-in cookie or a personal API token is (server/identify.ts); without it only AUTH_TOKEN and loopback identify. */
+  credentials?: Credentials;
 };
 
 /** Pieces createDependencies uses as they are instead of building them, and waits of the parts it builds. */
@@ -354,7 +356,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
 
   await app.register(async (api) => {
     api.decorateRequest('caller', null as unknown as FastifyRequest['caller']);
-    api.addHook('onRequest', identify({ authToken: config.AUTH_TOKEN, household: deps.household }));
+    api.addHook('onRequest', identify({ authToken: config.AUTH_TOKEN, household: deps.household, ...(deps.credentials && { credentials: deps.credentials }) }));
     api.get('/health', async () => ({ status: 'ok', version, jail: deps.jail.status }));
     await api.register(agentRoutes, {
       profiles: deps.profiles,
