@@ -44,15 +44,15 @@ export function isPlanningRequest(messages: any[]): boolean {
 export function planningStep(userText: string): ScriptStep {
   if (!demoWords.plan.test(userText)) return { content: 'DIRECT' };
   const goal = userText.replace(demoWords.plan, '').trim().replace(/\s+/g, ' ').slice(0, 120) || 'the request';
-  return {
-    content: [
-      `1. Work out what "${goal}" needs`,
-      '2. Write the steps into the todo list (todo)',
-      '3. Work through them one by one',
-      '4. Answer with what was done and what is left',
-    ].join('\n'),
-    delayMs: 400,
-  };
+  const plan = [
+    `1. Work out what "${goal}" needs`,
+    '2. Write the steps into the todo list (todo)',
+    '3. Work through them one by one',
+    '4. Answer with what was done and what is left',
+  ].join('\n');
+  // One pause, then the whole plan: Hearth collects the planning reply from a stream, where the
+  // default 8-character chunks each waited the 400 ms (11 s for a plan).
+  return { content: plan, chunkSize: plan.length, delayMs: 400 };
 }
 
 export function planAnswerStep(thinkingWanted: boolean): ScriptStep {
