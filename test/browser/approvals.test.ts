@@ -197,13 +197,13 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
   });
 
   it('denies by itself when nobody answers in time', browserTest, async () => {
-    const hearth = await browser.hearth({ env: { APPROVAL_TIMEOUT_S: '4' } });
+    const hearth = await browser.hearth({ env: { APPROVAL_TIMEOUT_S: '2' } });
     hearth.llm.script({ toolCalls: [terminal('touch late.txt')] }, { content: 'Nobody answered, so I did nothing.' });
     const { page, sessionId } = await browser.openSession(hearth, admin);
     await sendMessage(page, 'Make a file');
     const approval = approvalOf(page);
     await approval.waitFor();
-    expect(await approval.locator('.approval-timer').textContent()).toMatch(/^Denied automatically in 0:0[0-4]$/);
+    expect(await approval.locator('.approval-timer').textContent()).toMatch(/^Denied automatically in 0:0[0-2]$/);
     expect(await outcomeOf(approval)).toBe('Denied: nobody answered in time');
     await waitForAnswer(page, 'Nobody answered, so I did nothing.');
     expect(existsSync(inWorkFolder(hearth, sessionId, 'late.txt'))).toBe(false);
