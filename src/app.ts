@@ -25,6 +25,8 @@ import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { ChannelLinks } from './household/channel-links.ts';
+import { Accounts } from './household/accounts.ts';
 import { Household } from './household/household.ts';
 import { Jail } from './jail/jail.ts';
 import { MemoryService } from './memory/memory-service.ts';
@@ -39,6 +41,7 @@ import { serverTimeZone } from './time/schedule-times.ts';
 import { agentRoutes } from './server/agent-routes.ts';
 import { maxMessageBytes } from './server/client-commands.ts';
 import { approvalRoutes } from './server/approval-routes.ts';
+import { authRoutes } from './server/auth-routes.ts';
 import { eventsSocketRoutes } from './server/events-socket-routes.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
@@ -48,6 +51,7 @@ import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
+import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
 import { identify, type Credentials } from './server/identify.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
@@ -108,6 +112,8 @@ export type AppDependencies = AgentDependencies & {
   household: Household;
   /** Who a sign-in cookie or a personal API token is (server/identify.ts); without it only AUTH_TOKEN and loopback identify. */
   credentials?: Credentials;
+  /** Sign-ins, personal API tokens, people and invitations (docs/people.md). */
+  accounts: Accounts;
 };
 
 /** Pieces createDependencies uses as they are instead of building them, and waits of the parts it builds. */
@@ -133,7 +139,9 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   const jail = overrides.jail ?? (await Jail.create({ config, logger }));
   reportJail(jail, logger);
   services.add({ name: 'jail', close: () => jail.close() });
-  const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
+  // Memory and the memory tools ask who a session's person is when they run, after `deps` is built.
+  const person = (personId: string) => deps.household.person(personId);
+  const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger, person });
   services.add({ name: 'memory', start: () => memory.start(), close: () => memory.stop() });
   const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const integrations = overrides.integrations ?? new IntegrationRegistry();
@@ -153,6 +161,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
       userTools: () => deps.userTools,
       toolSwitches: () => deps.toolSwitches,
       onMemoryChanged: () => memory.runInBackground(),
+      person,
       selfAddress,
       mqtt,
       homeAssistant,
@@ -178,7 +187,8 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
-  const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
+  const household = overrides.household ?? new Household(db);
+  const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger, { household, profiles });
   await approvals.denyLeftovers();
   const toolSwitches = new ToolSwitches({ toolsDir: config.TOOLS_DIR, registry: tools, logger });
   await toolSwitches.reload();
@@ -202,6 +212,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
   backends.on('call', (outcome) => backendStatus.observeCall(outcome));
   const events = new HearthEventHub();
+  const accounts = overrides.accounts ?? new Accounts({ db, household, clock: overrides.clock ?? systemClock, logger });
   const deps: AppDependencies = {
     db,
     config,
@@ -216,7 +227,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     selfAddress,
     approvals,
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
-    memorySummary: overrides.memorySummary ?? (() => memory.summary()),
+    memorySummary: overrides.memorySummary ?? ((personId) => memory.summary(personId)),
     backendStatus,
     integrations,
     events,
@@ -226,7 +237,9 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     mcp,
     jail,
     services,
-    household: overrides.household ?? new Household(db),
+    household,
+    accounts,
+    credentials: overrides.credentials ?? accounts.credentials(),
     ...(overrides.clock && { clock: overrides.clock }),
   };
   // Start-up does not wait for the user tools (a file that loops at import would hold it for the
@@ -277,6 +290,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     db: deps.db,
     profiles: deps.profiles,
     approvals: deps.approvals,
+    household: deps.household,
     filesDirectory: config.SESSION_FILES_DIR,
     images: deps.images,
     events: deps.events,
@@ -326,7 +340,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   app.decorate('heartbeats', heartbeats);
   const channelList = [...(options.channels ?? []), ...(await configuredChannels(config))];
-  const channels = new Channels({ channels: channelList, sessions, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
+  const channelLinks = new ChannelLinks(deps.db, deps.household, clock);
+  const channels = new Channels({ channels: channelList, sessions, links: channelLinks, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
   services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
   // After what starts runs: timers and channels stop taking work before every run is stopped.
   services.add({ name: 'agent', stop: () => agent.stopAll() });
@@ -354,6 +369,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
   app.addHook('onRequest', guardRequests({ requireLoopbackHost: config.AUTH_TOKEN === '' }));
 
+  // Outside identify(): signing in is how a request comes to have a person.
+  await app.register(authRoutes, { accounts: deps.accounts });
   await app.register(async (api) => {
     api.decorateRequest('caller', null as unknown as FastifyRequest['caller']);
     api.addHook('onRequest', identify({ authToken: config.AUTH_TOKEN, household: deps.household, ...(deps.credentials && { credentials: deps.credentials }) }));
@@ -367,16 +384,17 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       mcp: deps.mcp,
       persona: deps.persona,
     });
-    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps) });
+    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps), household: deps.household });
     await api.register(fileRoutes, { sessions, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
-    await api.register(approvalRoutes, { sessions, db: deps.db });
-    await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });
+    await api.register(approvalRoutes, { sessions, db: deps.db, household: deps.household });
+    await api.register(scheduleRoutes, { scheduler, clock, db: deps.db, sessions, household: deps.household });
     await api.register(notificationRoutes, { db: deps.db, notifications: deps.notifications });
+    await api.register(telegramLinkRoutes, { links: channelLinks });
     await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });
-    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus });
+    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });

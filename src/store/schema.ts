@@ -57,6 +57,8 @@ export interface UserToolKvTable {
 
 export interface MemoryFactsTable {
   id: Generated<number>;
+  /** Whose fact it is; unique per person, category and key. */
+  person_id: string;
   /** Stored trimmed, lower-case, with inner whitespace as `_` (see memory-repository.ts). */
   category: string;
   key: string;
@@ -65,12 +67,12 @@ export interface MemoryFactsTable {
   updated_at: string;
 }
 
-/** A single row (id 1). */
-export interface MemorySummaryTable {
-  id: number;
+/** One row a person, made by the first change to their facts. */
+export interface MemorySummariesTable {
+  person_id: string;
   content: string;
   updated_at: string;
-  /** Bumped by triggers on every change to memory_facts. */
+  /** Bumped by triggers on every change to the person's memory_facts. */
   facts_version: number;
   /** The facts_version the stored summary was written from. */
   summarised_version: number;
@@ -104,6 +106,8 @@ export interface ApprovalsTable {
   decider_id: string | null;
   /** Where they decided: `page`, `rest`, or a channel's id (`telegram`). */
   decided_via: string | null;
+  /** The roles the asking profile let decide (JSON, e.g. `["owner","adult"]`); null on rows from before. */
+  approvers: string | null;
   requested_at: string;
   expires_at: string | null;
   decided_at: string | null;
@@ -180,15 +184,71 @@ export interface PeopleTable {
   updated_at: string;
 }
 
+/** A sign-in: what the `hearth_session` cookie names (its secret is never stored, only its SHA-256). */
+export interface SignInsTable {
+  id: string;
+  secret_hash: string;
+  person_id: string;
+  /** The address it was made from. */
+  address: string;
+  created_at: string;
+  /** Written at most hourly; a sign-in unused for 30 days has ended. */
+  last_used_at: string;
+}
+
+/** A personal API token, shown once when made; stored as its SHA-256. */
+export interface ApiTokensTable {
+  id: string;
+  secret_hash: string;
+  person_id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** A one-time invitation to join the household with a role. */
+export interface InvitationsTable {
+  id: string;
+  code_hash: string;
+  role: string;
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_by: string | null;
+}
+
+/** A chat account linked to a person: `account` is the channel's id of the user (a Telegram user id). */
+export interface ChannelLinksTable {
+  channel: string;
+  account: string;
+  person_id: string;
+  linked_at: string;
+}
+
+/** A one-time code that links a chat account to its person (10 minutes); stored as its SHA-256. */
+export interface ChannelLinkCodesTable {
+  code_hash: string;
+  channel: string;
+  person_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   people: PeopleTable;
+  channel_links: ChannelLinksTable;
+  channel_link_codes: ChannelLinkCodesTable;
+  sign_ins: SignInsTable;
+  api_tokens: ApiTokensTable;
+  invitations: InvitationsTable;
   sessions: SessionsTable;
   messages: MessagesTable;
   scratchpad_sections: ScratchpadSectionsTable;
   todo_lists: TodoListsTable;
   user_tool_kv: UserToolKvTable;
   memory_facts: MemoryFactsTable;
-  memory_summary: MemorySummaryTable;
+  memory_summaries: MemorySummariesTable;
   session_memory_state: SessionMemoryStateTable;
   approvals: ApprovalsTable;
   active_runs: ActiveRunsTable;
