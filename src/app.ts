@@ -25,7 +25,6 @@ import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { ChannelLinks } from './household/channel-links.ts';
 import { Accounts } from './household/accounts.ts';
 import { Household } from './household/household.ts';
 import { Jail } from './jail/jail.ts';
@@ -51,7 +50,6 @@ import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
-import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
 import { identify, type Credentials } from './server/identify.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
@@ -139,9 +137,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   const jail = overrides.jail ?? (await Jail.create({ config, logger }));
   reportJail(jail, logger);
   services.add({ name: 'jail', close: () => jail.close() });
-  // Memory and the memory tools ask who a session's person is when they run, after `deps` is built.
-  const person = (personId: string) => deps.household.person(personId);
-  const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger, person });
+  const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
   services.add({ name: 'memory', start: () => memory.start(), close: () => memory.stop() });
   const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const integrations = overrides.integrations ?? new IntegrationRegistry();
@@ -161,7 +157,6 @@ export async function createDependencies(config: Config, overrides: DependencyOv
       userTools: () => deps.userTools,
       toolSwitches: () => deps.toolSwitches,
       onMemoryChanged: () => memory.runInBackground(),
-      person,
       selfAddress,
       mqtt,
       homeAssistant,
@@ -187,8 +182,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
-  const household = overrides.household ?? new Household(db);
-  const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger, { household, profiles });
+  const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
   await approvals.denyLeftovers();
   const toolSwitches = new ToolSwitches({ toolsDir: config.TOOLS_DIR, registry: tools, logger });
   await toolSwitches.reload();
@@ -212,6 +206,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
   backends.on('call', (outcome) => backendStatus.observeCall(outcome));
   const events = new HearthEventHub();
+  const household = overrides.household ?? new Household(db);
   const accounts = overrides.accounts ?? new Accounts({ db, household, clock: overrides.clock ?? systemClock, logger });
   const deps: AppDependencies = {
     db,
@@ -227,7 +222,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     selfAddress,
     approvals,
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
-    memorySummary: overrides.memorySummary ?? ((personId) => memory.summary(personId)),
+    memorySummary: overrides.memorySummary ?? (() => memory.summary()),
     backendStatus,
     integrations,
     events,
@@ -290,7 +285,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     db: deps.db,
     profiles: deps.profiles,
     approvals: deps.approvals,
-    household: deps.household,
     filesDirectory: config.SESSION_FILES_DIR,
     images: deps.images,
     events: deps.events,
@@ -340,8 +334,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   app.decorate('heartbeats', heartbeats);
   const channelList = [...(options.channels ?? []), ...(await configuredChannels(config))];
-  const channelLinks = new ChannelLinks(deps.db, deps.household, clock);
-  const channels = new Channels({ channels: channelList, sessions, links: channelLinks, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
+  const channels = new Channels({ channels: channelList, sessions, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
   services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
   // After what starts runs: timers and channels stop taking work before every run is stopped.
   services.add({ name: 'agent', stop: () => agent.stopAll() });
@@ -384,17 +377,16 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       mcp: deps.mcp,
       persona: deps.persona,
     });
-    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps), household: deps.household });
+    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps) });
     await api.register(fileRoutes, { sessions, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
-    await api.register(approvalRoutes, { sessions, db: deps.db, household: deps.household });
-    await api.register(scheduleRoutes, { scheduler, clock, db: deps.db, sessions, household: deps.household });
+    await api.register(approvalRoutes, { sessions, db: deps.db });
+    await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });
     await api.register(notificationRoutes, { db: deps.db, notifications: deps.notifications });
-    await api.register(telegramLinkRoutes, { links: channelLinks });
     await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });
-    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions });
+    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });

@@ -57,8 +57,6 @@ export interface UserToolKvTable {
 
 export interface MemoryFactsTable {
   id: Generated<number>;
-  /** Whose fact it is; unique per person, category and key. */
-  person_id: string;
   /** Stored trimmed, lower-case, with inner whitespace as `_` (see memory-repository.ts). */
   category: string;
   key: string;
@@ -67,12 +65,12 @@ export interface MemoryFactsTable {
   updated_at: string;
 }
 
-/** One row a person, made by the first change to their facts. */
-export interface MemorySummariesTable {
-  person_id: string;
+/** A single row (id 1). */
+export interface MemorySummaryTable {
+  id: number;
   content: string;
   updated_at: string;
-  /** Bumped by triggers on every change to the person's memory_facts. */
+  /** Bumped by triggers on every change to memory_facts. */
   facts_version: number;
   /** The facts_version the stored summary was written from. */
   summarised_version: number;
@@ -106,8 +104,6 @@ export interface ApprovalsTable {
   decider_id: string | null;
   /** Where they decided: `page`, `rest`, or a channel's id (`telegram`). */
   decided_via: string | null;
-  /** The roles the asking profile let decide (JSON, e.g. `["owner","adult"]`); null on rows from before. */
-  approvers: string | null;
   requested_at: string;
   expires_at: string | null;
   decided_at: string | null;
@@ -218,27 +214,8 @@ export interface InvitationsTable {
   accepted_by: string | null;
 }
 
-/** A chat account linked to a person: `account` is the channel's id of the user (a Telegram user id). */
-export interface ChannelLinksTable {
-  channel: string;
-  account: string;
-  person_id: string;
-  linked_at: string;
-}
-
-/** A one-time code that links a chat account to its person (10 minutes); stored as its SHA-256. */
-export interface ChannelLinkCodesTable {
-  code_hash: string;
-  channel: string;
-  person_id: string;
-  created_at: string;
-  expires_at: string;
-}
-
 export interface Database {
   people: PeopleTable;
-  channel_links: ChannelLinksTable;
-  channel_link_codes: ChannelLinkCodesTable;
   sign_ins: SignInsTable;
   api_tokens: ApiTokensTable;
   invitations: InvitationsTable;
@@ -248,7 +225,7 @@ export interface Database {
   todo_lists: TodoListsTable;
   user_tool_kv: UserToolKvTable;
   memory_facts: MemoryFactsTable;
-  memory_summaries: MemorySummariesTable;
+  memory_summary: MemorySummaryTable;
   session_memory_state: SessionMemoryStateTable;
   approvals: ApprovalsTable;
   active_runs: ActiveRunsTable;

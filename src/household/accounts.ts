@@ -1,0 +1,36 @@
+import type { Logger } from '../logger.ts';
+import type { Caller } from '../people/person.ts';
+import type { Db } from '../store/database.ts';
+import type { Clock } from '../time/clock.ts';
+import { ApiTokens } from './api-tokens.ts';
+import type { Household } from './household.ts';
+import { PeopleAdmin } from './people-admin.ts';
+import { SignInThrottle, defaultThrottleSettings, type ThrottleSettings } from './sign-in-throttle.ts';
+import { SignIns } from './sign-ins.ts';
+
+export interface AccountsOptions {
+  db: Db;
+  household: Household;
+  clock: Clock;
+  logger: Pick<Logger, 'warn' | 'info'>;
+  throttle?: ThrottleSettings;
+}
+
+/** How people prove who they are and how the household changes: sign-ins, personal tokens, people, invitations. */
+export class Accounts {
+  readonly signIns: SignIns;
+  readonly tokens: ApiTokens;
+  readonly people: PeopleAdmin;
+
+  constructor(options: AccountsOptions) {
+    const { db, household, clock, logger } = options;
+    this.signIns = new SignIns({ db, household, clock, logger, throttle: new SignInThrottle(clock, options.throttle ?? defaultThrottleSettings) });
+    this.tokens = new ApiTokens({ db, household, clock });
+    this.people = new PeopleAdmin({ db, household, signIns: this.signIns });
+  }
+
+  /** What identify() asks of a request's cookie and Bearer token (server/identify.ts `Credentials`). */
+  credentials(): { signedIn(secret: string): Promise<Caller | undefined>; apiToken(secret: string): Promise<Caller | undefined> } {
+    return { signedIn: (secret) => this.signIns.caller(secret), apiToken: (secret) => this.tokens.caller(secret) };
+  }
+}

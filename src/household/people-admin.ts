@@ -1,0 +1,78 @@
+import { refusal, type Refusal } from '../failure.ts';
+import type { Person, Role } from '../people/person.ts';
+import type { Db } from '../store/database.ts';
+import { findPerson, findPersonByName, insertPerson, listPeople, updatePerson } from '../store/people-repository.ts';
+import type { Household } from './household.ts';
+import { hashPassphrase, verifyPassphrase } from './passphrase.ts';
+import type { SignIns } from './sign-ins.ts';
+
+export type PersonResult = { ok: true; person: Person } | ({ ok: false } & Refusal<'person_not_found' | 'name_taken' | 'forbidden' | 'invalid_request'>);
+
+export interface PersonChanges {
+  name?: string;
+  role?: Role;
+  passphrase?: string;
+}
+
+/** Adding people and changing them; every write tells the household cache (`household.changed()`). */
+export class PeopleAdmin {
+  constructor(private readonly options: { db: Db; household: Household; signIns: SignIns }) {}
+
+  async add({ name, role, passphrase }: { name: string; role: Role; passphrase: string }): Promise<PersonResult> {
+    const { db, household } = this.options;
+    const cleanName = name.trim();
+    if (await findPersonByName(db, cleanName)) return nameTaken(cleanName);
+    const person = await insertPerson(db, { name: cleanName, role, passphraseHash: await hashPassphrase(passphrase) });
+    household.changed();
+    return { ok: true, person };
+  }
+
+  /**
+   * The owner's changes to someone: name, role, a new passphrase (which ends their sign-ins). The
+   * last owner keeps the role, so the household always has someone to manage it.
+   */
+  async update(id: string, changes: PersonChanges): Promise<PersonResult> {
+    const { db, household, signIns } = this.options;
+    const person = await findPerson(db, id);
+    if (!person) return notFound(id);
+    if (changes.role !== undefined && changes.role !== 'owner' && person.role === 'owner' && (await ownerCount(db)) === 1) {
+      return refusal('forbidden', `${person.name} is the only owner: make someone else an owner first.`);
+    }
+    const name = changes.name?.trim();
+    if (name !== undefined && name.toLowerCase() !== person.name.toLowerCase() && (await findPersonByName(db, name))) return nameTaken(name);
+    const updated = await updatePerson(db, id, {
+      ...(name !== undefined && { name }),
+      ...(changes.role !== undefined && { role: changes.role }),
+      ...(changes.passphrase !== undefined && { passphraseHash: await hashPassphrase(changes.passphrase) }),
+    });
+    household.changed();
+    if (changes.passphrase !== undefined) await signIns.endAll(id);
+    return updated ? { ok: true, person: updated } : notFound(id);
+  }
+
+  /**
+   * A person's own changes (PATCH /me). Changing a passphrase they already have asks for it
+   * (`currentPassphrase`), so a borrowed signed-in page cannot take the account.
+   */
+  async updateOwn(person: Person, changes: { name?: string; passphrase?: string; currentPassphrase?: string }): Promise<PersonResult> {
+    if (changes.passphrase !== undefined && person.hasPassphrase) {
+      const stored = await findPersonByName(this.options.db, person.name);
+      if (changes.currentPassphrase === undefined || !(await verifyPassphrase(changes.currentPassphrase, stored?.passphraseHash))) {
+        return refusal('forbidden', 'To choose a new passphrase, give the current one as current_passphrase.');
+      }
+    }
+    return this.update(person.id, { ...(changes.name !== undefined && { name: changes.name }), ...(changes.passphrase !== undefined && { passphrase: changes.passphrase }) });
+  }
+}
+
+async function ownerCount(db: Db): Promise<number> {
+  return (await listPeople(db)).filter((person) => person.role === 'owner').length;
+}
+
+function notFound(id: string): { ok: false } & Refusal<'person_not_found'> {
+  return refusal('person_not_found', `No person with id ${id}.`);
+}
+
+function nameTaken(name: string): { ok: false } & Refusal<'name_taken'> {
+  return refusal('name_taken', `Someone in the household is already called "${name}" (names are compared without case).`);
+}

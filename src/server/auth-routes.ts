@@ -1,0 +1,33 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Accounts } from '../household/accounts.ts';
+import { passphraseLength } from '../household/passphrase.ts';
+import { ApiError } from '../errors.ts';
+import { readCookie, signInCookie } from './identify.ts';
+import { clearSignInCookie, setSignInCookie } from './sign-in-cookie.ts';
+
+const SignInBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }), passphrase: Type.String({ minLength: 1, maxLength: passphraseLength.max }) },
+  { additionalProperties: false },
+);
+const SignOutBody = Type.Union([Type.Object({ everywhere: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), Type.Null()]);
+
+/** The routes anyone may call, outside identify(): signing in and out (docs/people.md). */
+export async function authRoutes(app: FastifyInstance, options: { accounts: Accounts }) {
+  const { accounts } = options;
+
+  app.post<{ Body: Static<typeof SignInBody> }>('/auth/sign-in', { schema: { body: SignInBody } }, async (request, reply) => {
+    const result = await accounts.signIns.signIn(request.body.name, request.body.passphrase, request.ip);
+    if (!result.ok) throw new ApiError('sign_in_failed', 'That name and passphrase do not match anyone here. After a few failures each attempt waits longer.');
+    setSignInCookie(request, reply, result.secret);
+    const { id, name, role } = result.person;
+    return { id, name, role };
+  });
+
+  app.post<{ Body: Static<typeof SignOutBody> }>('/auth/sign-out', { schema: { body: SignOutBody } }, async (request, reply) => {
+    const secret = readCookie(request.headers.cookie, signInCookie);
+    const ended = secret === undefined ? 0 : await accounts.signIns.signOut(secret, request.body?.everywhere === true);
+    clearSignInCookie(request, reply);
+    return { ended };
+  });
+}
