@@ -8,7 +8,7 @@ import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { startScriptedOpenAI } from './support/scripted-openai.ts';
 import { useHearth } from './support/hearth-server.ts';
 
-const stallTimeoutMs = 400;
+const stallTimeoutMs = 200;
 
 const backends: Record<'ollama' | 'openai', { start: () => Promise<ScriptedLlm>; create: (url: string) => LlmBackend }> = {
   ollama: { start: startScriptedOllama, create: (url) => createOllamaBackend({ host: url, defaultModel: 'fake', stallTimeoutMs }) },
@@ -78,14 +78,20 @@ describe('a turn whose backend goes quiet', () => {
       const sessionId = await hearth.createSession();
       const socket = await hearth.connect(sessionId);
       socket.send({ type: 'message', content: 'Write something' });
+      // Over REST, in another session stalling at the same time: the same timeout answers 504.
+      await hearth.llm.waitForRequest(1);
+      hearth.llm.script({ silent: true });
+      const rest = hearth.request('POST', `/sessions/${await hearth.createSession()}/messages`, { content: 'Also' });
       expect(await socket.next('error', 5_000)).toMatchObject({ code: 'llm_timeout', message: expect.stringMatching(/sent nothing for 1 s/) });
       await socket.next('session_sync');
       const { body } = await hearth.request('GET', `/sessions/${sessionId}`);
       expect(body.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Partly written' });
+      expect(await rest).toMatchObject({ status: 504, body: { error: { code: 'llm_timeout' } } });
 
-      hearth.llm.script({ silent: true });
-      const rest = await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Again' });
-      expect(rest).toMatchObject({ status: 504, body: { error: { code: 'llm_timeout' } } });
+      // The session is free: its next message runs.
+      hearth.llm.script({ content: 'Here again' });
+      socket.send({ type: 'message', content: 'Again' });
+      expect((await socket.next('stream_end', 5_000)).content).toBe('Here again');
       socket.close();
     });
   }
