@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { fixtureServer, writeMcpConfig } from './support/mcp-servers.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
-import { prepareProfiles, startChildServer } from './support/server-child.ts';
+import { closedOnce, startHearth } from './support/hearth-server.ts';
+import { startChildServer } from './support/server-child.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -39,16 +40,17 @@ it('a message sent the moment the restarted server answers runs a user tool and 
   cleanups.push(() => llm.close());
   const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-tools-ready-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  await prepareProfiles(dataDir, { tool_user: profile });
   await mkdir(path.join(dataDir, 'user-tools'), { recursive: true });
   await writeFile(path.join(dataDir, 'user-tools', 'counter.ts'), counterTool);
   await writeMcpConfig(path.join(dataDir, 'mcp.json'), { helper: fixtureServer() });
   const environment = { OLLAMA_HOST: llm.url };
 
-  const first = await startChildServer(dataDir, environment);
-  cleanups.push(() => first.kill());
-  const sessionId = (await first.request('POST', '/sessions', { profile_id: 'tool_user' })).body.session_id as string;
-  await first.terminate();
+  // The first run makes the session (and writes the profiles): in this process, on the same folders, as a child
+  // server costs seconds to start; the restarted server is the child.
+  const first = closedOnce(await startHearth({ dataDir, llm, profiles: { tool_user: profile } }));
+  cleanups.push(() => first.close());
+  const sessionId = await first.createSession('tool_user');
+  await first.close();
 
   const server = await startChildServer(dataDir, environment);
   cleanups.push(() => server.kill());
