@@ -62,6 +62,22 @@ describe('StreamedAnswer', () => {
     expect(calls.every((call) => call.errorCode === undefined)).toBe(true);
   });
 
+  it('by default, starts the next call a second after the last was answered', async () => {
+    const clock = new ManualClock('2026-11-27T10:00:00Z');
+    const answer = streamed({ clock, intervalMs: undefined });
+    answer.append('Once');
+    await waitUntil(() => api.botMessages(chatId).length === 1);
+    answer.append(' upon a time');
+    // The send was answered at 10:00:00 on this clock: the edit waits for 10:00:01.
+    await waitUntil(() => clock.nextTimer() !== undefined);
+    expect(clock.nextTimer()).toBe('2026-11-27T10:00:01.000Z');
+    clock.advanceTo('2026-11-27T10:00:00.999Z');
+    expect(api.callsOf('editMessageText')).toHaveLength(0);
+    clock.advanceTo('2026-11-27T10:00:01Z');
+    await waitUntil(() => api.botMessages(chatId)[0]?.text === 'Once upon a time');
+    expect(api.callsOf('editMessageText')).toHaveLength(1);
+  });
+
   it('does not edit when the rendered text has not changed', async () => {
     const answer = streamed();
     answer.append('Hello');
