@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setTimeout as realDelay } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { createTerminalTool, splitCommandLine } from '../src/tools/builtin/terminal.ts';
 import { OutputCapture } from '../src/tools/output-capture.ts';
@@ -40,9 +41,12 @@ afterEach(async () => {
 // These tests read process ids the commands write and signal them from outside: they run unjailed
 // (JAIL=off), where the process group and the markers are all that ends a call's processes.
 // test/security/jail.test.ts shows the same calls jailed, where the PID namespace ends everything.
-function terminal(allowedCommands = '*'): Tool {
-  return createTerminalTool(withJail(parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowedCommands, JAIL: 'off' })));
+function terminal(allowedCommands = '*', killGraceMs?: number): Tool {
+  return createTerminalTool({ ...withJail(parseConfig({ SESSION_FILES_DIR: directory, TERMINAL_ALLOWED_COMMANDS: allowedCommands, JAIL: 'off' })), killGraceMs });
 }
+
+/** Between SIGTERM and SIGKILL where a test waits for the escalation (the 2 s default: 'waits 2 s after SIGTERM …'). */
+const shortKillGraceMs = 200;
 
 describe('terminal with a shell', () => {
   it('reports stdout, stderr and the exit code', async () => {
@@ -100,7 +104,7 @@ describe('terminal with a shell', () => {
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
     const started = Date.now();
-    const result = await runTool(terminal(), { command: "trap '' TERM; sleep 30 & echo $! > stubborn.pid; wait", timeout_s: 1 });
+    const result = await runTool(terminal('*', shortKillGraceMs), { command: "trap '' TERM; sleep 30 & echo $! > stubborn.pid; wait", timeout_s: 1 });
     expect(result.output).toContain('Timed out');
     expect(Date.now() - started).toBeLessThan(8_000);
     const stubborn = await readPid(path.join(workFolder, 'stubborn.pid'));
@@ -214,6 +218,33 @@ describe('process runner', () => {
     expect(short.render(100)).toBe('complete');
   });
 
+  it('waits 2 s after SIGTERM before SIGKILL by default', async () => {
+    // Only the timers are fake: the process is real, and ignores SIGTERM.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const pidFile = path.join(directory, 'stubborn.pid');
+      const running = runProcess({ executable: 'sh', args: ['-c', `trap '' TERM; echo $$ > ${pidFile}; exec sleep 30`], cwd: directory, timeoutMs: 1_000 });
+      let pid: number | undefined;
+      while (pid === undefined) {
+        await new Promise((resolve) => setImmediate(resolve));
+        pid = await readPid(pidFile);
+      }
+      strays.push(pid);
+      await vi.advanceTimersByTimeAsync(1_000);
+      await vi.advanceTimersByTimeAsync(1_999);
+      // A moment of real time, for a SIGKILL sent too early to have landed.
+      await realDelay(100);
+      expect(processHasEnded(pid)).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      // SIGKILL is on its way; the result follows once the pipes close.
+      const result = await running;
+      expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
+      expect(processHasEnded(pid)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('feeds stdin and reports a missing executable as data', async () => {
     const echoed = await runProcess({ executable: 'cat', args: [], cwd: directory, stdin: 'from stdin', timeoutMs: 5_000 });
     expect(echoed).toMatchObject({ exitCode: 0, stdout: 'from stdin', stderr: '', timedOut: false, aborted: false });
@@ -224,8 +255,8 @@ describe('process runner', () => {
 
 describe('processes that leave the process group', () => {
   /** A terminal whose DATA_DIR is this test's own folder, so ending a session's or all processes touches no other test's. */
-  function isolatedTerminal(): Tool {
-    return createTerminalTool(withJail(parseConfig({ DATA_DIR: directory, SESSION_FILES_DIR: directory, JAIL: 'off' })));
+  function isolatedTerminal(killGraceMs?: number): Tool {
+    return createTerminalTool({ ...withJail(parseConfig({ DATA_DIR: directory, SESSION_FILES_DIR: directory, JAIL: 'off' })), killGraceMs });
   }
 
   /** The pid a command wrote to `name` in a work folder, remembered for clean-up if the test fails. */
@@ -273,7 +304,7 @@ describe('processes that leave the process group', () => {
 
   it('a timeout ends a setsid child too, even one that ignores SIGTERM', async () => {
     const command = "setsid sh -c \"trap '' TERM; echo \\$\\$ > escaper.pid; sleep 30; touch escaped\" & sleep 30";
-    const result = await runTool(isolatedTerminal(), { command, timeout_s: 1 });
+    const result = await runTool(isolatedTerminal(shortKillGraceMs), { command, timeout_s: 1 });
     expect(result.output).toContain('Timed out after 1 s');
     const escaper = (await readPid(path.join(workFolder, 'escaper.pid')))!;
     expect(escaper).toBeDefined();

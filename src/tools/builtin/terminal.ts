@@ -129,7 +129,8 @@ function sentence(text: string): string {
 
 type Plan = { executable: string; args: string[] } | { refusal: string };
 
-export function createTerminalTool(options: { config: Config; jail: Jail }): Tool<TerminalArguments> {
+/** `killGraceMs`: between SIGTERM and SIGKILL when a call is stopped (runProcess's default, 2 s, when absent). */
+export function createTerminalTool(options: { config: Config; jail: Jail; killGraceMs?: number }): Tool<TerminalArguments> {
   const { config, jail } = options;
   const entries = config.TERMINAL_ALLOWED_COMMANDS.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
   const useShell = entries.includes('*');
@@ -249,6 +250,7 @@ export function createTerminalTool(options: { config: Config; jail: Jail }): Too
         timeoutMs: timeoutSeconds * 1000,
         signal: context.signal,
         maxOutputCharacters: maximumOutputCharacters,
+        killGraceMs: options.killGraceMs,
       });
       if (result.spawnError?.code === 'ENOENT') return toolFailure(`Command not found: "${plan.executable}". Is it installed and on PATH?`);
       if (result.spawnError?.code === 'EACCES') return toolFailure(`Permission denied: "${plan.executable}" is not executable.`);
