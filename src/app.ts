@@ -182,7 +182,8 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
-  const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger);
+  const household = overrides.household ?? new Household(db);
+  const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger, { household, profiles });
   await approvals.denyLeftovers();
   const toolSwitches = new ToolSwitches({ toolsDir: config.TOOLS_DIR, registry: tools, logger });
   await toolSwitches.reload();
@@ -206,7 +207,6 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
   backends.on('call', (outcome) => backendStatus.observeCall(outcome));
   const events = new HearthEventHub();
-  const household = overrides.household ?? new Household(db);
   const accounts = overrides.accounts ?? new Accounts({ db, household, clock: overrides.clock ?? systemClock, logger });
   const deps: AppDependencies = {
     db,
@@ -285,6 +285,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     db: deps.db,
     profiles: deps.profiles,
     approvals: deps.approvals,
+    household: deps.household,
     filesDirectory: config.SESSION_FILES_DIR,
     images: deps.images,
     events: deps.events,
@@ -380,7 +381,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps) });
     await api.register(fileRoutes, { sessions, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
-    await api.register(approvalRoutes, { sessions, db: deps.db });
+    await api.register(approvalRoutes, { sessions, db: deps.db, household: deps.household });
     await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });
     await api.register(notificationRoutes, { db: deps.db, notifications: deps.notifications });
     await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser });

@@ -6,6 +6,7 @@ export const errorStatus = {
   one_file_per_request: 400,
   unauthorized: 401,
   sign_in_failed: 401,
+  forbidden: 403,
   forbidden_host: 403,
   forbidden_origin: 403,
   session_not_found: 404,

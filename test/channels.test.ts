@@ -46,8 +46,14 @@ for (const backend of ['ollama', 'openai'] as const) {
 
       socket.send({ type: 'approve', call_id: required.call_id, decision: 'allow' });
       await socket.next('stream_end');
+      const owner = await server.deps.household.firstOwner();
+      expect(presented!.approval).toMatchObject({ asked_by: { id: owner.id, name: owner.name }, deciders: [{ id: owner.id, name: owner.name }] });
       expect(channel.of('approval_resolved')).toEqual([
-        { type: 'approval_resolved', approval: presented!.approval, resolution: { decision: 'allow', by: 'user', remember: 'once', via: 'page' } },
+        {
+          type: 'approval_resolved',
+          approval: presented!.approval,
+          resolution: { decision: 'allow', by: 'user', remember: 'once', via: 'page', decider: { id: owner.id, name: owner.name } },
+        },
       ]);
       expect(runs).toEqual(['door']);
       socket.close();
@@ -66,12 +72,13 @@ for (const backend of ['ollama', 'openai'] as const) {
       if (!sent.ok) throw new Error(sent.code);
 
       const [presented] = await waitUntil(() => channel.of('approval').length > 0 && channel.of('approval'));
-      expect(sessions.decide(sessionId, presented!.approval.call_id, { decision: 'deny', via: 'recorder' })).toBe(true);
+      const owner = await server.deps.household.firstOwner();
+      expect(await sessions.decide(sessionId, presented!.approval.call_id, { decision: 'deny', via: 'recorder', decider: owner })).toEqual({ ok: true });
       expect((await sent.outcome).content).toBe('Left it.');
       expect(runs).toEqual([]);
-      expect(channel.of('approval_resolved')[0]!.resolution).toEqual({ decision: 'deny', by: 'user', remember: 'once', via: 'recorder' });
+      expect(channel.of('approval_resolved')[0]!.resolution).toEqual({ decision: 'deny', by: 'user', remember: 'once', via: 'recorder', decider: { id: owner.id, name: owner.name } });
       // A stale button: the call is decided already.
-      expect(sessions.decide(sessionId, presented!.approval.call_id, { decision: 'allow', via: 'recorder' })).toBe(false);
+      expect(await sessions.decide(sessionId, presented!.approval.call_id, { decision: 'allow', via: 'recorder', decider: owner })).toMatchObject({ ok: false, code: 'approval_not_found' });
       expect(seen).toContain('approval_required');
       unfollow();
 

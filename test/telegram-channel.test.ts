@@ -5,6 +5,7 @@ import type { IntegrationStatus } from '../src/integrations/integration-registry
 import type { SessionService } from '../src/sessions/session-service.ts';
 import { TelegramChannel, type TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
 import { pressedWhereSent } from '../src/channels/telegram/button-press.ts';
+import { PlayedPeople } from './support/played-people.ts';
 import { PlayedSessions } from './support/played-telegram-sessions.ts';
 import { startTelegramBotApi, type TelegramBotApi, type Update } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -17,6 +18,8 @@ const stranger = 6_666_001;
 
 let api: TelegramBotApi;
 let sessions: PlayedSessions;
+/** A household of one: every allowed chat acts as its owner, as before people. */
+let people: PlayedPeople;
 let logLines: string[];
 let reported: Array<Omit<IntegrationStatus, 'name'>>;
 const channels: TelegramChannel[] = [];
@@ -24,6 +27,7 @@ const channels: TelegramChannel[] = [];
 beforeEach(async () => {
   api = await startTelegramBotApi();
   sessions = new PlayedSessions();
+  people = new PlayedPeople();
   logLines = [];
   reported = [];
 });
@@ -54,6 +58,7 @@ function startChannel(overrides: Partial<TelegramChannelOptions> = {}): Telegram
   channels.push(channel);
   channel.start({
     sessions: {} as SessionService,
+    people,
     reportStatus: (status) => void reported.push(status),
     logger: pino({ level: 'info' }, logStream),
   });
@@ -149,7 +154,7 @@ describe('TelegramChannel', () => {
     await waitUntil(() => sessions.sent.length === 1);
     const sessionId = `session-${ada}`;
     sessions.waiting.add('call_7_0');
-    const summary = { session_id: sessionId, call_id: 'call_7_0', tool: 'terminal', subject: 'rm -rf build', expires_at: '' };
+    const summary = { session_id: sessionId, call_id: 'call_7_0', tool: 'terminal', subject: 'rm -rf build', expires_at: '', reason: '', asked_by: null, deciders: [people.owner] };
     void channel.presentApproval(summary, { reason: 'not read-only', is_subagent: false });
     const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('rm -rf build')));
     expect(approval.text).toContain('Why: not read-only');
@@ -175,7 +180,7 @@ describe('TelegramChannel', () => {
     api.sendText(ada, 'go');
     await waitUntil(() => sessions.sent.length === 1);
     const sessionId = `session-${ada}`;
-    const summary = { session_id: sessionId, call_id: 'c1', tool: 'file_write', subject: '/tmp/x', expires_at: '' };
+    const summary = { session_id: sessionId, call_id: 'c1', tool: 'file_write', subject: '/tmp/x', expires_at: '', reason: '', asked_by: null, deciders: [people.owner] };
     void channel.presentApproval(summary, { reason: '', is_subagent: false });
     const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('/tmp/x')));
     void channel.approvalResolved(summary, { decision: 'allow', by: 'user', remember: 'session', via: 'page' });
@@ -187,7 +192,7 @@ describe('TelegramChannel', () => {
     await waitUntil(() => channel.status.state === 'connected');
     api.sendText(ada, 'go');
     await waitUntil(() => sessions.sent.length === 1);
-    const summary = { session_id: `session-${ada}`, call_id: 'c9', tool: 'terminal', subject: 'make deploy', expires_at: '' };
+    const summary = { session_id: `session-${ada}`, call_id: 'c9', tool: 'terminal', subject: 'make deploy', expires_at: '', reason: '', asked_by: null, deciders: [people.owner] };
     const details = { reason: 'asks', is_subagent: false };
     await Promise.all([
       channel.presentApproval(summary, details),
@@ -224,7 +229,7 @@ describe('TelegramChannel', () => {
   it('shows a call that waited before the chat followed its session once the chat does, below the answer so far', async () => {
     const channel = startChannel();
     await waitUntil(() => channel.status.state === 'connected');
-    const summary = { session_id: `session-${ada}`, call_id: 'c11', tool: 'terminal', subject: 'make backup', expires_at: '' };
+    const summary = { session_id: `session-${ada}`, call_id: 'c11', tool: 'terminal', subject: 'make backup', expires_at: '', reason: '', asked_by: null, deciders: [people.owner] };
     await channel.presentApproval(summary, { reason: '', is_subagent: false });
     api.sendText(ada, '/help');
     await waitUntil(() => api.botMessages(ada).length === 1);
@@ -259,7 +264,7 @@ describe('TelegramChannel: a button counts only from the chat and message it was
     api.sendText(ada, 'clean up', { firstName: 'Ada' });
     await waitUntil(() => sessions.sent.length === 1);
     sessions.waiting.add('call_9_0');
-    void channel.presentApproval({ session_id: `session-${ada}`, call_id: 'call_9_0', tool: 'terminal', subject: 'rm -rf build', expires_at: '' }, { reason: '', is_subagent: false });
+    void channel.presentApproval({ session_id: `session-${ada}`, call_id: 'call_9_0', tool: 'terminal', subject: 'rm -rf build', expires_at: '', reason: '', asked_by: null, deciders: [people.owner] }, { reason: '', is_subagent: false });
     const card = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('rm -rf build')));
     return { card, allowOnce: card.replyMarkup!.inline_keyboard!.flat()[0]!.callback_data! };
   }
@@ -282,7 +287,7 @@ describe('TelegramChannel: a button counts only from the chat and message it was
     // Ada's press of the same data on the card decides it.
     const own = api.pressButton(ada, card.message_id, allowOnce, { firstName: 'Ada' });
     expect((await answerTo(own)).text).toBe('Allowed');
-    expect(sessions.decisions).toEqual([{ sessionId: `session-${ada}`, callId: 'call_9_0', decision: 'allow', remember: 'once' }]);
+    expect(sessions.decisions).toEqual([{ sessionId: `session-${ada}`, callId: 'call_9_0', decision: 'allow', remember: 'once', decider: 'Owner' }]);
   });
 
   it('the approval\'s data pressed on another message of the same chat is refused too', async () => {

@@ -4,6 +4,7 @@
 // whose URL is normalised first, under smart_home's rules.
 import path from 'node:path';
 import { ApprovalGate } from '../../src/agent/approval-gate.ts';
+import { Household } from '../../src/household/household.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
 import { openDatabase } from '../../src/store/database.ts';
@@ -97,7 +98,7 @@ async function withGate(
     const profiles = await ProfileRegistry.open(path.join(projectRoot, 'profiles'));
     const policy = profiles.get(profileId)?.approvals;
     if (!policy) throw new Error(`the ${profileId} profile is missing`);
-    const gate = new ApprovalGate(db, 600_000, createLogger('silent'));
+    const gate = new ApprovalGate(db, 600_000, createLogger('silent'), { household: new Household(db), profiles });
     return await measure(gate, policy, toolContext('bench-approvals', new AbortController().signal));
   } finally {
     await db.destroy();

@@ -74,7 +74,7 @@ async function startTime(directory: string, llmUrl: string): Promise<number> {
 async function dueCheckTimes(databaseFile: string, directory: string): Promise<number[]> {
   const config = parseConfig({ DATA_DIR: directory, DB_PATH: databaseFile, PROFILES_DIR: path.join(projectRoot, 'profiles'), TOOLS_DIR: path.join(directory, 'tools'), LOG_LEVEL: 'silent' });
   const deps = await createDependencies(config);
-  const scheduler = new Scheduler({ db: deps.db, sessions: new SessionService({ runs: new Agent(deps, { events: deps.events, notifications: deps.notifications }), db: deps.db, profiles: deps.profiles, approvals: deps.approvals, filesDirectory: config.SESSION_FILES_DIR, images: deps.images, events: deps.events }), clock: systemClock, defaultTimezone: () => 'UTC', logger: createLogger('silent'), maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
+  const scheduler = new Scheduler({ db: deps.db, sessions: new SessionService({ runs: new Agent(deps, { events: deps.events, notifications: deps.notifications }), db: deps.db, profiles: deps.profiles, approvals: deps.approvals, household: deps.household, filesDirectory: config.SESSION_FILES_DIR, images: deps.images, events: deps.events }), clock: systemClock, defaultTimezone: () => 'UTC', logger: createLogger('silent'), maxConcurrentRuns: config.SCHEDULER_MAX_CONCURRENT });
   try {
     await scheduler.start();
     if (scheduler.list().length !== scheduleCount) throw new Error(`the scheduler loaded ${scheduler.list().length} schedules, not ${scheduleCount}`);

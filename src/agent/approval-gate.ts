@@ -1,7 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { normaliseSubject } from '../approvals/normalise-subject.ts';
 import { destructiveDefault, destructiveReason, judge, type ApprovalPolicy, type Judgement, type Verdict } from '../approvals/policy.ts';
+import type { Household } from '../household/household.ts';
 import type { Logger } from '../logger.ts';
+import { personName, type Person, type PersonName } from '../people/person.ts';
+import { mayDecide, type ProfileAccess } from '../people/rights.ts';
+import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import {
   denyAllPending,
   isRememberedForSession,
@@ -12,8 +16,9 @@ import {
   type Remember,
 } from '../store/approvals-repository.ts';
 import type { Db } from '../store/database.ts';
+import { findSession } from '../store/sessions-repository.ts';
 import type { Tool, ToolContext } from '../tools/tool.ts';
-import type { PendingApprovalSummary } from '../events/hearth-events.ts';
+import type { PendingApprovalSummary, PendingApprovalView } from '../events/hearth-events.ts';
 
 export interface AuthorizationRequest {
   callId: string;
@@ -30,9 +35,20 @@ export type Authorization = { allowed: true } | { allowed: false; message: strin
 
 export interface Decision {
   decision: ApprovalDecision;
-  remember?: Remember;
-  /** Where the person decided: `page` (a session socket), `rest`, or a channel's id (`telegram`). */
-  via?: string;
+  remember?: Remember | undefined;
+  /** Who decides; the gate lets them only where `mayDecide` does. */
+  decider: Person;
+  /** Where they decide: `page` (a session socket), `rest`, or a channel's id (`telegram`). */
+  via: string;
+}
+
+/** What became of a decision: taken, no such call waiting, or the decider may not decide it (`deciders` may). */
+export type DecisionOutcome = { decided: true } | { decided: false; reason: 'not_found' } | { decided: false; reason: 'forbidden'; deciders: PersonName[] };
+
+/** Where the gate learns who asks and who may decide: whose session a call's is, who lives here, what each profile lets decide. */
+export interface ApprovalPeople {
+  household: Pick<Household, 'person' | 'people'>;
+  profiles: Pick<ProfileRegistry, 'get'>;
 }
 
 /** What the gate says of a waiting call beyond its summary: why it asks, and whether a sub-agent's call it is. */
@@ -48,13 +64,22 @@ export interface ApprovalResolution {
   by: Exclude<DecidedBy, 'rule'>;
   remember: Remember;
   via?: string;
+  /** Who decided, when `by` is `user`. */
+  decider?: PersonName;
 }
 
 type Outcome = ApprovalResolution;
 
-interface Waiting extends PendingApprovalSummary {
-  settle: (decision: ApprovalDecision, by: Outcome['by'], remember: Remember, via?: string) => void;
+interface Waiting {
+  summary: PendingApprovalSummary;
+  /** The person whose run asks; undefined when the session names nobody who lives here (then the owner alone decides). */
+  asker: Person | undefined;
+  access: ProfileAccess;
+  settle: (decision: ApprovalDecision, by: Outcome['by'], remember: Remember, decider?: Decision) => void;
 }
+
+/** What a profile that is gone lets decide: the owner alone. */
+const ownerOnly: ProfileAccess = { people: ['owner'], approvers: ['owner'] };
 
 const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 
@@ -72,6 +97,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
     private readonly db: Db,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
+    private readonly people: ApprovalPeople,
   ) {
     super();
   }
@@ -94,7 +120,17 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       mustAsk: joinReasons(await tool.mustAsk?.(args, context), request.outsideReason),
       destructive: tool.destructive === true,
     });
-    const record = { sessionId, callId: request.callId, tool: tool.name, subject, rule: judgement.rule, isSubagent: context.isSubagent };
+    const { asker, access } = await this.askerOf(sessionId, context.sessionProfileId);
+    const record = {
+      sessionId,
+      callId: request.callId,
+      tool: tool.name,
+      subject,
+      rule: judgement.rule,
+      isSubagent: context.isSubagent,
+      ...(asker && { askedBy: asker.id }),
+      approvers: access.approvers,
+    };
 
     let verdict = judgement.verdict;
     if (verdict === 'ask' && judgement.reason === undefined && (await isRememberedForSession(this.db, sessionId, tool.name, subject))) {
@@ -113,9 +149,19 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
     }
     const expiresAt = new Date(Date.now() + this.timeoutMs).toISOString();
     const id = await recordApproval(this.db, { ...record, expiresAt });
-    const summary: PendingApprovalSummary = { session_id: sessionId, call_id: request.callId, tool: tool.name, subject, expires_at: expiresAt };
-    const decided = this.wait(summary, context.signal);
     const reason = judgement.reason ?? (judgement.rule === destructiveDefault ? destructiveReason : `rule ${judgement.rule}`);
+    const deciders = (await this.people.household.people()).filter((person) => decides(person, asker, access)).map(personName);
+    const summary: PendingApprovalSummary = {
+      session_id: sessionId,
+      call_id: request.callId,
+      tool: tool.name,
+      subject,
+      reason,
+      expires_at: expiresAt,
+      asked_by: asker ? personName(asker) : null,
+      deciders,
+    };
+    const decided = this.wait({ summary, asker, access }, context.signal);
     context.emit({
       type: 'approval_required',
       call_id: request.callId,
@@ -126,26 +172,57 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       ...(judgement.notReadOnly !== undefined && { not_read_only: judgement.notReadOnly }),
       expires_at: expiresAt,
       is_subagent: context.isSubagent,
+      asked_by: summary.asked_by,
+      deciders,
     });
     // Channels hear of a waiting call from here alone; the run's own event is for the session's watchers (the page).
     this.emit('required', summary, { reason, ...(judgement.notReadOnly !== undefined && { not_read_only: judgement.notReadOnly }), is_subagent: context.isSubagent });
     const outcome = await decided;
-    await settleApproval(this.db, id, outcome.decision, outcome.by, outcome.remember);
-    context.emit({ type: 'approval_resolved', call_id: request.callId, decision: outcome.decision, by: outcome.by, remember: outcome.remember });
+    await settleApproval(this.db, id, outcome.decision, outcome.by, outcome.remember, outcome.decider && outcome.via !== undefined ? { personId: outcome.decider.id, via: outcome.via } : undefined);
+    context.emit({
+      type: 'approval_resolved',
+      call_id: request.callId,
+      decision: outcome.decision,
+      by: outcome.by,
+      remember: outcome.remember,
+      ...(outcome.decider && { decider: outcome.decider }),
+      ...(outcome.via !== undefined && { via: outcome.via }),
+    });
     if (outcome.decision === 'allow') return { allowed: true };
     return { allowed: false, message: deniedMessage(outcome.by, tool.name, subject, this.timeoutMs) };
   }
 
-  /** The person's answer; false when no call of that session waits under that id. */
-  decide(sessionId: string, callId: string, decision: Decision): boolean {
+  /**
+   * A person's answer, taken only from someone `mayDecide` lets decide it (docs/people.md, *Approvals
+   * in a household*), whatever the channel: every decision passes here.
+   */
+  decide(sessionId: string, callId: string, decision: Decision): DecisionOutcome {
     const waiting = this.waiting.get(keyOf(sessionId, callId));
-    if (!waiting) return false;
-    waiting.settle(decision.decision, 'user', decision.decision === 'allow' ? (decision.remember ?? 'once') : 'once', decision.via);
-    return true;
+    if (!waiting) return { decided: false, reason: 'not_found' };
+    if (!decides(decision.decider, waiting.asker, waiting.access)) return { decided: false, reason: 'forbidden', deciders: waiting.summary.deciders };
+    waiting.settle(decision.decision, 'user', decision.decision === 'allow' ? (decision.remember ?? 'once') : 'once', decision);
+    return { decided: true };
   }
 
+  /** Whether the person may decide this waiting call; undefined when none waits under that id. */
+  mayDecide(sessionId: string, callId: string, person: Person): boolean | undefined {
+    const waiting = this.waiting.get(keyOf(sessionId, callId));
+    return waiting && decides(person, waiting.asker, waiting.access);
+  }
+
+  /** Every waiting call, whoever asked: for the server's own use, never to be shown as it is. */
   pending(): PendingApprovalSummary[] {
-    return [...this.waiting.values()].map(({ settle: _settle, ...summary }) => summary);
+    return [...this.waiting.values()].map((waiting) => waiting.summary);
+  }
+
+  /** The waiting calls a person is told of: those they may decide, and their own runs' (which they may not always decide). */
+  pendingFor(person: Person): PendingApprovalView[] {
+    const views: PendingApprovalView[] = [];
+    for (const waiting of this.waiting.values()) {
+      const canDecide = decides(person, waiting.asker, waiting.access);
+      if (canDecide || waiting.asker?.id === person.id) views.push({ ...waiting.summary, can_decide: canDecide });
+    }
+    return views;
   }
 
   /** Shutdown: every waiting call is denied as stopped, and nothing waits from now on. */
@@ -154,23 +231,32 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
     for (const waiting of this.waiting.values()) waiting.settle('deny', 'stop', 'once');
   }
 
+  /** The person whose session it is, and what the run's profile lets decide. */
+  private async askerOf(sessionId: string, profileId: string | undefined): Promise<{ asker: Person | undefined; access: ProfileAccess }> {
+    const session = await findSession(this.db, sessionId);
+    const asker = session ? await this.people.household.person(session.personId) : undefined;
+    const profile = this.people.profiles.get(profileId ?? session?.profileId ?? '');
+    return { asker, access: profile ? { people: profile.people, approvers: profile.approvers } : ownerOnly };
+  }
+
   /** Registers the waiting call at once (a decision may come as soon as it is announced); settles on the first answer. */
-  private wait(summary: PendingApprovalSummary, signal: AbortSignal): Promise<Outcome> {
+  private wait(asked: Omit<Waiting, 'settle'>, signal: AbortSignal): Promise<Outcome> {
+    const { summary } = asked;
     const key = keyOf(summary.session_id, summary.call_id);
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle('deny', 'timeout', 'once'), this.timeoutMs);
       const onAbort = () => settle('deny', 'stop', 'once');
-      const settle = (decision: ApprovalDecision, by: Outcome['by'], remember: Remember, via?: string) => {
+      const settle = (decision: ApprovalDecision, by: Outcome['by'], remember: Remember, decided?: Decision) => {
         if (this.waiting.get(key) !== waiting) return;
         this.waiting.delete(key);
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        const resolution: ApprovalResolution = { decision, by, remember, ...(via !== undefined && { via }) };
+        const resolution: ApprovalResolution = { decision, by, remember, ...(decided && { via: decided.via, decider: personName(decided.decider) }) };
         resolve(resolution);
         this.emit('changed');
         this.emit('resolved', summary, resolution);
       };
-      const waiting: Waiting = { ...summary, settle };
+      const waiting: Waiting = { ...asked, settle };
       this.waiting.set(key, waiting);
       signal.addEventListener('abort', onAbort, { once: true });
       this.emit('changed');
@@ -189,6 +275,11 @@ function deniedMessage(by: Outcome['by'], tool: string, subject: string, timeout
     case 'stop':
       return stoppedMessage;
   }
+}
+
+/** `mayDecide`, and for a call whose asker no longer lives here, the owner alone. */
+function decides(decider: Person, asker: Person | undefined, access: ProfileAccess): boolean {
+  return asker ? mayDecide(decider, asker, access) : decider.role === 'owner';
 }
 
 function joinReasons(...reasons: (string | undefined)[]): string | undefined {

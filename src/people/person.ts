@@ -26,3 +26,13 @@ export interface Caller {
   person: Person;
   via: CallerVia;
 }
+
+/** A person as events and the audit name them: enough to say who, nothing more. */
+export interface PersonName {
+  id: string;
+  name: string;
+}
+
+export function personName(person: Pick<Person, 'id' | 'name'>): PersonName {
+  return { id: person.id, name: person.name };
+}

@@ -1,6 +1,8 @@
 // Every frame the server sends over a session's WebSocket (README: WebSocket protocol). The web
 // client and the tests rely on this union and nothing else.
 
+import type { PersonName } from '../people/person.ts';
+
 export interface ToolSummary {
   name: string;
   description: string;
@@ -54,6 +56,12 @@ export type AgentEvent =
       not_read_only?: string;
       expires_at: string;
       is_subagent: boolean;
+      /** The person whose session's run asks; null when the session names nobody who lives here. */
+      asked_by: PersonName | null;
+      /** Who may decide it (docs/people.md, *Approvals in a household*). */
+      deciders: PersonName[];
+      /** Added by the session socket for the person it serves: whether they may decide it (a child's own ask: false). */
+      can_decide?: boolean;
     }
   | {
       type: 'approval_resolved';
@@ -62,6 +70,9 @@ export type AgentEvent =
       by: 'user' | 'rule' | 'timeout' | 'stop';
       /** `session`: allowed for the rest of the session. */
       remember: 'once' | 'session';
+      /** Who decided, when `by` is `user`, and where: `page`, `rest` or a channel's id (`telegram`). */
+      decider?: PersonName;
+      via?: string;
     }
   | { type: 'error'; code: AgentErrorCode; message: string };
 
@@ -69,6 +80,8 @@ export type AgentErrorCode =
   | 'invalid_frame'
   | 'session_busy'
   | 'approval_not_found'
+  /** The person may not decide that call (a child's own ask); the message says who may. */
+  | 'forbidden'
   /** Regenerate and edit (README: Branches) */
   | 'message_not_found'
   | 'message_not_editable'

@@ -1,6 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.ts';
+import type { Household } from '../household/household.ts';
+import type { Person } from '../people/person.ts';
+import { mayDecide } from '../people/rights.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Db } from '../store/database.ts';
 import { listApprovals, type ApprovalRecord } from '../store/approvals-repository.ts';
@@ -17,32 +20,59 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** The person's decisions on waiting tool calls, and the audit of every decision (README: Approvals). */
-export async function approvalRoutes(app: FastifyInstance, options: { sessions: Sessions; db: Db }) {
-  const { sessions, db } = options;
+/** How many audit rows are read at a time while looking for those the caller may see. */
+const scanBatch = 500;
+
+/**
+ * Decisions on waiting tool calls, and the audit of every decision (README: Approvals): each
+ * person decides only what `mayDecide` lets them, and sees only the calls they asked or may decide
+ * (docs/people.md, *Approvals in a household*).
+ */
+export async function approvalRoutes(app: FastifyInstance, options: { sessions: Sessions; db: Db; household: Pick<Household, 'person'> }) {
+  const { sessions, db, household } = options;
 
   app.post<{ Params: Static<typeof DecisionParams>; Body: Static<typeof ApprovalBody> }>(
     '/sessions/:id/approvals/:call_id',
     { schema: { params: DecisionParams, body: ApprovalBody } },
     async (request) => {
       const { id, call_id: callId } = request.params;
-      if (!(await sessions.find(id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
       const { decision, remember } = request.body;
-      if (!sessions.decide(id, callId, { decision, ...(remember && { remember }), via: 'rest' })) {
-        throw new ApiError('approval_not_found', `No call ${callId} is waiting for a decision in session ${id}.`);
-      }
+      const decided = await sessions.decide(id, callId, { decision, remember, decider: request.caller.person, via: 'rest' });
+      if (!decided.ok) throw new ApiError(decided.code, decided.message);
       return { call_id: callId, decision, by: 'user', remember: decision === 'allow' ? (remember ?? 'once') : 'once' };
     },
   );
 
   app.get<{ Querystring: Static<typeof ListQuery> }>('/approvals', { schema: { querystring: ListQuery } }, async (request) => {
     const { status = 'all', session_id: sessionId, limit = '100' } = request.query;
-    const approvals = await listApprovals(db, { status, limit: Number(limit), ...(sessionId !== undefined && { sessionId }) });
-    return { approvals: approvals.map(toJson) };
+    const person = request.caller.person;
+    // Waiting calls: those the caller may decide now. The audit: those they asked or may decide (the owner: all).
+    const shown =
+      status === 'pending'
+        ? async (record: ApprovalRecord) => sessions.mayDecide(record.sessionId, record.callId, person) === true
+        : (record: ApprovalRecord) => inAuditOf(person, record);
+    const approvals: ApprovalRecord[] = [];
+    let beforeId: number | undefined;
+    for (;;) {
+      const batch = await listApprovals(db, { status, limit: scanBatch, ...(sessionId !== undefined && { sessionId }), ...(beforeId !== undefined && { beforeId }) });
+      for (const record of batch) if (approvals.length < Number(limit) && (await shown(record))) approvals.push(record);
+      if (batch.length < scanBatch || approvals.length === Number(limit)) break;
+      beforeId = batch[batch.length - 1]!.id;
+    }
+    return { approvals: await Promise.all(approvals.map((record) => toJson(record, household))) };
   });
+
+  async function inAuditOf(person: Person, record: ApprovalRecord): Promise<boolean> {
+    if (record.askedBy === person.id || record.deciderId === person.id) return true;
+    const asker = record.askedBy === null ? undefined : await household.person(record.askedBy);
+    // A row from before people, or whose asker left: the owner's alone.
+    if (!asker || record.approvers === null) return person.role === 'owner';
+    return mayDecide(person, asker, { people: [], approvers: record.approvers });
+  }
 }
 
-function toJson(record: ApprovalRecord) {
+async function toJson(record: ApprovalRecord, household: Pick<Household, 'person'>) {
+  const named = async (id: string | null) => (id === null ? null : { id, name: (await household.person(id))?.name ?? null });
   return {
     id: record.id,
     session_id: record.sessionId,
@@ -55,6 +85,9 @@ function toJson(record: ApprovalRecord) {
     decision: record.decision,
     by: record.decidedBy,
     remember: record.remember,
+    asked_by: await named(record.askedBy),
+    decider: await named(record.deciderId),
+    via: record.decidedVia,
     requested_at: record.requestedAt,
     expires_at: record.expiresAt,
     decided_at: record.decidedAt,

@@ -16,9 +16,20 @@ export interface EventsSocketOptions {
 export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSocketOptions) {
   const { events, notifications, approvals, backendStatus } = options;
 
-  app.get('/ws/events', { websocket: true }, async (socket: WebSocket) => {
+  app.get('/ws/events', { websocket: true }, async (socket: WebSocket, request) => {
+    const person = request.caller.person;
+    // Waiting calls reach the pages of those who may decide them, and the asker's page (can_decide says which);
+    // a change among others' calls that leaves this person's list as it was is not sent.
+    let toldPending = '';
     const send = (event: HearthEvent) => {
-      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
+      if (socket.readyState !== socket.OPEN) return;
+      if (event.type === 'approvals_changed') {
+        const pending = JSON.stringify(approvals.pendingFor(person));
+        if (pending === toldPending) return;
+        toldPending = pending;
+        return socket.send(`{"type":"approvals_changed","pending":${pending}}`);
+      }
+      socket.send(JSON.stringify(event));
     };
     // Notifications raised while the count is read are sent after hello: a page may count one twice, never miss one.
     const held: HearthEvent[] = [];
@@ -30,7 +41,9 @@ export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSo
     if (socket.readyState !== socket.OPEN) return;
     // Nothing is read from this socket; a client that writes to it is ignored, not answered.
     socket.on('close', events.subscribe(send));
-    send({ type: 'hello', unread_notifications: unreadNotifications, pending_approvals: approvals.pending(), backend: backendStatus.current() });
+    const pendingApprovals = approvals.pendingFor(person);
+    toldPending = JSON.stringify(pendingApprovals);
+    send({ type: 'hello', unread_notifications: unreadNotifications, pending_approvals: pendingApprovals, backend: backendStatus.current() });
     for (const event of held) send(event);
   });
 }

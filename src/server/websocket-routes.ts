@@ -24,8 +24,12 @@ export async function websocketRoutes(app: FastifyInstance, options: { sessions:
     }
     if (socket.readyState !== socket.OPEN) return;
 
+    const person = request.caller.person;
     const send = (event: AgentEvent) => {
-      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
+      if (socket.readyState !== socket.OPEN) return;
+      // Each watcher learns whether the call is theirs to decide: a child's page shows its own ask waiting, without buttons.
+      const told = event.type === 'approval_required' ? { ...event, can_decide: sessions.mayDecide(sessionId, event.call_id, person) === true } : event;
+      socket.send(JSON.stringify(told));
     };
     const unsubscribe = sessions.follow(sessionId, send);
     // A session deleted elsewhere ends its sockets as an unknown one would: every client learns at once.
@@ -62,10 +66,11 @@ export async function websocketRoutes(app: FastifyInstance, options: { sessions:
           return;
         case 'approve': {
           const { call_id: callId, decision, remember } = command;
-          if (!sessions.decide(sessionId, callId, { decision, ...(remember && { remember }), via: 'page' })) {
-            send({ type: 'error', code: 'approval_not_found', message: `No call ${callId} is waiting for a decision in this session.` });
-          }
-          return;
+          const decided = await sessions.decide(sessionId, callId, { decision, remember, decider: person, via: 'page' });
+          if (decided.ok) return;
+          // The socket is open, so its person sees the session: a refusal is `forbidden` or `approval_not_found`.
+          if (decided.code === 'forbidden') return send({ type: 'error', code: 'forbidden', message: decided.message });
+          return send({ type: 'error', code: 'approval_not_found', message: `No call ${callId} is waiting for a decision in this session.` });
         }
       }
     };

@@ -1,6 +1,9 @@
 import { Readable } from 'node:stream';
 import type { AgentRuns, SendResult } from '../agent/agent-runs.ts';
 import type { ApprovalGate, Decision } from '../agent/approval-gate.ts';
+import type { Household } from '../household/household.ts';
+import type { Person } from '../people/person.ts';
+import { maySee } from '../people/rights.ts';
 import type { HearthEventHub } from '../events/hearth-events.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
@@ -16,6 +19,7 @@ import { bindSessionKey, findKeyedSession, listKeyedSessions, unbindSessionKey }
 import { createSession, deleteSession, findSession, listRecentSessions, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
 import type {
   CreatedSession,
+  DecidedApproval,
   IncomingFile,
   MessageList,
   NewSession,
@@ -34,8 +38,10 @@ export interface SessionServiceOptions {
   profiles: ProfileRegistry;
   /** The agent's runs: started, stopped, followed, and forgotten before a session is deleted. */
   runs: AgentRuns;
-  /** Where the person's decisions on waiting calls go. */
-  approvals: Pick<ApprovalGate, 'decide'>;
+  /** Where the person's decisions on waiting calls go; the gate lets only those `mayDecide` allows decide. */
+  approvals: Pick<ApprovalGate, 'decide' | 'mayDecide'>;
+  /** Whose a session is, as a person. */
+  household: Pick<Household, 'person'>;
   /** SESSION_FILES_DIR: one folder per session, for uploads and the tools' work. */
   filesDirectory: string;
   /** The images of stored messages. */
@@ -233,8 +239,24 @@ export class SessionService implements Sessions {
     return this.runs.subscribe(sessionId, listener);
   }
 
-  decide(sessionId: string, callId: string, decision: Decision): boolean {
-    return this.options.approvals.decide(sessionId, callId, decision);
+  async decide(sessionId: string, callId: string, decision: Decision): Promise<DecidedApproval> {
+    const outcome = this.options.approvals.decide(sessionId, callId, decision);
+    if (outcome.decided) return { ok: true };
+    // Someone who may neither decide the call nor see its session learns nothing of either (404, as for a missing session).
+    const session = await this.find(sessionId);
+    if (!session || !maySee(decision.decider, session)) return this.notFound(sessionId);
+    if (outcome.reason === 'not_found') return refusal('approval_not_found', `No call ${callId} is waiting for a decision in session ${sessionId}.`);
+    const names = outcome.deciders.map((person) => person.name);
+    return refusal('forbidden', `You may not decide this call; ${names.length === 0 ? 'the owner' : names.join(' or ')} may.`);
+  }
+
+  mayDecide(sessionId: string, callId: string, person: Person): boolean | undefined {
+    return this.options.approvals.mayDecide(sessionId, callId, person);
+  }
+
+  async personOf(sessionId: string): Promise<Person | undefined> {
+    const session = await this.find(sessionId);
+    return session && this.options.household.person(session.personId);
   }
 
   announce(sessionId: string, change: 'created' | 'updated' | 'deleted'): void {

@@ -4,6 +4,7 @@ import type { Decision } from '../agent/approval-gate.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
 import type { Refusal } from '../failure.ts';
+import type { Person } from '../people/person.ts';
 import type { Message } from '../store/message.ts';
 import type { SavedFile, StagedUpload } from '../store/session-files.ts';
 import type { Session } from '../store/sessions-repository.ts';
@@ -39,6 +40,12 @@ export type SessionRefusal = Refusal<'session_not_found' | 'unknown_profile'>;
 export type SessionResult = { ok: true; session: Session } | ({ ok: false } & SessionRefusal);
 /** `switched` is false when the session had that profile already (nothing was written). */
 export type SwitchedProfile = { ok: true; session: Session; switched: boolean } | ({ ok: false } & SessionRefusal);
+/**
+ * A decision's answer: taken; the session is not one the decider may see and no call of it is
+ * theirs to decide (`session_not_found`, as for a missing one); nothing waits under that id; or
+ * they see the session but may not decide the call (`forbidden`, the message says who may).
+ */
+export type DecidedApproval = { ok: true } | ({ ok: false } & Refusal<'session_not_found' | 'approval_not_found' | 'forbidden'>);
 export type CreatedSession = { ok: true; session: Session } | ({ ok: false } & Refusal<'unknown_profile'>);
 
 /** A file handed to a session: a channel's download or an upload's bytes. */
@@ -113,8 +120,12 @@ export interface Sessions {
   isRunning(sessionId: string): boolean;
   /** Every event of the session's runs, from the current run's start on; returns the unfollow. */
   follow(sessionId: string, listener: EventListener): () => void;
-  /** The person's decision on a waiting call, and where it was made (`via`: page, rest, a channel's id); false when nothing of that id waits. */
-  decide(sessionId: string, callId: string, decision: Decision): boolean;
+  /** A person's decision on a waiting call, and where it was made (`via`: page, rest, a channel's id); taken only where `mayDecide` lets them. */
+  decide(sessionId: string, callId: string, decision: Decision): Promise<DecidedApproval>;
+  /** Whether the person may decide the waiting call; undefined when none waits under that id. */
+  mayDecide(sessionId: string, callId: string, person: Person): boolean | undefined;
+  /** The person whose session it is; undefined for a missing session or one whose person left. */
+  personOf(sessionId: string): Promise<Person | undefined>;
   /** Tells every open page that the session list changed. */
   announce(sessionId: string, change: 'created' | 'updated' | 'deleted'): void;
 }

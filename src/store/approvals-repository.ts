@@ -1,6 +1,7 @@
 import type { Db } from './database.ts';
 import type { Selectable } from 'kysely';
 import type { ApprovalsTable } from './schema.ts';
+import { isRole, type Role } from '../people/person.ts';
 
 export type ApprovalDecision = 'allow' | 'deny';
 export type DecidedBy = 'user' | 'rule' | 'timeout' | 'stop';
@@ -18,12 +19,22 @@ export interface ApprovalRecord {
   decision: ApprovalDecision | null;
   decidedBy: DecidedBy | null;
   remember: Remember;
+  /** The person whose run asked; null only on a row whose session named nobody. */
+  askedBy: string | null;
+  /** The person who decided, when `decidedBy` is `user`. */
+  deciderId: string | null;
+  /** Where they decided: `page`, `rest`, or a channel's id (`telegram`). */
+  decidedVia: string | null;
+  /** The roles the asking profile let decide; null on rows from before people. */
+  approvers: Role[] | null;
   requestedAt: string;
   expiresAt: string | null;
   decidedAt: string | null;
 }
 
 export interface NewApproval extends Pick<ApprovalRecord, 'sessionId' | 'callId' | 'tool' | 'subject' | 'rule' | 'isSubagent'> {
+  askedBy?: string;
+  approvers?: readonly Role[];
   /** Absent for a call that waits for the person. */
   decision?: { decision: ApprovalDecision; by: DecidedBy };
   expiresAt?: string;
@@ -41,10 +52,20 @@ function fromRow(row: Selectable<ApprovalsTable>): ApprovalRecord {
     decision: row.decision as ApprovalDecision | null,
     decidedBy: row.decided_by as DecidedBy | null,
     remember: row.remember as Remember,
+    askedBy: row.asked_by,
+    deciderId: row.decider_id,
+    decidedVia: row.decided_via,
+    approvers: approversOf(row.approvers),
     requestedAt: row.requested_at,
     expiresAt: row.expires_at,
     decidedAt: row.decided_at,
   };
+}
+
+function approversOf(stored: string | null): Role[] | null {
+  if (stored === null) return null;
+  const parsed: unknown = JSON.parse(stored);
+  return Array.isArray(parsed) ? parsed.filter(isRole) : null;
 }
 
 export async function recordApproval(db: Db, approval: NewApproval): Promise<number> {
@@ -61,6 +82,8 @@ export async function recordApproval(db: Db, approval: NewApproval): Promise<num
       decision: approval.decision?.decision ?? null,
       decided_by: approval.decision?.by ?? null,
       remember: 'once',
+      asked_by: approval.askedBy ?? null,
+      approvers: approval.approvers ? JSON.stringify(approval.approvers) : null,
       requested_at: now,
       expires_at: approval.expiresAt ?? null,
       decided_at: approval.decision ? now : null,
@@ -70,10 +93,16 @@ export async function recordApproval(db: Db, approval: NewApproval): Promise<num
   return row.id;
 }
 
-export async function settleApproval(db: Db, id: number, decision: ApprovalDecision, by: DecidedBy, remember: Remember): Promise<void> {
+/** Who decided a call the person was asked about, and where (`page`, `rest`, `telegram`). */
+export interface Decider {
+  personId: string;
+  via: string;
+}
+
+export async function settleApproval(db: Db, id: number, decision: ApprovalDecision, by: DecidedBy, remember: Remember, decider?: Decider): Promise<void> {
   await db
     .updateTable('approvals')
-    .set({ decision, decided_by: by, remember, decided_at: new Date().toISOString() })
+    .set({ decision, decided_by: by, remember, decided_at: new Date().toISOString(), ...(decider && { decider_id: decider.personId, decided_via: decider.via }) })
     .where('id', '=', id)
     .where('decision', 'is', null)
     .execute();
@@ -98,6 +127,8 @@ export interface ApprovalQuery {
   status: 'pending' | 'all';
   sessionId?: string;
   limit: number;
+  /** Only rows older than this id: the next page of a scan. */
+  beforeId?: number;
 }
 
 /** Newest first. */
@@ -105,6 +136,7 @@ export async function listApprovals(db: Db, query: ApprovalQuery): Promise<Appro
   let select = db.selectFrom('approvals').selectAll();
   if (query.status === 'pending') select = select.where('decision', 'is', null);
   if (query.sessionId !== undefined) select = select.where('session_id', '=', query.sessionId);
+  if (query.beforeId !== undefined) select = select.where('id', '<', query.beforeId);
   const rows = await select.orderBy('id', 'desc').limit(query.limit).execute();
   return rows.map(fromRow);
 }

@@ -104,6 +104,8 @@ export interface ApprovalsTable {
   decider_id: string | null;
   /** Where they decided: `page`, `rest`, or a channel's id (`telegram`). */
   decided_via: string | null;
+  /** The roles the asking profile let decide (JSON, e.g. `["owner","adult"]`); null on rows from before. */
+  approvers: string | null;
   requested_at: string;
   expires_at: string | null;
   decided_at: string | null;

@@ -1,9 +1,14 @@
 // The approval gate alone, on an in-memory database: rules decide, an ask waits for the person, a
 // timeout or a stop, and every decision lands in the approvals table.
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApprovalGate, type AuthorizationRequest } from '../../src/agent/approval-gate.ts';
+import { ApprovalGate, type ApprovalPeople, type AuthorizationRequest, type Decision } from '../../src/agent/approval-gate.ts';
 import type { PendingApprovalSummary } from '../../src/events/hearth-events.ts';
 import { buildPolicy, destructiveReason, type ApprovalPolicy, type PolicyDefinition } from '../../src/approvals/policy.ts';
+import { Household } from '../../src/household/household.ts';
+import { packageRoot } from '../../src/package-root.ts';
+import type { Person } from '../../src/people/person.ts';
+import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
 import type { AgentEvent } from '../../src/protocol/events.ts';
 import { listApprovals } from '../../src/store/approvals-repository.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
@@ -12,10 +17,22 @@ import { recordingLogger } from '../support/recording-logger.ts';
 
 let db: Db;
 let gate: ApprovalGate;
+let people: ApprovalPeople;
+let owner: Person;
+// The shipped profiles: who may decide their asks is part of what they ship.
+const shippedProfiles = ProfileRegistry.open(path.join(packageRoot, 'profiles'));
 beforeEach(async () => {
   db = await openDatabase(':memory:');
-  gate = new ApprovalGate(db, 60_000, recordingLogger().logger);
+  const household = new Household(db);
+  people = { household, profiles: await shippedProfiles };
+  owner = await household.firstOwner();
+  gate = new ApprovalGate(db, 60_000, recordingLogger().logger, people);
 });
+
+/** The owner's decision, made on the page unless said; whether it was taken. */
+function decide(sessionId: string, callId: string, decision: Omit<Decision, 'decider' | 'via'> & { via?: string }): boolean {
+  return gate.decide(sessionId, callId, { via: 'page', ...decision, decider: owner }).decided;
+}
 afterEach(async () => {
   gate.close();
   await db.destroy();
@@ -112,28 +129,32 @@ describe('ApprovalGate on an in-memory database', () => {
         reason: 'rule shell',
         expires_at: summary.expires_at,
         is_subagent: false,
+        // The call's session names nobody: the owner alone decides it.
+        asked_by: null,
+        deciders: [{ id: owner.id, name: owner.name }],
       },
     ]);
     expect(await listApprovals(db, { status: 'pending', limit: 10 })).toMatchObject([{ callId: waiting.request.callId, decision: null, expiresAt: summary.expires_at }]);
-    expect(gate.decide('session-1', 'call-unknown', { decision: 'allow' })).toBe(false);
-    expect(gate.decide('session-2', waiting.request.callId, { decision: 'allow' })).toBe(false);
+    expect(decide('session-1', 'call-unknown', { decision: 'allow' })).toBe(false);
+    expect(decide('session-2', waiting.request.callId, { decision: 'allow' })).toBe(false);
 
     const resolved = new Promise((resolve) => gate.once('resolved', (_summary, resolution) => resolve(resolution)));
-    expect(gate.decide('session-1', waiting.request.callId, { decision: 'allow', via: 'page' })).toBe(true);
+    expect(decide('session-1', waiting.request.callId, { decision: 'allow', via: 'page' })).toBe(true);
 
     expect(await authorization).toEqual({ allowed: true });
-    expect(await resolved).toEqual({ decision: 'allow', by: 'user', remember: 'once', via: 'page' });
+    const decider = { id: owner.id, name: owner.name };
+    expect(await resolved).toEqual({ decision: 'allow', by: 'user', remember: 'once', via: 'page', decider });
     expect(gate.pending()).toEqual([]);
-    expect(waiting.events.at(-1)).toEqual({ type: 'approval_resolved', call_id: waiting.request.callId, decision: 'allow', by: 'user', remember: 'once' });
-    expect(await records()).toMatchObject([{ decision: 'allow', decidedBy: 'user', remember: 'once', rule: 'shell' }]);
+    expect(waiting.events.at(-1)).toEqual({ type: 'approval_resolved', call_id: waiting.request.callId, decision: 'allow', by: 'user', remember: 'once', decider, via: 'page' });
+    expect(await records()).toMatchObject([{ decision: 'allow', decidedBy: 'user', remember: 'once', rule: 'shell', deciderId: owner.id, decidedVia: 'page' }]);
     // A second answer finds nothing waiting.
-    expect(gate.decide('session-1', waiting.request.callId, { decision: 'deny' })).toBe(false);
+    expect(decide('session-1', waiting.request.callId, { decision: 'deny' })).toBe(false);
   });
 
   it('tells the model when the person denies an ask', async () => {
     const waiting = call(shell, { command: 'cat secrets' }, [askAboutShell]);
     const { authorization } = await asked(waiting);
-    gate.decide('session-1', waiting.request.callId, { decision: 'deny', remember: 'session' });
+    decide('session-1', waiting.request.callId, { decision: 'deny', remember: 'session' });
     expect(await authorization).toEqual({
       allowed: false,
       message: 'The person denied this call (shell: cat secrets); it did not run. Do not retry it: ask what they would like instead, or go on without it.',
@@ -144,7 +165,7 @@ describe('ApprovalGate on an in-memory database', () => {
 
   it('denies an ask nobody answers within the timeout', async () => {
     gate.close();
-    gate = new ApprovalGate(db, 30, recordingLogger().logger);
+    gate = new ApprovalGate(db, 30, recordingLogger().logger, people);
     const waiting = call(shell, { command: 'cat notes.txt' }, [askAboutShell]);
     const { authorization } = await asked(waiting);
     expect(await authorization).toEqual({
@@ -185,7 +206,7 @@ describe('ApprovalGate on an in-memory database', () => {
   it('remembers an allow for the session: the same subject runs without asking, another subject or session still asks', async () => {
     const first = call(shell, { command: 'cat notes.txt' }, [askAboutShell]);
     const { authorization } = await asked(first);
-    gate.decide('session-1', first.request.callId, { decision: 'allow', remember: 'session' });
+    decide('session-1', first.request.callId, { decision: 'allow', remember: 'session' });
     expect(await authorization).toEqual({ allowed: true });
 
     const again = call(shell, { command: 'cat notes.txt' }, [askAboutShell]);
@@ -196,7 +217,7 @@ describe('ApprovalGate on an in-memory database', () => {
     const otherSession = call(shell, { command: 'cat notes.txt' }, [askAboutShell], { context: { sessionId: 'session-2' } });
     for (const pending of [otherSubject, otherSession]) {
       const { authorization: waiting } = await asked(pending);
-      gate.decide(pending.request.context.sessionId, pending.request.callId, { decision: 'deny' });
+      decide(pending.request.context.sessionId, pending.request.callId, { decision: 'deny' });
       expect(await waiting).toMatchObject({ allowed: false });
     }
     expect(await records()).toMatchObject([
@@ -211,7 +232,7 @@ describe('ApprovalGate on an in-memory database', () => {
     const child = call(shell, { command: 'cat notes.txt' }, [askAboutShell], { context: { sessionId: 'sub-1', parentSessionId: 'session-1', isSubagent: true } });
     const { authorization, summary } = await asked(child);
     expect(summary.session_id).toBe('session-1');
-    expect(gate.decide('session-1', child.request.callId, { decision: 'allow', remember: 'session' })).toBe(true);
+    expect(decide('session-1', child.request.callId, { decision: 'allow', remember: 'session' })).toBe(true);
     expect(await authorization).toEqual({ allowed: true });
     expect(await records()).toMatchObject([{ sessionId: 'session-1', isSubagent: true }]);
   });
@@ -223,7 +244,7 @@ describe('ApprovalGate on an in-memory database', () => {
       const pending = call(insistent, {}, [allowing]);
       const { authorization } = await asked(pending);
       expect(pending.events[0]).toMatchObject({ type: 'approval_required', reason: 'It asks for network access.' });
-      gate.decide('session-1', pending.request.callId, { decision: 'allow', remember });
+      decide('session-1', pending.request.callId, { decision: 'allow', remember });
       expect(await authorization).toEqual({ allowed: true });
     }
     // Under a default of deny, with no rule naming it, the insistence cannot turn a refusal into a question.
@@ -235,13 +256,13 @@ describe('ApprovalGate on an in-memory database', () => {
     const tainted = call(shell, { command: 'ls -l' }, [askAboutShell], { outsideReason });
     const { authorization } = await asked(tainted);
     expect(tainted.events[0]).toMatchObject({ type: 'approval_required', reason: outsideReason });
-    gate.decide('session-1', tainted.request.callId, { decision: 'allow', remember: 'session' });
+    decide('session-1', tainted.request.callId, { decision: 'allow', remember: 'session' });
     expect(await authorization).toEqual({ allowed: true });
 
     const both = call({ ...shell, mustAsk: () => 'It wants permissions.' }, { command: 'ls -l' }, [askAboutShell], { outsideReason });
     const { authorization: second } = await asked(both);
     expect(both.events[0]).toMatchObject({ reason: `It wants permissions.; ${outsideReason}` });
-    gate.decide('session-1', both.request.callId, { decision: 'deny' });
+    decide('session-1', both.request.callId, { decision: 'deny' });
     await second;
 
     expect(await gate.authorize(call(shell, { command: 'rm -rf /' }, [askAboutShell], { outsideReason }).request)).toMatchObject({ allowed: false, message: expect.stringContaining('shell(rm *)') });
@@ -252,7 +273,7 @@ describe('ApprovalGate on an in-memory database', () => {
     const pending = call(wipe, {}, [policy({ default: 'allow' })]);
     const { authorization } = await asked(pending);
     expect(pending.events[0]).toMatchObject({ reason: destructiveReason, subject: 'the disk' });
-    gate.decide('session-1', pending.request.callId, { decision: 'deny' });
+    decide('session-1', pending.request.callId, { decision: 'deny' });
     expect(await authorization).toMatchObject({ allowed: false });
   });
 
@@ -260,7 +281,7 @@ describe('ApprovalGate on an in-memory database', () => {
     const { authorization } = await asked(call(shell, { command: 'cat notes.txt' }, [askAboutShell]));
     // A new process on the same database: the old gate's wait is left as it was.
     const { logger, lines } = recordingLogger();
-    await new ApprovalGate(db, 60_000, logger).denyLeftovers();
+    await new ApprovalGate(db, 60_000, logger, people).denyLeftovers();
     expect(await listApprovals(db, { status: 'pending', limit: 10 })).toEqual([]);
     expect((await records())[0]).toMatchObject({ decision: 'deny', decidedBy: 'stop' });
     expect(lines.join('')).toContain('"count":1');

@@ -9,7 +9,8 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRuns } from '../../src/agent/agent-runs.ts';
-import type { Decision } from '../../src/agent/approval-gate.ts';
+import type { Decision, DecisionOutcome } from '../../src/agent/approval-gate.ts';
+import { Household } from '../../src/household/household.ts';
 import type { HearthEvent } from '../../src/events/hearth-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
@@ -20,6 +21,7 @@ import { openDatabase, type Db } from '../../src/store/database.ts';
 import { MessageImages } from '../../src/store/message-images.ts';
 import { appendMessage, listMessages } from '../../src/store/messages-repository.ts';
 import { migrationProvider } from '../../src/store/migrations/index.ts';
+import { insertPerson } from '../../src/store/people-repository.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
 const profile = (id: string, name: string) => `---
@@ -90,11 +92,16 @@ beforeEach(async () => {
     profiles: await ProfileRegistry.open(folder),
     runs,
     approvals: {
-      decide: (sessionId, callId, decision) => {
+      // The gate's answer by call id: `waiting` is decided, `not-yours` refused (Ada may), anything else waits nowhere.
+      decide: (sessionId, callId, decision): DecisionOutcome => {
         decisions.push({ sessionId, callId, decision });
-        return callId === 'waiting';
+        if (callId === 'waiting') return { decided: true };
+        if (callId === 'not-yours') return { decided: false, reason: 'forbidden', deciders: [{ id: 'ada', name: 'Ada' }] };
+        return { decided: false, reason: 'not_found' };
       },
+      mayDecide: () => undefined,
     },
+    household: new Household(db),
     filesDirectory: path.join(folder, 'session-files'),
     images,
     events: { publish: (event) => published.push(event) },
@@ -237,13 +244,35 @@ describe('attachFiles', () => {
 
 describe('decide', () => {
   it('passes the decision on to the approvals, and their answer back', async () => {
-    const decision: Decision = { decision: 'allow', remember: 'session', via: 'telegram' };
-    expect(service.decide('session-1', 'waiting', decision)).toBe(true);
-    expect(service.decide('session-1', 'nothing', { decision: 'deny', via: 'rest' })).toBe(false);
+    const owner = await new Household(db).firstOwner();
+    const sessionId = await created();
+    const decision: Decision = { decision: 'allow', remember: 'session', via: 'telegram', decider: owner };
+    expect(await service.decide(sessionId, 'waiting', decision)).toEqual({ ok: true });
+    expect(await service.decide(sessionId, 'nothing', { decision: 'deny', via: 'rest', decider: owner })).toMatchObject({ ok: false, code: 'approval_not_found' });
     expect(decisions).toEqual([
-      { sessionId: 'session-1', callId: 'waiting', decision },
-      { sessionId: 'session-1', callId: 'nothing', decision: { decision: 'deny', via: 'rest' } },
+      { sessionId, callId: 'waiting', decision },
+      { sessionId, callId: 'nothing', decision: { decision: 'deny', via: 'rest', decider: owner } },
     ]);
+  });
+
+  it("answers a refusal on one's own session `forbidden` naming who may, and on another's `session_not_found`, as for a missing one", async () => {
+    const child = await insertPerson(db, { name: 'Tom', role: 'child', passphraseHash: null });
+    const adult = await insertPerson(db, { name: 'Bea', role: 'adult', passphraseHash: null });
+    const sessionId = await created();
+    await db.updateTable('sessions').set({ person_id: child.id }).where('id', '=', sessionId).execute();
+    expect(await service.decide(sessionId, 'not-yours', { decision: 'allow', via: 'page', decider: child })).toEqual({
+      ok: false,
+      code: 'forbidden',
+      message: 'You may not decide this call; Ada may.',
+    });
+    expect(await service.decide(sessionId, 'not-yours', { decision: 'allow', via: 'rest', decider: adult })).toMatchObject({ ok: false, code: 'session_not_found' });
+    expect(await service.decide(sessionId, 'nothing', { decision: 'allow', via: 'rest', decider: adult })).toMatchObject({ ok: false, code: 'session_not_found' });
+    expect(await service.decide('no-such-session', 'nothing', { decision: 'allow', via: 'rest', decider: adult })).toMatchObject({ ok: false, code: 'session_not_found' });
+    // Shared with the household, the session is the adult's to see: the refusal says who may.
+    await db.updateTable('sessions').set({ shared: 1 }).where('id', '=', sessionId).execute();
+    expect(await service.decide(sessionId, 'not-yours', { decision: 'allow', via: 'rest', decider: adult })).toMatchObject({ ok: false, code: 'forbidden' });
+    expect(await service.personOf(sessionId)).toEqual(child);
+    expect(await service.personOf('no-such-session')).toBeUndefined();
   });
 });
 
@@ -270,7 +299,7 @@ describe("the migration of the scheduler's sessions into session_keys", () => {
       const columns = await after.introspection.getTables().then((tables) => tables.find((table) => table.name === 'schedules')!.columns.map((column) => column.name));
       expect(columns).not.toContain('session_id');
 
-      const sessions = new SessionService({ db: after, profiles: await ProfileRegistry.open(folder), runs, approvals: { decide: () => false }, filesDirectory: folder, images, events: { publish: () => {} } });
+      const sessions = new SessionService({ db: after, profiles: await ProfileRegistry.open(folder), runs, approvals: { decide: () => ({ decided: false, reason: 'not_found' }), mayDecide: () => undefined }, household: new Household(after), filesDirectory: folder, images, events: { publish: () => {} } });
       const scheduler = new Scheduler({ db: after, sessions, clock: new ManualClock(at), defaultTimezone: () => 'UTC', logger: createLogger('silent'), maxConcurrentRuns: 1 });
       await scheduler.start();
       scheduler.stop();

@@ -7,11 +7,13 @@ import { approvalButtons } from '../../src/channels/telegram/approval-buttons.ts
 import { ApprovalCards } from '../../src/channels/telegram/approval-cards.ts';
 import { approvalCallbackData } from '../../src/channels/telegram/approval-message.ts';
 import { unknownButtons } from '../../src/channels/telegram/button-press.ts';
+import { chatPeople } from '../../src/channels/telegram/chat-people.ts';
 import { commands } from '../../src/channels/telegram/commands.ts';
 import { messages } from '../../src/channels/telegram/messages.ts';
 import { SessionListings, sessionButtons } from '../../src/channels/telegram/session-buttons.ts';
 import { SessionMirror } from '../../src/channels/telegram/session-mirror.ts';
 import { InMemoryBot } from '../support/in-memory-bot.ts';
+import { PlayedPeople, playedPerson } from '../support/played-people.ts';
 import { PlayedSessions } from '../support/played-telegram-sessions.ts';
 import { recordingLogger } from '../support/recording-logger.ts';
 import { waitUntil } from '../support/wait-until.ts';
@@ -19,9 +21,10 @@ import { waitUntil } from '../support/wait-until.ts';
 const ada = 5_100_001;
 const bob = 5_100_002;
 
-/** Every composer of the channel, in the channel's order, on one in-memory bot. */
+/** Every composer of the channel, in the channel's order, on one in-memory bot; a household of one until the test adds people. */
 function channelComposers() {
   const sessions = new PlayedSessions();
+  const people = new PlayedPeople();
   const { logger, lines } = recordingLogger();
   const followed: Array<{ sessionId: string; chatId: number }> = [];
   const failures: string[] = [];
@@ -32,6 +35,7 @@ function channelComposers() {
   const bot = new InMemoryBot();
   cards = new ApprovalCards(bot.bot.api, (what) => void failures.push(what));
   bot.bot.use(
+    chatPeople(people),
     commands({ sessions, follow, listings }),
     sessionButtons({ sessions, listings, follow, logger }),
     approvalButtons({ cards, sessions, logger }),
@@ -48,7 +52,7 @@ function channelComposers() {
     }),
   );
   const refusals = (refused: string) => lines.filter((line) => line.includes(`"refused":"${refused}"`));
-  return { bot, sessions, followed, cards, failures, downloads, refusals };
+  return { bot, sessions, people, followed, cards, failures, downloads, refusals };
 }
 
 describe('commands', () => {
@@ -125,17 +129,17 @@ describe('approval cards and their buttons', () => {
   it('a waiting call gets one card however often it is shown; a failed send leaves it to be shown again', async () => {
     const { bot, cards, failures } = channelComposers();
     cards.add(`session-${ada}`, view('c1'));
-    expect(cards.unshownIn(`session-${ada}`)).toEqual(['c1']);
+    expect(cards.unshownIn(`session-${ada}`, ada)).toEqual(['c1']);
     bot.failing.set('sendMessage', 'Bad Request: chat not found');
     await cards.show('c1', ada);
     expect(failures).toEqual(['approval not shown']);
-    expect(cards.unshownIn(`session-${ada}`)).toEqual(['c1']);
+    expect(cards.unshownIn(`session-${ada}`, ada)).toEqual(['c1']);
     bot.failing.clear();
     await Promise.all([cards.show('c1', ada), cards.show('c1', ada)]);
     await cards.show('c1', ada);
     expect(bot.sentTo(ada)).toHaveLength(2);
     expect(bot.sentTo(ada)[1]).toContain('Why: not read-only');
-    expect(cards.unshownIn(`session-${ada}`)).toEqual([]);
+    expect(cards.unshownIn(`session-${ada}`, ada)).toEqual([]);
     // A call the gate never told of, or settled already, gets none.
     await cards.show('never-told', ada);
     expect(bot.sentTo(ada)).toHaveLength(2);
@@ -150,7 +154,7 @@ describe('approval cards and their buttons', () => {
     const pressed = bot.press(ada, ada, card, approvalCallbackData('c1', 'chat'), 'Ada');
     await bot.handle(pressed);
     expect(bot.answerTo(pressed)?.text).toBe('Allowed');
-    expect(sessions.decisions).toEqual([{ sessionId: `session-${ada}`, callId: 'c1', decision: 'allow', remember: 'session' }]);
+    expect(sessions.decisions).toEqual([{ sessionId: `session-${ada}`, callId: 'c1', decision: 'allow', remember: 'session', decider: 'Owner' }]);
     await cards.resolve('c1', { decision: 'allow', by: 'user', remember: 'session', via: 'telegram' });
     const [edit] = bot.callsOf('editMessageText');
     expect(edit).toMatchObject({ chat_id: ada, message_id: card });
@@ -265,7 +269,7 @@ describe('SessionMirror', () => {
     expect(mirror.chatOf('garden')).toBe(ada);
     sessions.emit('garden', { type: 'stream_start' });
     sessions.emit('garden', { type: 'stream_delta', delta: 'Before the call.' });
-    sessions.emit('garden', { type: 'approval_required', call_id: 'c1', tool: 'terminal', args: {}, subject: 'ls', reason: '', expires_at: '', is_subagent: false });
+    sessions.emit('garden', { type: 'approval_required', call_id: 'c1', tool: 'terminal', args: {}, subject: 'ls', reason: '', expires_at: '', is_subagent: false, asked_by: null, deciders: [] });
     sessions.emit('garden', { type: 'approval_resolved', call_id: 'c1', decision: 'allow', by: 'user', remember: 'once' });
     mirror.breakAnswer('garden');
     sessions.emit('garden', { type: 'stream_delta', delta: 'After it.' });

@@ -11,8 +11,10 @@ import { runTurn, type SessionBackgroundWork } from '../../src/agent/turn.ts';
 import { turnPorts } from '../../src/agent/turn-ports.ts';
 import { storedTurns } from '../../src/agent/turn-store.ts';
 import { parseConfig } from '../../src/config.ts';
+import { Household } from '../../src/household/household.ts';
 import { BackendRegistry, modelLimitsFrom, type ModelLimits } from '../../src/llm/backend-registry.ts';
 import type { BackendId } from '../../src/llm/types.ts';
+import type { Person } from '../../src/people/person.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
 import { isRunEnd, type AgentEvent } from '../../src/protocol/events.ts';
 import { listApprovals } from '../../src/store/approvals-repository.ts';
@@ -92,10 +94,12 @@ function tools(runs: string[]): Tool[] {
 let folder: string;
 let db: Db;
 let gate: ApprovalGate | undefined;
+let owner: Person;
 beforeEach(async () => {
   folder = await mkdtemp(path.join(tmpdir(), 'hearth-turn-'));
   await writeFile(path.join(folder, 'tester.md'), profileText);
   db = await openDatabase(':memory:');
+  owner = await new Household(db).firstOwner();
 });
 afterEach(async () => {
   gate?.close();
@@ -131,14 +135,15 @@ async function startTurn(
   const events: AgentEvent[] = [];
   const backend = new ScriptedBackend(rounds);
   const { logger } = recordingLogger();
-  gate = new ApprovalGate(db, 60_000, logger);
+  const profiles = await ProfileRegistry.open(folder);
+  gate = new ApprovalGate(db, 60_000, logger, { household: new Household(db), profiles });
   const config = parseConfig({ DATA_DIR: folder });
   const registry = new ToolRegistry(tools(runs));
   for (const ready of options.readiness ?? []) registry.addReadiness(ready);
   const deps: AgentDependencies = {
     db,
     config,
-    profiles: await ProfileRegistry.open(folder),
+    profiles,
     tools: registry,
     backends: new BackendRegistry({ ollama: backend }, 'ollama', 2, options.limits ?? modelLimitsFrom(config)),
     persona: '',
@@ -295,7 +300,7 @@ describe('runTurn in memory', () => {
   it('waits on an ask rule until the person decides through the gate, then runs the call', async () => {
     const turn = await startTurn([callsRound({ id: 'call-1', name: 'save_note', arguments: { text: 'milk' } }), answerRound('Saved.')], 'Note milk.', (event) => {
       // Decided while it is being announced: the gate registers the call before it says so.
-      if (event.type === 'approval_required') gate!.decide(gate!.pending()[0]!.session_id, event.call_id, { decision: 'allow', via: 'page' });
+      if (event.type === 'approval_required') gate!.decide(gate!.pending()[0]!.session_id, event.call_id, { decision: 'allow', via: 'page', decider: owner });
     });
 
     expect(await turn.outcome).toMatchObject({ status: 'completed', content: 'Saved.' });

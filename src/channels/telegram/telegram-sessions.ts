@@ -74,7 +74,10 @@ export function sessionServiceSessions(service: Sessions): TelegramSessions {
     },
     follow: (sessionId, listener) => service.follow(sessionId, listener),
     async decide(sessionId, callId, decision, remember) {
-      return service.decide(sessionId, callId, { decision, remember, via: 'telegram' }) ? 'decided' : 'not_found';
+      // A chat decides as the person whose session it reaches (the gate still asks mayDecide).
+      const decider = await service.personOf(sessionId);
+      if (!decider) return 'not_found';
+      return (await service.decide(sessionId, callId, { decision, remember, decider, via: 'telegram' })).ok ? 'decided' : 'not_found';
     },
     async profiles() {
       return service.knownProfiles().map((id) => ({ id, name: service.profileName(id) }));
