@@ -4,7 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startHearth } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
+import { builtStartCommand } from './support/hearth-build.ts';
 import { prepareProfiles, startChildServer, type ChildServer } from './support/server-child.ts';
 import { waitUntil } from './support/wait-until.ts';
 
@@ -20,9 +22,10 @@ async function dataFolder(): Promise<string> {
   return dir;
 }
 
-/** Runs `src/main.ts` as `npm start` does until it exits on its own; stdout and stderr are not a terminal. */
+/** Runs Hearth as `npm start` does (this run's build) until it exits on its own; stdout and stderr are not a terminal. */
 async function runMainUntilExit(environment: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const start = builtStartCommand();
+  const child = spawn(start.executable, start.args, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -37,15 +40,15 @@ describe('start-up', () => {
   let first: ChildServer;
 
   it('a second Hearth on a port in use says so in one line and exits 1, leaving the first running', async () => {
-    const dataDir = await dataFolder();
-    first = await startChildServer(dataDir, {});
-    cleanups.push(() => first.kill());
-    const port = new URL(first.baseUrl).port;
+    // The first runs in this process: only the second needs to be `npm start` as a child.
+    const running = await startHearth();
+    cleanups.push(() => running.close());
+    const port = new URL(running.baseUrl).port;
     const other = await dataFolder();
     const { code, output } = await runMainUntilExit({ PORT: port, DATA_DIR: other, PROFILES_DIR: path.join(other, 'profiles') });
     expect(code).toBe(1);
     expect(output).toBe(`hearth: Cannot listen on 127.0.0.1:${port}: the port is in use. Stop the other server or set PORT.\n`);
-    expect((await first.request('GET', '/health')).status).toBe(200);
+    expect((await running.request('GET', '/health')).status).toBe(200);
   });
 
   it('a DATA_DIR that cannot be written says so in one line and exits 1', async () => {
