@@ -1,5 +1,6 @@
 import type { ApprovalDetails, ApprovalResolution } from '../agent/approval-gate.ts';
-import type { HearthEvent, PendingApprovalSummary } from '../events/hearth-events.ts';
+import type { Audience, HearthEvent, PendingApprovalSummary } from '../events/hearth-events.ts';
+import type { ChannelPeople } from '../household/channel-links.ts';
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { Sessions } from '../sessions/sessions.ts';
@@ -14,6 +15,8 @@ export type ChannelApproval = PendingApprovalSummary;
 export interface ChannelContext {
   /** Find or create sessions (`findOrCreate('telegram:<chat id>', {origin: 'telegram'})`), send, stop, follow, decide. */
   sessions: Sessions;
+  /** Whose each account of the channel is: linked people (`/start <code>`), or the owner in a household of one. */
+  people: ChannelPeople;
   /** Its state in GET /integrations and the `integration_status` event, under the channel's id; never put a secret in `message` or `details`. */
   reportStatus(status: Omit<IntegrationStatus, 'name'>): void;
   logger: Logger;
@@ -32,8 +35,8 @@ export interface Channel {
   start(context: ChannelContext): void | Promise<void>;
   /** Stops taking messages, finishes what it is sending, lets go of its connection. */
   stop(): Promise<void>;
-  /** A notification was raised (a finished schedule, a heartbeat finding, an approval nobody watches). */
-  deliverNotification(notification: ChannelNotification): void | Promise<void>;
+  /** A notification was raised (a finished schedule, a heartbeat finding, an approval nobody watches), for the people `audience` admits (all when absent). */
+  deliverNotification(notification: ChannelNotification, audience?: Audience): void | Promise<void>;
   /**
    * A call waits for a decision, in any session: the channel presents those it should (its own sessions', say).
    * This is a channel's one source of approvals: it ignores `approval_required` and `approval_resolved` on the sessions it follows.

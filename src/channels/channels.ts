@@ -1,5 +1,6 @@
 import type { ApprovalDetails, ApprovalGate, ApprovalResolution } from '../agent/approval-gate.ts';
 import type { HearthEventHub, PendingApprovalSummary } from '../events/hearth-events.ts';
+import type { ChannelLinks } from '../household/channel-links.ts';
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { Sessions } from '../sessions/sessions.ts';
@@ -9,6 +10,8 @@ import { messageOf } from '../failure.ts';
 export interface ChannelsOptions {
   channels: readonly Channel[];
   sessions: Sessions;
+  /** Chat accounts linked to people; each channel gets its own view. */
+  links: Pick<ChannelLinks, 'forChannel'>;
   events: HearthEventHub;
   approvals: ApprovalGate;
   integrations: IntegrationRegistry;
@@ -32,13 +35,13 @@ export class Channels {
   }
 
   async start(): Promise<void> {
-    const { channels, sessions, events, approvals, integrations, logger } = this.options;
+    const { channels, sessions, links, events, approvals, integrations, logger } = this.options;
     if (channels.length === 0) return;
     this.unsubscribes.push(
-      events.subscribe((event) => {
+      events.subscribe((event, audience) => {
         if (event.type !== 'notification') return;
         const { type: _type, ...notification } = event;
-        this.tellEach('deliverNotification', (channel) => channel.deliverNotification(notification));
+        this.tellEach('deliverNotification', (channel) => channel.deliverNotification(notification, audience));
       }),
     );
     const onRequired = (approval: PendingApprovalSummary, details: ApprovalDetails) =>
@@ -54,6 +57,7 @@ export class Channels {
     for (const channel of channels) {
       const context: ChannelContext = {
         sessions,
+        people: links.forChannel(channel.id),
         reportStatus: (status) => integrations.report({ ...status, name: channel.id }),
         logger: logger.child({ channel: channel.id }),
       };

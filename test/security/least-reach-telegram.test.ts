@@ -164,6 +164,8 @@ describe('Telegram sessions: a chat lists and continues only its own', () => {
     cleanups.push(() => hearth.close());
     const service = hearth.app.sessions;
     const sessions = sessionServiceSessions(service);
+    // A household of one: both chats act as the owner unlinked, and each still reaches only its own.
+    const chat = { person: await hearth.deps.household.firstOwner(), linked: false };
     const talk = async (sessionId: string, text: string) => {
       hearth.llm.script({ content: 'Noted.' });
       const sent = service.send(sessionId, { content: text });
@@ -174,23 +176,23 @@ describe('Telegram sessions: a chat lists and continues only its own', () => {
     if (!legacy.ok) throw new Error(legacy.message);
     await service.bindKey(`telegram:${ada}`, legacy.session.id);
     await talk(legacy.session.id, 'ada legacy');
-    const adaNew = await sessions.newSession(ada);
+    const adaNew = await sessions.newSession(ada, chat);
     if (!adaNew.ok) throw new Error(adaNew.reason);
     await talk(adaNew.sessionId, 'ada new');
-    const bobSession = await sessions.sessionForChat(bob);
+    const bobSession = await sessions.sessionForChat(bob, chat);
     await talk(bobSession, 'bob first');
 
-    expect((await sessions.recentSessions(ada)).map((session) => session.id)).toEqual([adaNew.sessionId, legacy.session.id]);
-    expect((await sessions.recentSessions(bob)).map((session) => session.id)).toEqual([bobSession]);
-    expect(await sessions.switchSession(bob, adaNew.sessionId)).toEqual({ ok: false, reason: 'That session is gone.' });
+    expect((await sessions.recentSessions(ada, chat)).map((session) => session.id)).toEqual([adaNew.sessionId, legacy.session.id]);
+    expect((await sessions.recentSessions(bob, chat)).map((session) => session.id)).toEqual([bobSession]);
+    expect(await sessions.switchSession(bob, chat, adaNew.sessionId)).toEqual({ ok: false, reason: 'That session is gone.' });
     expect((await service.findByKey(`telegram:${bob}`))?.id).toBe(bobSession);
     // Continuing the unmarked one keeps it, and the one left, the chat's.
     const legacyOnly = await service.create({ origin: 'telegram' });
     if (!legacyOnly.ok) throw new Error(legacyOnly.message);
     await service.bindKey(`telegram:${ada}`, legacyOnly.session.id);
     await talk(legacyOnly.session.id, 'ada older legacy');
-    expect(await sessions.switchSession(ada, legacy.session.id)).toEqual({ ok: true });
+    expect(await sessions.switchSession(ada, chat, legacy.session.id)).toEqual({ ok: true });
     expect((await service.findByKey(`telegram:${ada}`))?.id).toBe(legacy.session.id);
-    expect((await sessions.recentSessions(ada)).map((session) => session.id)).toEqual([legacyOnly.session.id, adaNew.sessionId, legacy.session.id]);
+    expect((await sessions.recentSessions(ada, chat)).map((session) => session.id)).toEqual([legacyOnly.session.id, adaNew.sessionId, legacy.session.id]);
   });
 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { InlineKeyboardMarkup } from 'grammy/types';
+import type { PersonName } from '../../people/person.ts';
 import { escapeHtml } from './render-html.ts';
 
 /** What the approval message shows: the call the gate says waits, and why it asks. */
@@ -10,6 +11,8 @@ export interface ApprovalView {
   reason: string;
   not_read_only?: string;
   is_subagent?: boolean;
+  /** Who may decide it, as the gate said when it asked. */
+  deciders?: PersonName[];
 }
 
 export type ApprovalChoice = 'once' | 'chat' | 'deny';
@@ -62,16 +65,27 @@ export function decisionOf(choice: ApprovalChoice): { decision: 'allow' | 'deny'
   return { decision: 'allow', remember: choice === 'chat' ? 'session' : 'once' };
 }
 
-/** The message asking for a decision, in Telegram HTML: the tool, the subject in a code block, why it asks. */
-export function approvalHtml(approval: ApprovalView): string {
+/**
+ * The message asking for a decision, in Telegram HTML: the tool, the subject in a code block, why it
+ * asks; `askedBy` names whose run asks, when the card goes to someone else's chat.
+ */
+export function approvalHtml(approval: ApprovalView, askedBy?: string): string {
   const subject = approval.subject.length > subjectRoom ? `${approval.subject.slice(0, subjectRoom)}…` : approval.subject;
   const lines = [
     `🔐 <b>Approval needed</b>: <code>${escapeHtml(approval.tool)}</code>${approval.is_subagent ? ' (from a sub-agent)' : ''}`,
+    ...(askedBy !== undefined ? [`Asked by <b>${escapeHtml(askedBy)}</b>`] : []),
     `<pre>${escapeHtml(subject)}</pre>`,
   ];
   if (approval.reason.trim() !== '') lines.push(`Why: ${escapeHtml(approval.reason.trim())}`);
   if (approval.not_read_only) lines.push(`Not read-only: ${escapeHtml(approval.not_read_only)}`);
   return lines.join('\n');
+}
+
+/** The same call as the asker's chat sees it when they may not decide it: no buttons, and who may. */
+export function waitingApprovalHtml(approval: ApprovalView): string {
+  const deciders = (approval.deciders ?? []).map((person) => person.name);
+  const waitsFor = deciders.length === 0 ? 'the owner' : deciders.length === 1 ? deciders[0]! : `${deciders.slice(0, -1).join(', ')} or ${deciders.at(-1)}`;
+  return `${approvalHtml(approval).replace(/^\u{1F510} <b>Approval needed<\/b>/u, '⏳ <b>Waiting for a decision</b>')}\n\nAsked of ${escapeHtml(waitsFor)}: it goes on once they decide.`;
 }
 
 export function approvalKeyboard(callId: string): InlineKeyboardMarkup {
@@ -104,9 +118,9 @@ export function decisionLine(outcome: ApprovalOutcome): string {
 }
 
 /** The approval message once decided (sent without a keyboard, so the buttons go). */
-export function decidedApprovalHtml(approval: ApprovalView, outcome: ApprovalOutcome): string {
+export function decidedApprovalHtml(approval: ApprovalView, outcome: ApprovalOutcome, askedBy?: string): string {
   const mark = outcome.decision === 'allow' ? '✅' : '⛔';
-  return `${approvalHtml(approval).replace(/^\u{1F510} <b>Approval needed<\/b>/u, '🔐 <b>Approval</b>')}\n\n${mark} <b>${escapeHtml(decisionLine(outcome))}</b>`;
+  return `${approvalHtml(approval, askedBy).replace(/^\u{1F510} <b>Approval needed<\/b>/u, '🔐 <b>Approval</b>')}\n\n${mark} <b>${escapeHtml(decisionLine(outcome))}</b>`;
 }
 
 /** The callback answer for a button on an approval that is no longer waiting. */

@@ -1,4 +1,5 @@
-import { Composer, type Context } from 'grammy';
+import { Composer } from 'grammy';
+import { chatPersonOf, type TelegramContext } from './chat-people.ts';
 import { sessionKeyboard, type SessionListings } from './session-buttons.ts';
 import type { TelegramSessions } from './telegram-port.ts';
 
@@ -28,31 +29,32 @@ export interface CommandsOptions {
   listings: SessionListings;
 }
 
-/** /start and /help, /new [profile], /stop, /profile [id], /sessions; none of them reaches the model. */
-export function commands({ sessions, follow, listings }: CommandsOptions): Composer<Context> {
-  const composer = new Composer<Context>();
+/** /start and /help, /new [profile], /stop, /profile [id], /sessions, as the chat's person; none of them reaches the model. */
+export function commands({ sessions, follow, listings }: CommandsOptions): Composer<TelegramContext> {
+  const composer = new Composer<TelegramContext>();
   // Telegram sends /start when a person first opens the bot: it is answered as /help.
   composer.command(['start', 'help'], (context) => context.reply(helpText, { parse_mode: 'HTML' }));
   composer.command('new', async (context) => {
-    const created = await sessions.newSession(context.chat.id, context.match.trim() || undefined);
+    const created = await sessions.newSession(context.chat.id, chatPersonOf(context), context.match.trim() || undefined);
     await context.reply(created.ok ? 'A new session has begun.' : created.reason);
     if (created.ok) follow(created.sessionId, context.chat.id);
   });
   composer.command('stop', async (context) => {
-    const sessionId = await sessions.existingSessionForChat(context.chat.id);
+    const sessionId = await sessions.existingSessionForChat(context.chat.id, chatPersonOf(context));
     if (sessionId !== undefined) await sessions.stop(sessionId);
   });
   composer.command('profile', async (context) => {
-    const sessionId = await sessions.sessionForChat(context.chat.id);
+    const chat = chatPersonOf(context);
+    const sessionId = await sessions.sessionForChat(context.chat.id, chat);
     const requested = context.match.trim();
-    const result = await sessions.profile(sessionId, requested || undefined);
+    const result = await sessions.profile(sessionId, chat.person, requested || undefined);
     if (!result.ok) return void (await context.reply(result.reason));
     if (requested) return void (await context.reply(`Profile: ${result.name}`));
-    const others = (await sessions.profiles()).map((profile) => profile.id).join(', ');
+    const others = (await sessions.profiles(chat.person)).map((profile) => profile.id).join(', ');
     await context.reply(`Profile: ${result.name} (${result.id}). Others: ${others}`);
   });
   composer.command('sessions', async (context) => {
-    const recent = await sessions.recentSessions(context.chat.id);
+    const recent = await sessions.recentSessions(context.chat.id, chatPersonOf(context));
     if (recent.length === 0) return void (await context.reply('No sessions yet.'));
     const inline_keyboard = sessionKeyboard(recent.slice(0, 10));
     const listing = await context.reply('Recent sessions:', { reply_markup: { inline_keyboard } });

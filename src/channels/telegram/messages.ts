@@ -1,4 +1,5 @@
-import { Composer, type Context } from 'grammy';
+import { Composer } from 'grammy';
+import { chatPersonOf, type TelegramContext } from './chat-people.ts';
 import { receivedFiles, type Download } from './downloads.ts';
 import { forwardedFrom } from './forwarded-from.ts';
 import type { ReceivedFile, TelegramSessions } from './telegram-port.ts';
@@ -13,12 +14,12 @@ export interface MessagesOptions {
 }
 
 /** A message that is no command (text, a photo, a document, a voice note) starts a turn in the chat's session. */
-export function messages({ sessions, follow, download, downloadFailed }: MessagesOptions): Composer<Context> {
-  const composer = new Composer<Context>();
+export function messages({ sessions, follow, download, downloadFailed }: MessagesOptions): Composer<TelegramContext> {
+  const composer = new Composer<TelegramContext>();
   composer.on('message', async (context) => {
     const { message } = context;
     const chatId = context.chat.id;
-    const sessionId = await sessions.sessionForChat(chatId);
+    const sessionId = await sessions.sessionForChat(chatId, chatPersonOf(context));
     follow(sessionId, chatId);
     let files: ReceivedFile[];
     try {

@@ -1,7 +1,8 @@
-import { Composer, type Context } from 'grammy';
+import { Composer } from 'grammy';
 import type { InlineKeyboardButton } from 'grammy/types';
 import type { Logger } from '../../logger.ts';
 import { buttonPress, pressedWhereSent, refusePress, type ButtonPress, type SentButtons } from './button-press.ts';
+import { chatPersonOf, type TelegramContext } from './chat-people.ts';
 import type { TelegramSessions } from './telegram-port.ts';
 
 const prefix = 'ss:';
@@ -59,8 +60,8 @@ export interface SessionButtonsOptions {
 }
 
 /** Presses on a `/sessions` listing's buttons: the chat continues the session picked, if its last listing offered it there. */
-export function sessionButtons({ sessions, listings, follow, logger }: SessionButtonsOptions): Composer<Context> {
-  const composer = new Composer<Context>();
+export function sessionButtons({ sessions, listings, follow, logger }: SessionButtonsOptions): Composer<TelegramContext> {
+  const composer = new Composer<TelegramContext>();
   composer.on('callback_query:data', async (context, next) => {
     const press = buttonPress(context.callbackQuery);
     const sessionId = press && requestedSession(press);
@@ -69,7 +70,7 @@ export function sessionButtons({ sessions, listings, follow, logger }: SessionBu
       const why = 'not a session the last /sessions listing showed on that message';
       return refusePress(context, logger, press, 'session switch', why, 'That session was not offered here: send /sessions and pick from the new list.');
     }
-    const switched = await sessions.switchSession(press.chatId, sessionId);
+    const switched = await sessions.switchSession(press.chatId, chatPersonOf(context), sessionId);
     await context.answerCallbackQuery({ text: switched.ok ? 'Continuing that session.' : switched.reason });
     if (switched.ok) follow(sessionId, press.chatId);
   });

@@ -1,12 +1,16 @@
 import { Bot, GrammyError } from 'grammy';
 import type { ApprovalDetails, ApprovalResolution } from '../../agent/approval-gate.ts';
+import type { Audience } from '../../events/hearth-events.ts';
+import type { ChannelPeople } from '../../household/channel-links.ts';
 import type { Logger } from '../../logger.ts';
+import type { Person } from '../../people/person.ts';
 import type { Channel, ChannelApproval, ChannelContext, ChannelNotification } from '../channel.ts';
 import { allowedUsersOnly, parseAllowedUsers, StrangerLog } from './allowed-users.ts';
 import { approvalButtons } from './approval-buttons.ts';
 import { ApprovalCards } from './approval-cards.ts';
 import { unknownButtons } from './button-press.ts';
 import { commands, telegramCommands } from './commands.ts';
+import { chatPeople, type TelegramContext } from './chat-people.ts';
 import { botDownloads } from './downloads.ts';
 import { messages } from './messages.ts';
 import { describeTelegramFailure } from './redact-token.ts';
@@ -45,7 +49,7 @@ export interface TelegramChannelOptions {
 
 /** What exists once the channel has a bot to talk through. */
 interface Running {
-  bot: Bot;
+  bot: Bot<TelegramContext>;
   mirror: SessionMirror;
   cards: ApprovalCards;
 }
@@ -53,7 +57,9 @@ interface Running {
 /**
  * The Telegram channel (README: Telegram): long polling with grammY (`deleteWebhook` at start, no
  * inbound port), one session per private chat of an allowed user, answers streamed by edits,
- * approvals as buttons, commands. A bad token or an outage is a `failed` status with the reason
+ * approvals as buttons, commands. Each chat acts as the person it is linked to (`/start <code>`;
+ * docs/people.md, *Telegram in a household*) and reaches only their sessions; approvals go to the
+ * chats of those who may decide them, notifications to their person's. A bad token or an outage is a `failed` status with the reason
  * and a retry with backoff, never a crash; the token is in no log or status. What it does with an
  * update is in its composers (commands, session and approval buttons, messages); this class keeps
  * the connection, the status and what Hearth tells every channel.
@@ -62,6 +68,7 @@ export class TelegramChannel implements Channel {
   readonly id = 'telegram';
   private running: Running | undefined;
   private sessions!: TelegramSessions;
+  private people!: ChannelPeople;
   private logger!: Logger;
   private reportStatus: ChannelContext['reportStatus'] = () => undefined;
   private allowed: ReadonlySet<number> = new Set();
@@ -91,12 +98,13 @@ export class TelegramChannel implements Channel {
     this.logger = context.logger;
     this.reportStatus = context.reportStatus;
     this.sessions = this.options.sessionsFor?.(context.sessions) ?? sessionServiceSessions(context.sessions);
+    this.people = context.people;
     if (this.options.token === '') return this.report({ state: 'not_configured', reason: 'TELEGRAM_BOT_TOKEN is not set.' });
     const allowed = parseAllowedUsers(this.options.allowedUsers);
     if (!allowed.ok) return this.report({ state: 'failed', reason: allowed.reason });
     this.allowed = allowed.userIds;
     const apiRoot = this.options.apiRoot.replace(/\/+$/, '');
-    const bot = new Bot(this.options.token, { client: { apiRoot } });
+    const bot = new Bot<TelegramContext>(this.options.token, { client: { apiRoot } });
     const logFailure = (what: string, error: unknown) => this.logFailure(what, error);
     const mirror = new SessionMirror({ api: bot.api, sessions: this.sessions, editIntervalMs: this.options.editIntervalMs, onFailure: logFailure });
     const cards = new ApprovalCards(bot.api, logFailure);
@@ -110,6 +118,7 @@ export class TelegramChannel implements Channel {
     };
     bot.use(
       allowedUsersOnly(this.allowed, this.strangers),
+      chatPeople(this.people),
       commands({ sessions, follow, listings }),
       sessionButtons({ sessions, listings, follow, logger }),
       approvalButtons({ cards, sessions, logger }),
@@ -130,21 +139,37 @@ export class TelegramChannel implements Channel {
     await this.confirmHandled();
   }
 
-  /** A notification to every allowed user's private chat. */
-  async deliverNotification(notification: ChannelNotification): Promise<void> {
+  /** A notification to the private chat of each allowed user whose person it is for. */
+  async deliverNotification(notification: ChannelNotification, audience?: Audience): Promise<void> {
     const bot = this.running?.bot;
     if (!bot || this.currentStatus.state !== 'connected') return;
     const body = notification.body.length > 3_500 ? `${notification.body.slice(0, 3_500)}…` : notification.body;
     const html = `🔔 <b>${escapeHtml(notification.title.slice(0, 200))}</b>\n${escapeHtml(body)}`;
-    for (const userId of this.allowed) {
-      await bot.api.sendMessage(userId, html, { parse_mode: 'HTML' }).catch((error: unknown) => this.logFailure('notification not delivered', error));
+    for (const { chatId } of await this.chatsOf(audience ?? (() => true))) {
+      await bot.api.sendMessage(chatId, html, { parse_mode: 'HTML' }).catch((error: unknown) => this.logFailure('notification not delivered', error));
     }
   }
 
-  /** A call waits in some session: shown, with its buttons, when the session is mirrored into a chat, or once it is. */
+  /**
+   * A call waits in some session: a card with buttons goes at once to the linked chat of each person
+   * who may decide it, naming the asker when it is someone else; the chat the session is mirrored
+   * into (or is, once it is) gets the card below the answer so far, without buttons when its person
+   * may not decide (a child's run: it says who may).
+   */
   async presentApproval(approval: ChannelApproval, details: ApprovalDetails): Promise<void> {
-    this.running?.cards.add(approval.session_id, { ...approval, ...details });
+    if (!this.running) return;
+    const { cards } = this.running;
+    cards.add(approval.session_id, { ...approval, ...details });
+    const deciders = new Set(approval.deciders.map((person) => person.id));
+    const askedBy = approval.asked_by;
+    // An unlinked chat (a household of one) gets the cards of the session it mirrors only, as before people.
+    const chats = await this.chatsOf((person) => deciders.has(person.id), { linkedOnly: true });
     await this.showWaitingCalls(approval.session_id);
+    await Promise.all(
+      chats
+        .filter(({ chatId }) => this.running?.mirror.chatOf(approval.session_id) !== chatId)
+        .map(({ chatId, person }) => cards.show(approval.call_id, chatId, { ...(askedBy && askedBy.id !== person.id && { askedBy: askedBy.name }) })),
+    );
   }
 
   async approvalResolved(approval: ChannelApproval, resolution: ApprovalResolution): Promise<void> {
@@ -156,15 +181,36 @@ export class TelegramChannel implements Channel {
     if (this.running?.mirror.follow(sessionId, chatId)) void this.showWaitingCalls(sessionId);
   }
 
-  /** The session's waiting calls without a card, shown in its chat below the answer written so far. */
+  /** The session's waiting calls without a card in its chat, shown there below the answer written so far. */
   private async showWaitingCalls(sessionId: string): Promise<void> {
     if (!this.running) return;
     const { mirror, cards } = this.running;
     const chatId = mirror.chatOf(sessionId);
-    const callIds = cards.unshownIn(sessionId);
-    if (chatId === undefined || callIds.length === 0) return;
+    if (chatId === undefined || cards.unshownIn(sessionId, chatId).length === 0) return;
+    const chat = await this.people.whoIs(String(chatId));
+    const callIds = cards.unshownIn(sessionId, chatId);
+    if (!chat || callIds.length === 0) return;
     mirror.breakAnswer(sessionId);
-    await Promise.all(callIds.map((callId) => cards.show(callId, chatId)));
+    await Promise.all(
+      callIds.map((callId) => {
+        const decides = cards.viewOf(callId)?.deciders?.some((person) => person.id === chat.person.id) ?? false;
+        return cards.show(callId, chatId, { decides });
+      }),
+    );
+  }
+
+  /**
+   * The allowed chats whose person `admits`: the linked ones, and in a household of one also the
+   * unlinked (each acts as the owner) unless `linkedOnly`. A chat linked but no longer in
+   * TELEGRAM_ALLOWED_USERS gets nothing.
+   */
+  private async chatsOf(admits: (person: Person) => boolean | Promise<boolean>, { linkedOnly = false } = {}): Promise<Array<{ chatId: number; person: Person }>> {
+    const chats: Array<{ chatId: number; person: Person }> = [];
+    for (const chatId of this.allowed) {
+      const chat = await this.people.whoIs(String(chatId));
+      if (chat && (chat.linked || !linkedOnly) && (await admits(chat.person))) chats.push({ chatId, person: chat.person });
+    }
+    return chats;
   }
 
   private report(status: TelegramChannelStatus): void {
@@ -181,7 +227,7 @@ export class TelegramChannel implements Channel {
   }
 
   /** Polls until closed; every failure becomes a `failed` status and a wait that doubles. */
-  private async run(bot: Bot): Promise<void> {
+  private async run(bot: Bot<TelegramContext>): Promise<void> {
     let ready = false;
     const pollTimeout = this.options.pollTimeoutSeconds ?? 30;
     while (!this.closed) {
@@ -219,7 +265,8 @@ export class TelegramChannel implements Channel {
   /** Each allowed person's chat session, as it was before a restart, is followed again at once. */
   private async followKnownChats(): Promise<void> {
     for (const userId of this.allowed) {
-      const sessionId = await this.sessions.existingSessionForChat(userId);
+      const chat = await this.people.whoIs(String(userId));
+      const sessionId = chat && (await this.sessions.existingSessionForChat(userId, chat));
       if (sessionId !== undefined && !this.closed) this.follow(sessionId, userId);
     }
   }

@@ -1,5 +1,5 @@
-import type { Sessions } from '../../sessions/sessions.ts';
-import type { ReceivedFile, TelegramSessions } from './telegram-port.ts';
+import type { Session, Sessions } from '../../sessions/sessions.ts';
+import type { ChatPerson, ReceivedFile, TelegramSessions } from './telegram-port.ts';
 
 /** The key that leads from a private chat to its session, remembered across restarts. */
 export function chatSessionKey(chatId: number): string {
@@ -7,8 +7,9 @@ export function chatSessionKey(chatId: number): string {
 }
 
 /**
- * The key that marks a session as one of the chat's own (made or continued there): `/sessions`
- * lists, and a chat may continue, only its own sessions, never another allowed person's.
+ * The key that marks a session as one of the chat's own (made or continued there). In a household
+ * of one, where every allowed chat acts as the owner unlinked, `/sessions` lists, and a chat may
+ * continue, only its own sessions, never another allowed chat's; a linked chat's are its person's.
  */
 function chatOwnedKey(chatId: number, sessionId: string): string {
   return `telegram-chat:${chatId}:${sessionId}`;
@@ -22,7 +23,7 @@ const busyReason = 'Still answering your last message: wait for it, or /stop it.
 
 /**
  * What the Telegram channel needs of sessions, on Hearth's session service: one session per chat
- * (found by its key, made with the Telegram mark when there is none), photos sent as images,
+ * (found by its key, made as the chat's person's with the Telegram mark when there is none), photos sent as images,
  * documents and voice notes saved into the session's files folder and named to the model.
  */
 export function sessionServiceSessions(service: Sessions): TelegramSessions {
@@ -38,21 +39,29 @@ export function sessionServiceSessions(service: Sessions): TelegramSessions {
     await markOwned(chatId, sessionId);
     await service.bindKey(chatSessionKey(chatId), sessionId);
   };
-  const sessionForChat = async (chatId: number): Promise<string> => {
-    const existing = await service.findByKey(chatSessionKey(chatId));
-    if (existing) return existing.id;
-    const found = await service.findOrCreate(chatSessionKey(chatId), { origin: 'telegram' });
-    if (!found.ok) throw new Error(found.message);
-    await markOwned(chatId, found.session.id);
-    return found.session.id;
+  /** The chat's current session, when its person may see it. */
+  const currentSession = async (chatId: number, chat: ChatPerson): Promise<Session | undefined> => {
+    const current = await service.findByKey(chatSessionKey(chatId));
+    return current && service.visibleTo(chat.person, current) ? current : undefined;
+  };
+  /** Whether `/sessions` may offer the session to the chat (and so the chat may continue it). */
+  const offerable = async (chatId: number, chat: ChatPerson, session: Session): Promise<boolean> =>
+    service.visibleTo(chat.person, session) && (chat.linked || (await owns(chatId, session.id)));
+  const sessionForChat = async (chatId: number, chat: ChatPerson): Promise<string> => {
+    const current = await currentSession(chatId, chat);
+    if (current) return current.id;
+    const created = await service.create({ origin: 'telegram', personId: chat.person.id });
+    if (!created.ok) throw new Error(created.message);
+    await moveChatTo(chatId, created.session.id);
+    return created.session.id;
   };
   return {
     sessionForChat,
-    async existingSessionForChat(chatId) {
-      return (await service.findByKey(chatSessionKey(chatId)))?.id;
+    async existingSessionForChat(chatId, chat) {
+      return (await currentSession(chatId, chat))?.id;
     },
-    async newSession(chatId, profileId) {
-      const created = await service.create({ origin: 'telegram', ...(profileId !== undefined && { profileId }) });
+    async newSession(chatId, chat, profileId) {
+      const created = await service.create({ origin: 'telegram', personId: chat.person.id, ...(profileId !== undefined && { profileId }) });
       if (!created.ok) return { ok: false, reason: created.message };
       await moveChatTo(chatId, created.session.id);
       return { ok: true, sessionId: created.session.id };
@@ -73,34 +82,39 @@ export function sessionServiceSessions(service: Sessions): TelegramSessions {
       service.stop(sessionId);
     },
     follow: (sessionId, listener) => service.follow(sessionId, listener),
-    async decide(sessionId, callId, decision, remember) {
-      // A chat decides as the person whose session it reaches (the gate still asks mayDecide).
-      const decider = await service.personOf(sessionId);
-      if (!decider) return 'not_found';
-      return (await service.decide(sessionId, callId, { decision, remember, decider, via: 'telegram' })).ok ? 'decided' : 'not_found';
+    async decide(sessionId, callId, decision, remember, decider) {
+      // The gate asks mayDecide of the person who pressed, as it does of every decision.
+      const decided = await service.decide(sessionId, callId, { decision, remember, decider, via: 'telegram' });
+      if (decided.ok) return 'decided';
+      return decided.code === 'forbidden' ? 'forbidden' : 'not_found';
     },
-    async profiles() {
-      return service.knownProfiles().map((id) => ({ id, name: service.profileName(id) }));
+    async profiles(person) {
+      return service
+        .knownProfiles()
+        .filter((id) => service.mayUseProfile(person, id))
+        .map((id) => ({ id, name: service.profileName(id) }));
     },
-    async profile(sessionId, id) {
-      const session = await service.find(sessionId);
+    async profile(sessionId, person, id) {
+      const session = await service.findFor(person, sessionId);
       if (!session) return { ok: false, reason: 'This chat has no session yet.' };
       if (id === undefined) return { ok: true, id: session.profileId, name: service.profileName(session.profileId) };
+      if (service.hasProfile(id) && !service.mayUseProfile(person, id)) return { ok: false, reason: `${person.name} (${person.role}) may not use the profile "${id}": /profile lists those you may.` };
       const switched = await service.switchProfile(sessionId, id, 'user');
       if (!switched.ok) return { ok: false, reason: switched.message };
       return { ok: true, id, name: service.profileName(id) };
     },
-    async recentSessions(chatId) {
-      const current = (await service.findByKey(chatSessionKey(chatId)))?.id;
-      const own: Array<{ id: string; title: string }> = [];
-      for (const session of await service.recent({ origin: 'telegram', limit: recentCandidates })) {
-        if (own.length === 10) break;
-        if (session.id === current || (await markedOwn(chatId, session.id))) own.push({ id: session.id, title: session.title });
+    async recentSessions(chatId, chat) {
+      const offered: Array<{ id: string; title: string }> = [];
+      const candidates = await service.recent({ ...(!chat.linked && { origin: 'telegram' }), limit: recentCandidates });
+      for (const session of candidates) {
+        if (offered.length === 10) break;
+        if (await offerable(chatId, chat, session)) offered.push({ id: session.id, title: session.title });
       }
-      return own;
+      return offered;
     },
-    async switchSession(chatId, sessionId) {
-      if (!(await service.find(sessionId)) || !(await owns(chatId, sessionId))) return { ok: false, reason: 'That session is gone.' };
+    async switchSession(chatId, chat, sessionId) {
+      const session = await service.find(sessionId);
+      if (!session || !(await offerable(chatId, chat, session))) return { ok: false, reason: 'That session is gone.' };
       await moveChatTo(chatId, sessionId);
       return { ok: true };
     },
