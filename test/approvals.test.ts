@@ -71,8 +71,20 @@ for (const backend of ['ollama', 'openai'] as const) {
       expect(Date.parse(required.expires_at) - Date.now()).toBeGreaterThan(500_000);
       expect(existsSync(path.join(workDir, 'allowed.txt'))).toBe(false);
 
+      // The one person of this Hearth asked, and decides.
+      const owner = await server.deps.household.firstOwner();
+      const ownerName = { id: owner.id, name: owner.name };
+      expect(required).toMatchObject({ asked_by: ownerName, deciders: [ownerName], can_decide: true });
       socket.send({ type: 'approve', call_id: required.call_id, decision: 'allow' });
-      expect(await socket.next('approval_resolved')).toEqual({ type: 'approval_resolved', call_id: required.call_id, decision: 'allow', by: 'user', remember: 'once' });
+      expect(await socket.next('approval_resolved')).toEqual({
+        type: 'approval_resolved',
+        call_id: required.call_id,
+        decision: 'allow',
+        by: 'user',
+        remember: 'once',
+        decider: ownerName,
+        via: 'page',
+      });
       expect((await socket.next('tool_call')).success).toBe(true);
       await socket.next('stream_end');
       expect(existsSync(path.join(workDir, 'allowed.txt'))).toBe(true);
@@ -285,8 +297,20 @@ describe('approvals', () => {
     expect(await next('sessions_changed')).toEqual({ type: 'sessions_changed', session_id: sessionId, change: 'created' });
     const required = await socket.next('approval_required');
     const waiting = await next('approvals_changed');
+    const owner = await server.deps.household.firstOwner();
+    const ownerName = { id: owner.id, name: owner.name };
     expect(waiting.pending).toEqual([
-      { session_id: sessionId, call_id: required.call_id, tool: 'shell', subject: 'touch announced.txt', expires_at: required.expires_at },
+      {
+        session_id: sessionId,
+        call_id: required.call_id,
+        tool: 'shell',
+        subject: 'touch announced.txt',
+        reason: 'rule shell',
+        expires_at: required.expires_at,
+        asked_by: ownerName,
+        deciders: [ownerName],
+        can_decide: true,
+      },
     ]);
     const secondPage = await EventSocket.connect(`${server.baseUrl.replace('http', 'ws')}/ws/events`);
     expect(((await secondPage.nextMatching(() => true)) as any).pending_approvals).toEqual(waiting.pending);
