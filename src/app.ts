@@ -48,6 +48,7 @@ import { integrationRoutes } from './server/integration-routes.ts';
 import { parseJsonBodiesWith } from './server/json-bodies.ts';
 import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './sessions/file-sweeper.ts';
+import { startGuestSessionSweeper } from './sessions/guest-sessions.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
 import { identify, type Credentials } from './server/identify.ts';
@@ -378,22 +379,24 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       mcp: deps.mcp,
       persona: deps.persona,
     });
-    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps) });
+    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps), household: deps.household });
     await api.register(fileRoutes, { sessions, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { sessions, db: deps.db, household: deps.household });
-    await api.register(scheduleRoutes, { scheduler, clock, db: deps.db });
+    await api.register(scheduleRoutes, { scheduler, clock, db: deps.db, sessions, household: deps.household });
     await api.register(notificationRoutes, { db: deps.db, notifications: deps.notifications });
     await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(integrationRoutes, { integrations: deps.integrations });
-    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus });
+    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });
 
   const fileSweeper = startFileSweeper({ dir: config.SESSION_FILES_DIR, ttlHours: config.SESSION_FILES_TTL_HOURS, db: deps.db, logger: deps.logger });
   services.add({ name: 'file sweeper', close: () => fileSweeper.stop() });
+  const guestSweeper = startGuestSessionSweeper({ db: deps.db, sessions, logger: deps.logger });
+  services.add({ name: "guests' sessions sweeper", close: () => guestSweeper.stop() });
   if (options.watch !== false) {
     let watchers: Watchers | undefined;
     services.add({

@@ -206,6 +206,8 @@ describe('GET /sessions', () => {
         last_active: expect.any(String),
         running: false,
         model: null,
+        shared: false,
+        owner: { id: expect.any(String), name: 'Owner' },
       },
     ]);
   });
@@ -226,6 +228,8 @@ describe('GET /sessions/:id', () => {
       last_active: expect.any(String),
       running: false,
       model: null,
+      shared: false,
+      owner: { id: expect.any(String), name: 'Owner' },
       messages: [],
     });
   });

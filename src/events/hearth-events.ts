@@ -3,6 +3,7 @@
 
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { BackendStatus } from '../llm/backend-status.ts';
+import type { Person } from '../people/person.ts';
 import type { PersonName } from '../people/person.ts';
 import type { ToolSummary } from '../protocol/events.ts';
 
@@ -40,18 +41,61 @@ export type HearthEvent =
   /** The default backend's reachability or its model's availability changed (README: GET /status). */
   | { type: 'backend_status'; backend: BackendStatus };
 
-export type HearthEventListener = (event: HearthEvent) => void;
+/**
+ * Who of the household an event is for (their notification, a session they can see, an approval
+ * they may decide); an event published without one is for every page (tools, profiles, status).
+ * May be asynchronous: each page still receives its events in the order they were published.
+ */
+export type Audience = (person: Person) => boolean | Promise<boolean>;
+
+export type HearthEventListener = (event: HearthEvent, audience?: Audience) => void;
 
 /** Fans events out to every open events socket. */
 export class HearthEventHub {
   private readonly listeners = new Set<HearthEventListener>();
 
+  /** Every event, each with its audience: for the app's own listeners (channels, session sockets). */
   subscribe(listener: HearthEventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  publish(event: HearthEvent): void {
-    for (const listener of this.listeners) listener(event);
+  /**
+   * Only the events for `person`, in the order they were published. `audienceOf` gives one to an
+   * event published without (sessions_changed from a run, looked up when it is delivered).
+   */
+  subscribeFor(person: Person, send: (event: HearthEvent) => void, audienceOf: (event: HearthEvent) => Audience | undefined = () => undefined): () => void {
+    let delivered: Promise<void> = Promise.resolve();
+    let waiting = 0;
+    let open = true;
+    const deliver = (event: HearthEvent, admitted: boolean) => {
+      if (open && admitted) send(event);
+    };
+    const unsubscribe = this.subscribe((event, audience) => {
+      const judge = audience ?? audienceOf(event);
+      const admitted = judge === undefined ? true : judge(person);
+      // Sent at once when nothing is waiting before it, as the plain subscribe does; else in turn.
+      if (waiting === 0 && typeof admitted === 'boolean') return deliver(event, admitted);
+      waiting += 1;
+      delivered = delivered
+        .then(async () => deliver(event, await admitted))
+        .catch(() => undefined)
+        .finally(() => {
+          waiting -= 1;
+        });
+    });
+    return () => {
+      open = false;
+      unsubscribe();
+    };
   }
+
+  publish(event: HearthEvent, audience?: Audience): void {
+    for (const listener of this.listeners) listener(event, audience);
+  }
+}
+
+/** The audience of what is one person's: their notifications. */
+export function onlyFor(personId: string): Audience {
+  return (person) => person.id === personId;
 }

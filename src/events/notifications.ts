@@ -1,8 +1,8 @@
 import type { Db } from '../store/database.ts';
 import { countUnreadNotifications, insertNotification, type NewNotification, type Notification } from '../store/notifications-repository.ts';
-import type { HearthEventHub } from './hearth-events.ts';
+import { onlyFor, type HearthEventHub } from './hearth-events.ts';
 
-/** Stores a notification and tells every open page at once (README: Notifications). */
+/** Stores a notification for its person and tells their open pages at once (README: Notifications). */
 export class Notifications {
   constructor(
     private readonly db: Db,
@@ -10,13 +10,14 @@ export class Notifications {
   ) {}
 
   async raise(notification: NewNotification): Promise<Notification> {
-    const stored = await insertNotification(this.db, notification);
+    const { notification: stored, personId } = await insertNotification(this.db, notification);
     const { read_at: _readAt, ...announced } = stored;
-    this.events.publish({ type: 'notification', ...announced });
+    this.events.publish({ type: 'notification', ...announced }, onlyFor(personId));
     return stored;
   }
 
-  unreadCount(): Promise<number> {
-    return countUnreadNotifications(this.db);
+  /** How many of the person's notifications are unread. */
+  unreadCount(personId: string): Promise<number> {
+    return countUnreadNotifications(this.db, personId);
   }
 }

@@ -17,7 +17,12 @@ export function notifyFinishedRuns(options: { scheduler: Scheduler; notification
     const name = scheduler.get(finished.scheduleId)?.name ?? 'A schedule';
     const succeeded = finished.status === 'ok';
     const body = succeeded ? await lastAnswer(sessions, finished.sessionId) : (finished.error ?? (finished.status === 'stopped' ? 'The run was stopped.' : 'The run failed.'));
-    await notifications.raise({ title: `${name} ${succeeded ? 'finished' : 'failed'}`, body, ...(finished.sessionId !== null && { sessionId: finished.sessionId }) });
+    await notifications.raise({
+      title: `${name} ${succeeded ? 'finished' : 'failed'}`,
+      body,
+      ...(finished.sessionId !== null && { sessionId: finished.sessionId }),
+      personId: finished.personId,
+    });
   };
   scheduler.on('run_finished', (finished) => {
     if (finished.status === 'skipped') return;

@@ -48,6 +48,8 @@ const dueBatch = 50;
 
 export interface RunFinished {
   scheduleId: string;
+  /** Whose schedule it is: its notification is theirs. */
+  personId: string;
   status: Exclude<RunStatus, 'running'>;
   sessionId: string | null;
   error?: string;
@@ -114,7 +116,8 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     return this.schedules.get(id);
   }
 
-  async create(fields: ScheduleFields): Promise<Checked<Schedule>> {
+  /** A schedule of `personId` (the first owner's when absent): its runs make and use sessions of theirs. */
+  async create(fields: ScheduleFields, personId?: string): Promise<Checked<Schedule>> {
     const now = this.options.clock.now();
     const name = checkText(fields, 'name');
     if (!name.ok) return name;
@@ -139,8 +142,9 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       nextRunAt: enabled ? (nextRunAfter(timing, timezone, now, now)?.toISOString() ?? null) : null,
       lastRunAt: null,
       lastStatus: null,
+      ...(personId !== undefined && { personId }),
     };
-    await insertSchedule(this.options.db, schedule);
+    schedule.personId = await insertSchedule(this.options.db, schedule);
     if (schedule.sessionId !== null) await this.keepSession(schedule.id, schedule.sessionId);
     this.schedules.set(schedule.id, schedule);
     this.arm();
@@ -293,7 +297,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
   private async skip(schedule: Schedule): Promise<void> {
     await recordSkippedRun(this.options.db, schedule.id, this.options.clock.now().toISOString());
     this.remember(schedule.id, { lastStatus: 'skipped' });
-    this.emit('run_finished', { scheduleId: schedule.id, status: 'skipped', sessionId: null });
+    this.emit('run_finished', { scheduleId: schedule.id, personId: personOf(schedule), status: 'skipped', sessionId: null });
   }
 
   /** One whole turn in the schedule's session; a busy session is waited for. */
@@ -317,7 +321,7 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
       await finishScheduleRun(db, runId, { finishedAt: clock.now().toISOString(), status, sessionId, ...(error !== undefined && { error }) });
       this.remember(schedule.id, { lastStatus: status });
     }
-    this.emit('run_finished', { scheduleId: schedule.id, status, sessionId, ...(error !== undefined && { error }) });
+    this.emit('run_finished', { scheduleId: schedule.id, personId: personOf(schedule), status, sessionId, ...(error !== undefined && { error }) });
   }
 
   /**
@@ -332,7 +336,11 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
 
   /** The schedule's own session: made on its first run (and again once deleted), titled with its name, reused after. */
   private async sessionFor(schedule: Schedule): Promise<string> {
-    const found = await this.options.sessions.findOrCreate(scheduleSessionKey(schedule.id), { profileId: schedule.profileId, title: schedule.name });
+    const found = await this.options.sessions.findOrCreate(scheduleSessionKey(schedule.id), {
+      profileId: schedule.profileId,
+      title: schedule.name,
+      personId: personOf(schedule),
+    });
     if (!found.ok) throw new Error(found.message);
     this.remember(schedule.id, { sessionId: found.session.id });
     return found.session.id;
@@ -342,6 +350,12 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     const schedule = this.schedules.get(id);
     if (schedule) this.schedules.set(id, { ...schedule, ...changes });
   }
+}
+
+/** Stored schedules always carry their person (listSchedules, create); only a hand-made one lacks it. */
+function personOf(schedule: Schedule): string {
+  if (schedule.personId === undefined) throw new Error(`Schedule ${schedule.id} has no person.`);
+  return schedule.personId;
 }
 
 function runStatus(outcome: TurnOutcome): { status: RunFinished['status']; error?: string } {

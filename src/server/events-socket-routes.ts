@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { ApprovalGate } from '../agent/approval-gate.ts';
-import type { HearthEvent, HearthEventHub } from '../events/hearth-events.ts';
+import type { Audience, HearthEvent, HearthEventHub } from '../events/hearth-events.ts';
 import type { Notifications } from '../events/notifications.ts';
 import type { BackendStatusMonitor } from '../llm/backend-status.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 
 /** `/ws/events` (README: The events socket): one socket per open page for what concerns the whole Hearth. */
 export interface EventsSocketOptions {
@@ -11,10 +12,14 @@ export interface EventsSocketOptions {
   notifications: Notifications;
   approvals: ApprovalGate;
   backendStatus: BackendStatusMonitor;
+  /** Who may see a session: its sessions_changed reach only their pages. */
+  sessions: Pick<Sessions, 'seenBy'>;
 }
 
 export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSocketOptions) {
-  const { events, notifications, approvals, backendStatus } = options;
+  const { events, notifications, approvals, backendStatus, sessions } = options;
+  // What is published without an audience and still concerns only some: news of a session (a run's start and end).
+  const audienceOf = (event: HearthEvent): Audience | undefined => (event.type === 'sessions_changed' ? sessions.seenBy(event.session_id) : undefined);
 
   app.get('/ws/events', { websocket: true }, async (socket: WebSocket, request) => {
     const person = request.caller.person;
@@ -33,14 +38,15 @@ export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSo
     };
     // Notifications raised while the count is read are sent after hello: a page may count one twice, never miss one.
     const held: HearthEvent[] = [];
-    const unsubscribe = events.subscribe((event) => {
+    const unsubscribe = events.subscribeFor(person, (event) => {
       if (event.type === 'notification') held.push(event);
     });
-    const unreadNotifications = await notifications.unreadCount();
+    const unreadNotifications = await notifications.unreadCount(person.id);
     unsubscribe();
     if (socket.readyState !== socket.OPEN) return;
     // Nothing is read from this socket; a client that writes to it is ignored, not answered.
-    socket.on('close', events.subscribe(send));
+    // Each page hears only what is its person's: their notifications, sessions they can see.
+    socket.on('close', events.subscribeFor(person, send, audienceOf));
     const pendingApprovals = approvals.pendingFor(person);
     toldPending = JSON.stringify(pendingApprovals);
     send({ type: 'hello', unread_notifications: unreadNotifications, pending_approvals: pendingApprovals, backend: backendStatus.current() });

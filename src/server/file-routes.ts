@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { SavedFile, Sessions, StagedUpload } from '../sessions/sessions.ts';
+import { ownSession } from './own-session.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
@@ -31,10 +32,9 @@ export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions
     '/sessions/:id/files',
     {
       schema: { params: SessionParams },
-      // Before the body is read: an upload to an unknown session is refused, not received.
+      // Before the body is read: an upload to an unknown session, or someone else's, is refused, not received.
       onRequest: async (request) => {
-        const { id } = request.params;
-        if (!(await sessions.find(id))) throw new ApiError('session_not_found', `No session with id ${id}.`);
+        await ownSession(sessions, request, request.params.id);
       },
     },
     async (request) => {

@@ -15,21 +15,22 @@ const ListQuery = Type.Object(
 );
 const ReadParams = Type.Object({ id: Type.String({ pattern: '^[1-9][0-9]{0,15}$' }) });
 
-/** The notifications list and marking them read (README: Notifications); raising one is the agent's. */
+/** The caller's notifications and marking them read (README: Notifications); raising one is the agent's. Nobody sees another's. */
 export async function notificationRoutes(app: FastifyInstance, options: { db: Db; notifications: Notifications }) {
   const { db } = options;
 
   app.get<{ Querystring: Static<typeof ListQuery> }>('/notifications', { schema: { querystring: ListQuery } }, async (request) => {
     const { unread = '0', limit = '100' } = request.query;
-    const notifications = await listNotifications(db, { unreadOnly: unread === '1', limit: Number(limit) });
-    return { notifications, unread_count: await options.notifications.unreadCount() };
+    const personId = request.caller.person.id;
+    const notifications = await listNotifications(db, { unreadOnly: unread === '1', limit: Number(limit), personId });
+    return { notifications, unread_count: await options.notifications.unreadCount(personId) };
   });
 
   app.post<{ Params: Static<typeof ReadParams> }>('/notifications/:id/read', { schema: { params: ReadParams } }, async (request) => {
     const id = Number(request.params.id);
-    if (!(await markNotificationRead(db, id))) throw new ApiError('notification_not_found', `No notification with id ${id}.`);
+    if (!(await markNotificationRead(db, id, request.caller.person.id))) throw new ApiError('notification_not_found', `No notification with id ${id}.`);
     return { id, read: true };
   });
 
-  app.post('/notifications/read-all', async () => ({ read: await markAllNotificationsRead(db) }));
+  app.post('/notifications/read-all', async (request) => ({ read: await markAllNotificationsRead(db, request.caller.person.id) }));
 }

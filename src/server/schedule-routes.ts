@@ -1,5 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Household } from '../household/household.ts';
+import type { Person } from '../people/person.ts';
+import { managesHousehold } from '../people/rights.ts';
+import type { Sessions } from '../sessions/sessions.ts';
 import type { Db } from '../store/database.ts';
 import { ApiError } from '../errors.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
@@ -73,19 +77,49 @@ function accepted<T>(result: Checked<T>): T {
   return result.value;
 }
 
-/** Schedules, their runs, and running one now (README: Schedules, reminders and notifications). */
-export async function scheduleRoutes(app: FastifyInstance, options: { scheduler: Scheduler; clock: Clock; db: Db }) {
-  const { scheduler, clock, db } = options;
-  const known = (id: string): Schedule => {
+export interface ScheduleRouteOptions {
+  scheduler: Scheduler;
+  clock: Clock;
+  db: Db;
+  /** Whether a schedule's person may use its profile, and see the session named for its runs. */
+  sessions: Pick<Sessions, 'findFor' | 'mayUseProfile' | 'defaultProfileId'>;
+  household: Pick<Household, 'person'>;
+}
+
+/**
+ * Schedules, their runs, and running one now (README: Schedules, reminders and notifications).
+ * Each is its person's; the owner sees and manages everyone's; anyone else's answers as a missing one.
+ */
+export async function scheduleRoutes(app: FastifyInstance, options: ScheduleRouteOptions) {
+  const { scheduler, clock, db, sessions, household } = options;
+  const mayManage = (person: Person, schedule: Schedule) => schedule.personId === person.id || managesHousehold(person);
+  const known = (request: FastifyRequest, id: string): Schedule => {
     const schedule = scheduler.get(id);
-    if (!schedule) throw new ApiError('schedule_not_found', `No schedule with id ${id}.`);
+    if (!schedule || !mayManage(request.caller.person, schedule)) throw new ApiError('schedule_not_found', `No schedule with id ${id}.`);
     return schedule;
   };
+  /** The body as the schedule's person may have it: a profile their role may use, a session they can see (another is dropped as a missing one is). */
+  const checked = async (request: FastifyRequest, body: ScheduleBody, person: Person | undefined): Promise<ScheduleBody> => {
+    const profileId = body.profile_id;
+    if (person && profileId !== undefined && !sessions.mayUseProfile(person, profileId)) {
+      throw new ApiError('forbidden', `${person.name} (${person.role}) may not use the profile "${profileId}", so no schedule of theirs may run under it.`);
+    }
+    const sessionId = body.session_id;
+    if (typeof sessionId !== 'string' || (await sessions.findFor(request.caller.person, sessionId))) return body;
+    return { ...body, session_id: null };
+  };
 
-  app.get('/schedules', async () => ({ schedules: scheduler.list().map((schedule) => toJson(schedule, clock.now())) }));
+  app.get('/schedules', async (request) => ({
+    schedules: scheduler
+      .list()
+      .filter((schedule) => mayManage(request.caller.person, schedule))
+      .map((schedule) => toJson(schedule, clock.now())),
+  }));
 
   app.post<{ Body: ScheduleBody }>('/schedules', { schema: { body: ScheduleBody } }, async (request, reply) => {
-    const schedule = accepted(await scheduler.create(request.body));
+    const { person } = request.caller;
+    const body = await checked(request, { ...request.body, profile_id: request.body.profile_id ?? sessions.defaultProfileId }, person);
+    const schedule = accepted(await scheduler.create(body, person.id));
     return reply.code(201).send({ schedule: toJson(schedule, clock.now()) });
   });
 
@@ -96,25 +130,26 @@ export async function scheduleRoutes(app: FastifyInstance, options: { scheduler:
   });
 
   app.patch<{ Params: ScheduleParams; Body: ScheduleBody }>('/schedules/:id', { schema: { params: ScheduleParams, body: ScheduleBody } }, async (request) => {
-    known(request.params.id);
-    const schedule = accepted(await scheduler.update(request.params.id, request.body));
+    const existing = known(request, request.params.id);
+    const body = await checked(request, request.body, existing.personId === undefined ? undefined : await household.person(existing.personId));
+    const schedule = accepted(await scheduler.update(request.params.id, body));
     return { schedule: toJson(schedule, clock.now()) };
   });
 
   app.delete<{ Params: ScheduleParams }>('/schedules/:id', { schema: { params: ScheduleParams } }, async (request, reply) => {
-    known(request.params.id);
+    known(request, request.params.id);
     await scheduler.remove(request.params.id);
     return reply.code(204).send();
   });
 
   app.post<{ Params: ScheduleParams }>('/schedules/:id/run', { schema: { params: ScheduleParams } }, async (request, reply) => {
-    known(request.params.id);
+    known(request, request.params.id);
     scheduler.runNow(request.params.id);
     return reply.code(202).send({ started: true });
   });
 
   app.get<{ Params: ScheduleParams }>('/schedules/:id/runs', { schema: { params: ScheduleParams } }, async (request) => {
-    known(request.params.id);
+    known(request, request.params.id);
     return (await listScheduleRuns(db, request.params.id)).map(runToJson);
   });
 }

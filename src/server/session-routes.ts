@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { agentErrorCode } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
+import type { Household } from '../household/household.ts';
 import type { SendResult, Session, Sessions } from '../sessions/sessions.ts';
 import { EditBody, maxMessageBytes, MessageBody, oversizedImage } from './client-commands.ts';
+import { ownSession, sessionToChange } from './own-session.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
@@ -17,6 +19,8 @@ const PatchBody = Type.Object(
     title: Type.Optional(Type.String({ maxLength: 200 })),
     profile_id: Type.Optional(Type.String({ minLength: 1 })),
     pinned: Type.Optional(Type.Boolean()),
+    /** Shared with the household; only the session's person may change it. */
+    shared: Type.Optional(Type.Boolean()),
     /** The model this session's turns use; null returns to the profile's. */
     model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
   },
@@ -30,12 +34,14 @@ export interface SessionRouteOptions {
   sessions: Sessions;
   /** The window of the backend a session's turns go to: its context meter's maximum. */
   contextWindow: (session: Session) => number;
+  /** Whose a session is, by name (a shared session says so). */
+  household: Pick<Household, 'person'>;
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRouteOptions) {
-  const { sessions, contextWindow } = options;
+  const { sessions, contextWindow, household } = options;
 
-  const summary = (session: Session) => ({
+  const summary = async (session: Session) => ({
     session_id: session.id,
     title: session.title,
     profile_id: session.profileId,
@@ -46,16 +52,20 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     model: session.model,
     // Only a channel's session carries it (`telegram`): the page marks those.
     ...(session.origin !== null && { origin: session.origin }),
+    shared: session.shared,
+    owner: await ownerOf(session),
   });
-  const existing = async (id: string) => {
-    const session = await sessions.find(id);
-    if (!session) throw new ApiError('session_not_found', `No session with id ${id}.`);
-    return session;
+  const ownerOf = async (session: Session) => {
+    const person = await household.person(session.personId);
+    return person ? { id: person.id, name: person.name } : null;
   };
 
   app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
     // Not announced: the list shows a session from its first message on (README: Sessions).
-    const created = await sessions.create({ ...(request.body?.profile_id !== undefined && { profileId: request.body.profile_id }) });
+    const created = await sessions.create({
+      ...(request.body?.profile_id !== undefined && { profileId: request.body.profile_id }),
+      personId: request.caller.person.id,
+    });
     if (!created.ok) throw new ApiError(created.code, created.message);
     const { session } = created;
     return reply.code(201).send({
@@ -66,15 +76,15 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     });
   });
 
-  app.get('/sessions', async () => (await sessions.list()).map(summary));
+  app.get('/sessions', async (request) => Promise.all((await sessions.listFor(request.caller.person)).map(summary)));
 
   app.get<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request) => {
-    const session = await existing(request.params.id);
-    return { ...summary(session), messages: await sessions.messages(session.id, 'display') };
+    const session = await ownSession(sessions, request, request.params.id);
+    return { ...(await summary(session)), messages: await sessions.messages(session.id, 'display') };
   });
 
   app.get<{ Params: SessionParams }>('/sessions/:id/context', { schema: { params: SessionParams } }, async (request) => {
-    const session = await existing(request.params.id);
+    const session = await ownSession(sessions, request, request.params.id);
     return {
       messages: await sessions.messages(session.id, 'context'),
       context_tokens: session.contextTokens,
@@ -86,7 +96,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     '/sessions/:id/images/:name',
     { schema: { params: Type.Object({ id: Type.String(), name: Type.String() }) } },
     async (request, reply) => {
-      const session = await existing(request.params.id);
+      const session = await ownSession(sessions, request, request.params.id);
       const image = sessions.image(session.id, request.params.name);
       const bytes = image && (await readFile(image.file).catch(() => undefined));
       if (!image || !bytes) throw new ApiError('not_found', `Session ${session.id} has no image ${request.params.name}.`);
@@ -94,12 +104,14 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     },
   );
 
-  const patch = async (id: string, body: PatchBody) => {
+  const patch = async (request: FastifyRequest, id: string, body: PatchBody) => {
+    await sessionToChange(sessions, request, id);
     const updated = await sessions.update(id, {
       ...(body.title !== undefined && { title: body.title }),
       ...(body.pinned !== undefined && { pinned: body.pinned }),
       ...(body.model !== undefined && { model: body.model }),
       ...(body.profile_id !== undefined && { profileId: body.profile_id }),
+      ...(body.shared !== undefined && { shared: body.shared }),
     });
     if (!updated.ok) throw new ApiError(updated.code, updated.message);
     return summary(updated.session);
@@ -107,16 +119,16 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   app.patch<{ Params: SessionParams; Body: PatchBody }>(
     '/sessions/:id',
     { schema: { params: SessionParams, body: PatchBody } },
-    (request) => patch(request.params.id, request.body),
+    (request) => patch(request, request.params.id, request.body),
   );
   app.patch<{ Params: SessionParams; Body: Static<typeof PinBody> }>(
     '/sessions/:id/pin',
     { schema: { params: SessionParams, body: PinBody } },
-    (request) => patch(request.params.id, { pinned: request.body.pinned }),
+    (request) => patch(request, request.params.id, { pinned: request.body.pinned }),
   );
 
   app.delete<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request, reply) => {
-    await existing(request.params.id);
+    await sessionToChange(sessions, request, request.params.id);
     await sessions.delete(request.params.id);
     return reply.code(204).send();
   });
@@ -130,7 +142,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     return {
       content: outcome.content,
       stopped: outcome.status === 'stopped',
-      context_tokens: outcome.status === 'completed' ? outcome.contextTokens : (await existing(session.id)).contextTokens,
+      context_tokens: outcome.status === 'completed' ? outcome.contextTokens : ((await sessions.find(session.id))?.contextTokens ?? session.contextTokens),
       max_context_tokens: contextWindow(session),
     };
   };
@@ -139,7 +151,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     '/sessions/:id/messages',
     { schema: { params: SessionParams, body: MessageBody }, bodyLimit: maxMessageBytes },
     async (request) => {
-      const session = await existing(request.params.id);
+      const session = await ownSession(sessions, request, request.params.id);
       const oversized = oversizedImage(request.body.images, (index) => `"images.${index}"`);
       if (oversized) throw new ApiError('invalid_request', `Invalid body: ${oversized}.`);
       return answer(session, sessions.send(session.id, request.body));
@@ -147,7 +159,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   );
 
   app.post<{ Params: SessionParams }>('/sessions/:id/regenerate', { schema: { params: SessionParams } }, async (request) => {
-    const session = await existing(request.params.id);
+    const session = await ownSession(sessions, request, request.params.id);
     return answer(session, sessions.regenerate(session.id));
   });
 
@@ -155,13 +167,13 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     '/sessions/:id/messages/:message_id/edit',
     { schema: { params: MessageParams, body: EditBody }, bodyLimit: maxMessageBytes },
     async (request) => {
-      const session = await existing(request.params.id);
+      const session = await ownSession(sessions, request, request.params.id);
       return answer(session, sessions.edit(session.id, Number(request.params.message_id), request.body.content));
     },
   );
 
   app.post<{ Params: SessionParams }>('/sessions/:id/stop', { schema: { params: SessionParams } }, async (request) => {
-    await existing(request.params.id);
+    await ownSession(sessions, request, request.params.id);
     return { stopped: sessions.stop(request.params.id) };
   });
 }

@@ -17,7 +17,8 @@ export async function websocketRoutes(app: FastifyInstance, options: { sessions:
     const early: Buffer[] = [];
     const hold = (data: Buffer) => early.push(data);
     socket.on('message', hold);
-    const session = await sessions.find(sessionId);
+    // Someone else's session is refused exactly as a missing one.
+    const session = await sessions.findFor(request.caller.person, sessionId);
     if (!session) {
       socket.close(unknownSessionCloseCode, 'session not found');
       return;

@@ -3,8 +3,8 @@ import type { AgentRuns, SendResult } from '../agent/agent-runs.ts';
 import type { ApprovalGate, Decision } from '../agent/approval-gate.ts';
 import type { Household } from '../household/household.ts';
 import type { Person } from '../people/person.ts';
-import { maySee } from '../people/rights.ts';
-import type { HearthEventHub } from '../events/hearth-events.ts';
+import { defaultProfileAccess, maySee, mayUseProfile } from '../people/rights.ts';
+import type { Audience, HearthEventHub } from '../events/hearth-events.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
 import { refusal } from '../failure.ts';
@@ -73,6 +73,27 @@ export class SessionService implements Sessions {
     return listSessions(this.options.db);
   }
 
+  async findFor(person: Person, sessionId: string): Promise<Session | undefined> {
+    const session = await this.find(sessionId);
+    return session && this.visibleTo(person, session) ? session : undefined;
+  }
+
+  async listFor(person: Person): Promise<Session[]> {
+    return (await listSessions(this.options.db, person.id)).filter((session) => this.visibleTo(person, session));
+  }
+
+  visibleTo(person: Person, session: Session): boolean {
+    return maySee(person, session) && (session.personId === person.id || this.mayUseProfile(person, session.profileId));
+  }
+
+  mayUseProfile(person: Person, profileId: string): boolean {
+    return mayUseProfile(person, this.options.profiles.get(profileId) ?? defaultProfileAccess);
+  }
+
+  seenBy(sessionId: string): Audience {
+    return async (person) => (await this.findFor(person, sessionId)) !== undefined;
+  }
+
   recent(options: { origin?: string; limit?: number } = {}): Promise<Session[]> {
     return listRecentSessions(this.options.db, { limit: options.limit ?? 10, ...(options.origin !== undefined && { origin: options.origin }) });
   }
@@ -110,6 +131,8 @@ export class SessionService implements Sessions {
     const { db } = this.options;
     const profileId = request.profileId ?? defaultProfileId;
     if (!this.hasProfile(profileId)) return this.unknownProfile(profileId);
+    const person = request.personId === undefined ? undefined : await this.options.household.person(request.personId);
+    if (person && !this.mayUseProfile(person, profileId)) return this.profileForbidden(person, profileId);
     let session = await createSession(db, { profileId, origin: request.origin ?? null, ...(request.personId !== undefined && { personId: request.personId }) });
     if (request.title !== undefined) session = (await updateSession(db, session.id, { title: request.title, titleSetByUser: true })) ?? session;
     this.options.onSessionCreated?.();
@@ -149,6 +172,7 @@ export class SessionService implements Sessions {
       ...(changes.title !== undefined && { title: changes.title.trim(), titleSetByUser: true }),
       ...(changes.pinned !== undefined && { pinned: changes.pinned }),
       ...(changes.model !== undefined && { model: changes.model }),
+      ...(changes.shared !== undefined && { shared: changes.shared }),
     });
     if (changes.profileId !== undefined) {
       const switched = await this.switchQuietly(sessionId, changes.profileId, 'user');
@@ -172,6 +196,8 @@ export class SessionService implements Sessions {
     if (!before) return this.notFound(sessionId);
     if (!this.hasProfile(profileId)) return this.unknownProfile(profileId);
     if (before.profileId === profileId) return { ok: true, session: before, switched: false };
+    const person = await this.options.household.person(before.personId);
+    if (person && !this.mayUseProfile(person, profileId)) return this.profileForbidden(person, profileId);
     const session = (await updateSession(db, sessionId, { profileId })) ?? before;
     const profileName = this.profileName(profileId);
     await appendProfileMarker(db, sessionId, { profile_id: profileId, profile_name: profileName, by });
@@ -180,11 +206,13 @@ export class SessionService implements Sessions {
   }
 
   async delete(sessionId: string): Promise<boolean> {
+    const session = await this.find(sessionId);
     await this.runs.forget(sessionId);
     const existed = await deleteSession(this.options.db, sessionId);
     await removeSessionFolder(this.options.filesDirectory, sessionId);
     await this.options.images.removeSession(sessionId);
-    if (existed) this.announce(sessionId, 'deleted');
+    // Told to those who could see it, judged from the session as it was: it cannot be looked up any more.
+    if (existed && session) this.options.events.publish({ type: 'sessions_changed', session_id: sessionId, change: 'deleted' }, (person) => this.visibleTo(person, session));
     return existed;
   }
 
@@ -265,6 +293,12 @@ export class SessionService implements Sessions {
 
   private notFound(sessionId: string) {
     return refusal('session_not_found', `No session with id ${sessionId}.`);
+  }
+
+  private profileForbidden(person: Person, profileId: string) {
+    const roles = this.options.profiles.get(profileId)?.people ?? defaultProfileAccess.people;
+    const allowed = ['owner', ...roles.filter((role) => role !== 'owner')].join(', ');
+    return refusal('forbidden', `${person.name} (${person.role}) may not use the profile "${profileId}": it is for ${allowed}.`);
   }
 
   private unknownProfile(profileId: string) {

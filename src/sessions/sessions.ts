@@ -3,6 +3,7 @@ import type { SendResult } from '../agent/agent-runs.ts';
 import type { Decision } from '../agent/approval-gate.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
+import type { Audience } from '../events/hearth-events.ts';
 import type { Refusal } from '../failure.ts';
 import type { Person } from '../people/person.ts';
 import type { Message } from '../store/message.ts';
@@ -13,6 +14,7 @@ export type { Message, SavedFile, SendResult, Session, StagedUpload };
 
 /** A new session is announced to open pages (sessions_changed `created`) by its first stored message, whoever made it. */
 export interface NewSession {
+  // `personId` (below) is whose it is: refused (`forbidden`) when their role may not use the profile.
   /** The default profile when absent. */
   profileId?: string;
   /** A title the person (or a schedule's name) gave: it is kept, never replaced by the one made from the first message. */
@@ -31,12 +33,15 @@ export interface SessionUpdate {
   model?: string | null;
   /** Switched as `switchProfile(id, profileId, 'user')` does. */
   profileId?: string;
+  /** Shared with the household (everyone whose role may use its profile sees and uses it), or private again. */
+  shared?: boolean;
 }
 
 /** Who moved a session to another profile: the person (page, REST, a channel) or the model (`switch_profile`). */
 export type SwitchedBy = 'user' | 'agent';
 
-export type SessionRefusal = Refusal<'session_not_found' | 'unknown_profile'>;
+/** `forbidden`: the session's person's role may not use that profile (the message says who may). */
+export type SessionRefusal = Refusal<'session_not_found' | 'unknown_profile' | 'forbidden'>;
 export type SessionResult = { ok: true; session: Session } | ({ ok: false } & SessionRefusal);
 /** `switched` is false when the session had that profile already (nothing was written). */
 export type SwitchedProfile = { ok: true; session: Session; switched: boolean } | ({ ok: false } & SessionRefusal);
@@ -46,7 +51,7 @@ export type SwitchedProfile = { ok: true; session: Session; switched: boolean } 
  * they see the session but may not decide the call (`forbidden`, the message says who may).
  */
 export type DecidedApproval = { ok: true } | ({ ok: false } & Refusal<'session_not_found' | 'approval_not_found' | 'forbidden'>);
-export type CreatedSession = { ok: true; session: Session } | ({ ok: false } & Refusal<'unknown_profile'>);
+export type CreatedSession = { ok: true; session: Session } | ({ ok: false } & Refusal<'unknown_profile' | 'forbidden'>);
 
 /** A file handed to a session: a channel's download or an upload's bytes. */
 export interface IncomingFile {
@@ -72,9 +77,23 @@ export interface Sessions {
   /** The profile's display name, or its id when it has none. */
   profileName(profileId: string): string;
 
+  /** Any session, whoever's: for the app's own work (runs, schedules, channels' keys), never a person's request. */
   find(sessionId: string): Promise<Session | undefined>;
-  /** Every session, for the page's list. */
+  /** Every session, whoever's. */
   list(): Promise<Session[]>;
+  /**
+   * The session when `person` may see and use it: their own, or one shared with the household under
+   * a profile their role may use. Someone else's is undefined, exactly as a missing one.
+   */
+  findFor(person: Person, sessionId: string): Promise<Session | undefined>;
+  /** The page's list for `person`: their own sessions and the shared ones they may use, ordered as `list`. */
+  listFor(person: Person): Promise<Session[]>;
+  /** The rule `findFor` and `listFor` apply (docs/people.md). */
+  visibleTo(person: Person, session: Session): boolean;
+  /** Whether the person's role may use the profile (an unknown one by the default rule). */
+  mayUseProfile(person: Person, profileId: string): boolean;
+  /** The events-socket audience of news about the session: those who may see it now. */
+  seenBy(sessionId: string): Audience;
   /** The most recently active sessions with a message, newest first; only a channel's (`origin: 'telegram'`) when given. */
   recent(options?: { origin?: string; limit?: number }): Promise<Session[]>;
   /** A session's messages, images as the URL a client loads each from. */

@@ -32,7 +32,8 @@ function fromRow(row: Selectable<NotificationsTable>): Notification {
   };
 }
 
-export async function insertNotification(db: Db, notification: NewNotification): Promise<Notification> {
+/** The stored notification, and whom it is for. */
+export async function insertNotification(db: Db, notification: NewNotification): Promise<{ notification: Notification; personId: string }> {
   const row = await db
     .insertInto('notifications')
     .values({
@@ -45,35 +46,48 @@ export async function insertNotification(db: Db, notification: NewNotification):
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return fromRow(row);
+  return { notification: fromRow(row), personId: row.person_id };
 }
 
-/** Newest first. */
-export async function listNotifications(db: Db, options: { unreadOnly: boolean; limit: number }): Promise<Notification[]> {
+/** Newest first; only one person's when `personId` is given. */
+export async function listNotifications(db: Db, options: { unreadOnly: boolean; limit: number; personId?: string }): Promise<Notification[]> {
   let query = db.selectFrom('notifications').selectAll().orderBy('id', 'desc').limit(options.limit);
   if (options.unreadOnly) query = query.where('read_at', 'is', null);
+  if (options.personId !== undefined) query = query.where('person_id', '=', options.personId);
   return (await query.execute()).map(fromRow);
 }
 
-export async function countUnreadNotifications(db: Db): Promise<number> {
+export async function countUnreadNotifications(db: Db, personId: string): Promise<number> {
   const { count } = await db
     .selectFrom('notifications')
     .select((expression) => expression.fn.countAll<number>().as('count'))
     .where('read_at', 'is', null)
+    .where('person_id', '=', personId)
     .executeTakeFirstOrThrow();
   return Number(count);
 }
 
-/** False when no notification has that id; reading one already read changes nothing. */
-export async function markNotificationRead(db: Db, id: number): Promise<boolean> {
-  const found = await db.selectFrom('notifications').select('id').where('id', '=', id).executeTakeFirst();
+/** False when the person has no notification of that id (someone else's answers as a missing one); reading one already read changes nothing. */
+export async function markNotificationRead(db: Db, id: number, personId: string): Promise<boolean> {
+  const found = await db.selectFrom('notifications').select('id').where('id', '=', id).where('person_id', '=', personId).executeTakeFirst();
   if (!found) return false;
   await db.updateTable('notifications').set({ read_at: new Date().toISOString() }).where('id', '=', id).where('read_at', 'is', null).execute();
   return true;
 }
 
-/** Answers how many were unread. */
-export async function markAllNotificationsRead(db: Db): Promise<number> {
-  const result = await db.updateTable('notifications').set({ read_at: new Date().toISOString() }).where('read_at', 'is', null).executeTakeFirst();
+/** Marks the person's unread notifications read; answers how many there were. */
+export async function markAllNotificationsRead(db: Db, personId: string): Promise<number> {
+  const result = await db
+    .updateTable('notifications')
+    .set({ read_at: new Date().toISOString() })
+    .where('read_at', 'is', null)
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/** A person's notifications, when they leave the household. */
+export async function deleteNotificationsOf(db: Db, personId: string): Promise<number> {
+  const result = await db.deleteFrom('notifications').where('person_id', '=', personId).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -25,7 +25,7 @@ export interface StoredSchedule {
   nextRunAt: string | null;
   lastRunAt: string | null;
   lastStatus: ScheduleStatus | null;
-  /** Who made it; its runs are theirs. The first owner when not named. */
+  /** Who made it; its runs are theirs. Read back always; the first owner's when its writer named nobody. */
   personId?: string;
 }
 
@@ -73,6 +73,7 @@ function fromRow(row: Selectable<SchedulesTable>): StoredSchedule {
     nextRunAt: row.next_run_at,
     lastRunAt: row.last_run_at,
     lastStatus: row.last_status as RunStatus | null,
+    personId: row.person_id,
   };
 }
 
@@ -88,8 +89,9 @@ function runFromRow(row: Selectable<ScheduleRunsTable>): ScheduleRun {
   };
 }
 
-export async function insertSchedule(db: Db, schedule: Omit<StoredSchedule, 'lastRunAt' | 'lastStatus'>): Promise<void> {
-  await db
+/** Answers whose the schedule is (the first owner's when it names nobody). */
+export async function insertSchedule(db: Db, schedule: Omit<StoredSchedule, 'lastRunAt' | 'lastStatus'>): Promise<string> {
+  const { person_id } = await db
     .insertInto('schedules')
     .values({
       id: schedule.id,
@@ -105,7 +107,9 @@ export async function insertSchedule(db: Db, schedule: Omit<StoredSchedule, 'las
       last_run_at: null,
       last_status: null,
     })
-    .execute();
+    .returning('person_id')
+    .executeTakeFirstOrThrow();
+  return person_id;
 }
 
 export async function listSchedules(db: Db): Promise<StoredSchedule[]> {

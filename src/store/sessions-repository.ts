@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.ts';
 import type { ExpressionBuilder } from 'kysely';
+import type { Role } from '../people/person.ts';
 import { firstOwnerId } from './first-owner.ts';
 import type { Database, SessionsTable } from './schema.ts';
 
@@ -88,12 +89,14 @@ export async function findSession(db: Db, id: string): Promise<Session | undefin
   return row && fromRow(row);
 }
 
-/** Pinned first, then the most recently active; a session with no message yet is not listed. */
-export async function listSessions(db: Db): Promise<Session[]> {
-  const rows = await db
-    .selectFrom('sessions')
-    .select(columns)
-    .where(hasMessages)
+/**
+ * Pinned first, then the most recently active; a session with no message yet is not listed. With
+ * `personId`: only that person's and those shared with the household.
+ */
+export async function listSessions(db: Db, personId?: string): Promise<Session[]> {
+  let query = db.selectFrom('sessions').select(columns).where(hasMessages);
+  if (personId !== undefined) query = query.where((expression) => expression.or([expression('person_id', '=', personId), expression('shared', '=', 1)]));
+  const rows = await query
     .orderBy('pinned', 'desc')
     .orderBy('last_active', 'desc')
     .execute();
@@ -120,6 +123,18 @@ export async function listEmptySessionIds(db: Db, before: string): Promise<strin
     .select('id')
     .where('created_at', '<', before)
     .where((expression) => expression.not(hasMessages(expression)))
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** Ids of the sessions of people with `role` whose last activity was before `before` (guests' sessions expire). */
+export async function listIdleSessionIdsOfRole(db: Db, role: Role, before: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .innerJoin('people', 'people.id', 'sessions.person_id')
+    .select('sessions.id')
+    .where('people.role', '=', role)
+    .where('sessions.last_active', '<', before)
     .execute();
   return rows.map((row) => row.id);
 }

@@ -104,14 +104,14 @@ describe('times', () => {
     finished = nextFinish(scheduler);
     clock.advanceTo('2026-03-29T07:00:00Z');
     const second = await finished;
-    expect(second).toEqual({ scheduleId: schedule.id, status: 'ok', sessionId: expect.any(String) });
+    expect(second).toEqual({ scheduleId: schedule.id, personId: schedule.personId, status: 'ok', sessionId: expect.any(String) });
 
     const prompt = { content: 'Say good morning', scheduleId: schedule.id, unattended: true };
     expect(sessions.turns).toEqual([
       { sessionId: second.sessionId, input: prompt, how: 'sendWhenIdle' },
       { sessionId: second.sessionId, input: prompt, how: 'sendWhenIdle' },
     ]);
-    expect(sessions.made).toEqual([{ key: `schedule:${schedule.id}`, request: { profileId: 'secretary', title: 'Morning' } }]);
+    expect(sessions.made).toEqual([{ key: `schedule:${schedule.id}`, request: { profileId: 'secretary', title: 'Morning', personId: schedule.personId } }]);
     expect(await runsOf(schedule.id)).toEqual([
       ['ok', second.sessionId, null],
       ['ok', second.sessionId, null],
@@ -191,12 +191,12 @@ describe('runs', () => {
       return finished;
     };
     const first = await ran();
-    expect(first).toEqual({ scheduleId: schedule.id, status: 'ok', sessionId: expect.any(String) });
+    expect(first).toEqual({ scheduleId: schedule.id, personId: schedule.personId, status: 'ok', sessionId: expect.any(String) });
     const { sessionId } = first;
-    expect(await ran()).toEqual({ scheduleId: schedule.id, status: 'error', sessionId, error: 'model crashed' });
+    expect(await ran()).toEqual({ scheduleId: schedule.id, personId: schedule.personId, status: 'error', sessionId, error: 'model crashed' });
     expect(scheduler.get(schedule.id)!.lastStatus).toBe('error');
-    expect(await ran()).toEqual({ scheduleId: schedule.id, status: 'stopped', sessionId });
-    expect(await ran()).toEqual({ scheduleId: schedule.id, status: 'error', sessionId, error: 'the database is gone' });
+    expect(await ran()).toEqual({ scheduleId: schedule.id, personId: schedule.personId, status: 'stopped', sessionId });
+    expect(await ran()).toEqual({ scheduleId: schedule.id, personId: schedule.personId, status: 'error', sessionId, error: 'the database is gone' });
     expect(await runsOf(schedule.id)).toEqual([
       ['error', sessionId, 'the database is gone'],
       ['stopped', sessionId, null],
@@ -213,7 +213,7 @@ describe('runs', () => {
     sessions.profileIds.delete('guarded');
     const finished = nextFinish(scheduler);
     scheduler.runNow(schedule.id);
-    expect(await finished).toEqual({ scheduleId: schedule.id, status: 'error', sessionId: null, error: 'Unknown profile "guarded".' });
+    expect(await finished).toEqual({ scheduleId: schedule.id, personId: schedule.personId, status: 'error', sessionId: null, error: 'Unknown profile "guarded".' });
     expect(await runsOf(schedule.id)).toEqual([['error', null, 'Unknown profile "guarded".']]);
     expect(sessions.turns).toEqual([]);
   });
@@ -276,7 +276,7 @@ describe('runs', () => {
 
     const skipped = nextFinish(scheduler);
     clock.advanceTo('2026-11-24T07:02:00Z');
-    expect(await skipped).toEqual({ scheduleId: schedule.id, status: 'skipped', sessionId: null });
+    expect(await skipped).toEqual({ scheduleId: schedule.id, personId: schedule.personId, status: 'skipped', sessionId: null });
     expect(scheduler.get(schedule.id)!.lastStatus).toBe('skipped');
 
     const ended = nextFinish(scheduler);

@@ -14,7 +14,8 @@ export interface ScheduleBook {
   readonly defaultTimezone: string;
   list(): Schedule[];
   get(id: string): Schedule | undefined;
-  create(fields: ScheduleFields): Promise<Checked<Schedule>>;
+  /** A schedule of that person: its runs are theirs. */
+  create(fields: ScheduleFields, personId: string): Promise<Checked<Schedule>>;
   update(id: string, fields: ScheduleFields): Promise<Checked<Schedule> | { ok: false; message: string }>;
   remove(id: string): Promise<boolean>;
 }
@@ -62,7 +63,12 @@ export function createScheduleTool(deps: { sessions: () => ToolSessions | undefi
     return args.profile ?? context.sessionProfileId ?? (await deps.sessions()?.find(context.parentSessionId ?? context.sessionId))?.profileId;
   }
 
-  async function create(book: ScheduleBook, args: ScheduleArguments, context: ToolContext): Promise<ToolOutput> {
+  /** Whose conversation this is: the tool creates, lists and changes only their schedules. */
+  async function personOf(context: ToolContext): Promise<string | undefined> {
+    return (await deps.sessions()?.find(context.parentSessionId ?? context.sessionId))?.personId;
+  }
+
+  async function create(book: ScheduleBook, args: ScheduleArguments, context: ToolContext, personId: string): Promise<ToolOutput> {
     const timezone = args.timezone ?? book.defaultTimezone;
     const profile = await targetProfile(args, context);
     const created = await book.create({
@@ -73,13 +79,15 @@ export function createScheduleTool(deps: { sessions: () => ToolSessions | undefi
       ...(args.at !== undefined && { at: withZoneOffset(args.at, timezone) }),
       timezone,
       ...(profile !== undefined && { profile_id: profile }),
-    });
+    }, personId);
     if (!created.ok) return toolFailure(`Not created: ${created.message}. Nothing was stored.`);
     return `Created:\n${describe(created.value, book.clock.now())}`;
   }
 
-  async function change(book: ScheduleBook, action: 'cancel' | 'pause' | 'resume', id: string | undefined): Promise<ToolOutput> {
-    const schedule = id === undefined ? undefined : book.get(id);
+  async function change(book: ScheduleBook, action: 'cancel' | 'pause' | 'resume', id: string | undefined, personId: string): Promise<ToolOutput> {
+    const found = id === undefined ? undefined : book.get(id);
+    // Someone else's schedule answers as a missing one.
+    const schedule = found?.personId === personId ? found : undefined;
     if (!schedule) return toolFailure(`${id === undefined ? 'Send id' : `No schedule ${id}`}: use the id from action "list".`);
     if (action === 'cancel') {
       await book.remove(schedule.id);
@@ -108,12 +116,14 @@ export function createScheduleTool(deps: { sessions: () => ToolSessions | undefi
     async execute(args, context) {
       const book = deps.schedules();
       if (!book) return toolFailure('Schedules are not available in this server.');
+      const personId = await personOf(context);
+      if (personId === undefined) return toolFailure('This conversation no longer exists, so it has no schedules.');
       const action: Action = args.action;
       switch (action) {
         case 'create':
-          return create(book, args, context);
+          return create(book, args, context, personId);
         case 'list': {
-          const schedules = book.list();
+          const schedules = book.list().filter((schedule) => schedule.personId === personId);
           if (schedules.length === 0) return 'There are no schedules.';
           const now = book.clock.now();
           return `Schedules (${schedules.length}):\n${schedules.map((schedule) => describe(schedule, now)).join('\n')}`;
@@ -121,7 +131,7 @@ export function createScheduleTool(deps: { sessions: () => ToolSessions | undefi
         case 'cancel':
         case 'pause':
         case 'resume':
-          return change(book, action, args.id);
+          return change(book, action, args.id, personId);
         default:
           return toolFailure(`Unknown action "${String(action satisfies never)}"; use one of: ${actions.join(', ')}.`);
       }

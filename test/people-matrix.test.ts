@@ -1,0 +1,271 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Caller, Person, Role } from '../src/people/person.ts';
+import type { Credentials } from '../src/server/identify.ts';
+import { insertPerson } from '../src/store/people-repository.ts';
+import { imageUrl } from '../src/store/message-images.ts';
+import { listNotifications } from '../src/store/notifications-repository.ts';
+import { EventSocket } from './support/event-socket.ts';
+import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { readRightsTable, type RightsRow, type Whose } from './support/rights-table.ts';
+
+// docs/protocol.md's *Who may do what*, row by row, against one real server: each role acts on a
+// thing of their own and on someone else's, and gets what the table says. A row without a case
+// here, or a case without a row, fails the file.
+
+/** A one-pixel PNG, as a message image. */
+const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+
+let hearth: Hearth;
+const people = {} as Record<Role, Person>;
+const tokens = new Map<string, Caller>();
+
+/** What a case needs: who asks, whose the thing is, and the row's not-found code. */
+interface Case {
+  caller: Person;
+  /** The person whose thing the case acts on: the caller, or someone else. */
+  target: Person;
+  missing: string;
+  request(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
+  headers: Record<string, string>;
+}
+
+/** The observed answer in the table's words: a status (a 404 or 403 with an unexpected code says so). */
+function answer({ status, body }: { status: number; body: any }, missing: string): string {
+  const expected = status === 404 ? missing : status === 403 ? 'forbidden' : undefined;
+  if (expected === undefined || body?.error?.code === expected) return String(status);
+  return `${status} ${body?.error?.code}`;
+}
+
+async function session(person: Person, options: { profileId?: string; shared?: boolean } = {}): Promise<string> {
+  const { sessions } = hearth.app;
+  const created = await sessions.create({ profileId: options.profileId ?? 'smart_home', personId: person.id });
+  if (!created.ok) throw new Error(created.message);
+  const sessionId = created.session.id;
+  await sessions.sendWhenIdle(sessionId, { content: 'Hello' });
+  if (options.shared) await sessions.update(sessionId, { shared: true });
+  return sessionId;
+}
+
+async function schedule(person: Person): Promise<string> {
+  const created = await hearth.app.scheduler.create({ name: 'Plants', prompt: 'Water the plants', every: '1d', profile_id: 'smart_home' }, person.id);
+  if (!created.ok) throw new Error(created.message);
+  return created.value.id;
+}
+
+async function notification(person: Person): Promise<number> {
+  return (await hearth.deps.notifications.raise({ title: 'Done', body: 'The plants are watered.', personId: person.id })).id;
+}
+
+async function eventsSocket(context: Case): Promise<EventSocket> {
+  const socket = await EventSocket.connect(`${hearth.baseUrl.replace('http', 'ws')}/ws/events`, context.headers);
+  await socket.nextMatching((event) => (event.type as string) === 'hello', 'hello');
+  return socket;
+}
+
+/** Whether `frame` reached the page before a frame every page gets (the events of a socket arrive in order). */
+async function reached(socket: EventSocket, frame: (event: any) => boolean): Promise<string> {
+  hearth.deps.events.publish({ type: 'profiles_changed', profiles: [] });
+  const seen: unknown[] = [];
+  await socket.nextMatching((event) => {
+    seen.push(event);
+    return (event.type as string) === 'profiles_changed';
+  }, 'the profiles_changed every page gets');
+  socket.close();
+  return seen.some(frame) ? 'sent' : 'unsent';
+}
+
+const status = (method: string, url: string, body?: unknown) => async (context: Case) => answer(await context.request(method, url, body), context.missing);
+const onSession =
+  (method: string, path: string, body?: unknown, options: { profileId?: string; shared?: boolean } = {}) =>
+  async (context: Case) => {
+    const sessionId = await session(context.target, options);
+    return answer(await context.request(method, path.replace(':id', sessionId), body), context.missing);
+  };
+const onSchedule = (method: string, path: string, body?: unknown) => async (context: Case) =>
+  answer(await context.request(method, path.replace(':id', await schedule(context.target)), body), context.missing);
+const listed = (found: boolean) => (found ? 'listed' : 'unlisted');
+
+/** One case per row of the table, by its route cell. */
+const cases: Record<string, (context: Case) => Promise<string>> = {
+  'GET /health': status('GET', '/health'),
+  'GET /status': status('GET', '/status'),
+  'GET /integrations': status('GET', '/integrations'),
+  'GET /agents/profiles': status('GET', '/agents/profiles'),
+  'GET /agents/tools': status('GET', '/agents/tools'),
+  'POST /sessions smart_home': status('POST', '/sessions', { profile_id: 'smart_home' }),
+  'POST /sessions server_admin': status('POST', '/sessions', { profile_id: 'server_admin' }),
+  'GET /sessions': async (context) => {
+    const sessionId = await session(context.target);
+    const { body } = await context.request('GET', '/sessions');
+    return listed(body.some((summary: any) => summary.session_id === sessionId));
+  },
+  'GET /sessions shared': async (context) => {
+    const sessionId = await session(context.target, { shared: true });
+    const { body } = await context.request('GET', '/sessions');
+    const summary = body.find((each: any) => each.session_id === sessionId);
+    if (summary) expect(summary.owner).toEqual({ id: context.target.id, name: context.target.name });
+    return listed(summary !== undefined);
+  },
+  'GET /sessions/:id': onSession('GET', '/sessions/:id'),
+  'GET /sessions/:id shared': onSession('GET', '/sessions/:id', undefined, { shared: true }),
+  'GET /sessions/:id shared server_admin': onSession('GET', '/sessions/:id', undefined, { shared: true, profileId: 'server_admin' }),
+  'GET /sessions/:id/context': onSession('GET', '/sessions/:id/context'),
+  'GET /sessions/:id/images/:name': async (context) => {
+    const sessionId = await session(context.target);
+    const [reference] = await hearth.deps.images.save(sessionId, [pixel]);
+    const response = await fetch(hearth.baseUrl + imageUrl(sessionId, reference!), { headers: context.headers });
+    if (response.ok) expect(response.headers.get('content-type')).toBe('image/png');
+    return answer({ status: response.status, body: response.ok ? undefined : await response.json() }, context.missing);
+  },
+  'PATCH /sessions/:id': onSession('PATCH', '/sessions/:id', { title: 'Renamed' }),
+  'PATCH /sessions/:id shared': onSession('PATCH', '/sessions/:id', { title: 'Renamed' }, { shared: true }),
+  'PATCH /sessions/:id server_admin': onSession('PATCH', '/sessions/:id', { profile_id: 'server_admin' }),
+  'PATCH /sessions/:id/pin': onSession('PATCH', '/sessions/:id/pin', { pinned: true }),
+  'DELETE /sessions/:id': onSession('DELETE', '/sessions/:id'),
+  'DELETE /sessions/:id shared': onSession('DELETE', '/sessions/:id', undefined, { shared: true }),
+  'POST /sessions/:id/files': async (context) => {
+    const sessionId = await session(context.target);
+    const form = new FormData();
+    form.append('file', new Blob(['a note']), 'note.txt');
+    const response = await fetch(`${hearth.baseUrl}/sessions/${sessionId}/files`, { method: 'POST', body: form, headers: context.headers });
+    const text = await response.text();
+    return answer({ status: response.status, body: text === '' ? undefined : JSON.parse(text) }, context.missing);
+  },
+  'POST /sessions/:id/messages': onSession('POST', '/sessions/:id/messages', { content: 'Lights off' }),
+  'POST /sessions/:id/messages shared': onSession('POST', '/sessions/:id/messages', { content: 'Lights off' }, { shared: true }),
+  'POST /sessions/:id/regenerate': onSession('POST', '/sessions/:id/regenerate'),
+  'POST /sessions/:id/messages/:message_id/edit': async (context) => {
+    const sessionId = await session(context.target);
+    const [asked] = (await hearth.app.sessions.messages(sessionId, 'display')).filter((message) => message.role === 'user');
+    return answer(await context.request('POST', `/sessions/${sessionId}/messages/${asked!.id}/edit`, { content: 'Hello again' }), context.missing);
+  },
+  'POST /sessions/:id/stop': onSession('POST', '/sessions/:id/stop'),
+  'GET /schedules': async (context) => {
+    const scheduleId = await schedule(context.target);
+    const { body } = await context.request('GET', '/schedules');
+    return listed(body.schedules.some((each: any) => each.id === scheduleId));
+  },
+  'POST /schedules': status('POST', '/schedules', { name: 'Plants', prompt: 'Water the plants', every: '1d', profile_id: 'smart_home' }),
+  'POST /schedules server_admin': status('POST', '/schedules', { name: 'Disks', prompt: 'Check the disks', every: '1d', profile_id: 'server_admin' }),
+  'POST /schedules/preview': status('POST', '/schedules/preview', { every: '1d' }),
+  'PATCH /schedules/:id': onSchedule('PATCH', '/schedules/:id', { name: 'Renamed' }),
+  'DELETE /schedules/:id': onSchedule('DELETE', '/schedules/:id'),
+  'POST /schedules/:id/run': async (context) => {
+    const scheduleId = await schedule(context.target);
+    const answered = answer(await context.request('POST', `/schedules/${scheduleId}/run`), context.missing);
+    // The run's session is the schedule's person's, whoever started it.
+    if (answered === '202') {
+      const sessionId = await waitForScheduleSession(scheduleId);
+      expect((await hearth.app.sessions.find(sessionId))?.personId).toBe(context.target.id);
+    }
+    return answered;
+  },
+  'GET /schedules/:id/runs': onSchedule('GET', '/schedules/:id/runs'),
+  'GET /notifications': async (context) => {
+    const id = await notification(context.target);
+    const { body } = await context.request('GET', '/notifications');
+    return listed(body.notifications.some((each: any) => each.id === id));
+  },
+  'POST /notifications/:id/read': async (context) => answer(await context.request('POST', `/notifications/${await notification(context.target)}/read`), context.missing),
+  'POST /notifications/read-all': async (context) => {
+    const id = await notification(context.target);
+    expect((await context.request('POST', '/notifications/read-all')).status).toBe(200);
+    const unread = await listNotifications(hearth.deps.db, { unreadOnly: true, limit: 1000, personId: context.target.id });
+    return listed(!unread.some((each) => each.id === id));
+  },
+  'WS /ws/sessions/:id': async (context) => socketAnswer(context, await session(context.target)),
+  'WS /ws/sessions/:id shared server_admin': async (context) => socketAnswer(context, await session(context.target, { shared: true, profileId: 'server_admin' })),
+  'WS /ws/events sessions_changed': async (context) => {
+    const sessionId = await session(context.target);
+    const socket = await eventsSocket(context);
+    await hearth.app.sessions.update(sessionId, { title: 'Renamed' });
+    return reached(socket, (event) => event.type === 'sessions_changed' && event.session_id === sessionId);
+  },
+  'WS /ws/events sessions_changed deleted': async (context) => {
+    const sessionId = await session(context.target);
+    const socket = await eventsSocket(context);
+    await hearth.app.sessions.delete(sessionId);
+    return reached(socket, (event) => event.type === 'sessions_changed' && event.session_id === sessionId && event.change === 'deleted');
+  },
+  'WS /ws/events notification': async (context) => {
+    const socket = await eventsSocket(context);
+    const id = await notification(context.target);
+    return reached(socket, (event) => event.type === 'notification' && event.id === id);
+  },
+  'WS /ws/events hello unread_notifications': async (context) => {
+    const before = await hearth.deps.notifications.unreadCount(context.caller.id);
+    await notification(context.target);
+    const socket = await EventSocket.connect(`${hearth.baseUrl.replace('http', 'ws')}/ws/events`, context.headers);
+    const hello = (await socket.nextMatching((event) => (event.type as string) === 'hello', 'hello')) as unknown as { unread_notifications: number };
+    socket.close();
+    return listed(hello.unread_notifications === before + 1);
+  },
+};
+
+async function socketAnswer(context: Case, sessionId: string): Promise<string> {
+  const socket = await EventSocket.connect(`${hearth.baseUrl.replace('http', 'ws')}/ws/sessions/${sessionId}`, context.headers);
+  const opened = await Promise.race([socket.next('session_sync').then(() => 'open'), socket.closed().then((code) => String(code))]);
+  socket.close();
+  return opened;
+}
+
+async function waitForScheduleSession(scheduleId: string): Promise<string> {
+  for (;;) {
+    const sessionId = hearth.app.scheduler.get(scheduleId)?.sessionId;
+    if (sessionId) return sessionId;
+    await new Promise((resolve) => hearth.app.scheduler.once('run_finished', resolve));
+  }
+}
+
+/** Signs each person in with a personal API token of their own (until test/support/people.ts does it the way the page does). */
+const credentials: Credentials = {
+  signedIn: async () => undefined,
+  apiToken: async (secret) => tokens.get(secret),
+};
+
+const table = await readRightsTable();
+
+beforeAll(async () => {
+  hearth = await startHearth({ credentials });
+  hearth.llm.respondWith(() => ({ content: 'Done.' }));
+  const { db, household } = hearth.deps;
+  people.owner = await household.firstOwner();
+  for (const role of ['adult', 'child', 'guest'] as const) people[role] = await insertPerson(db, { name: `The ${role}`, role, passphraseHash: null });
+  household.changed();
+  for (const person of Object.values(people)) tokens.set(`token-of-${person.id}`, { person, via: 'api_token' });
+});
+afterAll(async () => {
+  await hearth?.close();
+});
+
+describe('docs/protocol.md: who may do what', () => {
+  it('has a case for every row and a row for every case', () => {
+    expect(table.map((row) => row.route).sort()).toEqual(Object.keys(cases).sort());
+  });
+
+  it('refuses a request that names nobody', async () => {
+    // Once the household is more than one person, loopback alone proves nothing.
+    expect((await hearth.request('GET', '/sessions')).status).toBe(401);
+  });
+
+  describe.each(table.map((row) => [row.route, row] as [string, RightsRow]))('%s', (_route, row) => {
+    const checks = (['owner', 'adult', 'child', 'guest'] as const).flatMap((role) =>
+      (['own', 'another'] as Whose[]).flatMap((whose) => (row.answers[role][whose] === undefined ? [] : [[role, whose, row.answers[role][whose]!] as const])),
+    );
+    it.each(checks)('%s, %s → %s', async (role, whose, expected) => {
+      const caller = people[role];
+      const target = whose === 'own' ? caller : role === 'owner' ? people.adult : people.owner;
+      const headers = { authorization: `Bearer token-of-${caller.id}` };
+      const context: Case = {
+        caller,
+        target,
+        missing: row.missing,
+        headers,
+        request: (method, url, body) => hearth.request(method, url, body, headers),
+      };
+      const run = cases[row.route];
+      if (!run) throw new Error(`no case for the row ${row.route}`);
+      expect(await run(context)).toBe(expected);
+    });
+  });
+});
