@@ -29,6 +29,9 @@ export default defineConfig({
     restoreMocks: true,
     unstubEnvs: true,
     unstubGlobals: true,
+    // Builds src/ once per run as `npm run build` does; the tests that start Hearth as a child
+    // process start that bundle, as `npm start` does, instead of paying tsx at every start.
+    globalSetup: ['test/support/hearth-build-setup.ts'],
     projects: [
       { extends: true, test: { name: 'hearth', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...changesHostNetwork] } },
       { extends: true, test: { name: 'host-network', include: changesHostNetwork, fileParallelism: false, sequence: { groupOrder: 1 } } },

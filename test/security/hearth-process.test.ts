@@ -10,7 +10,8 @@ import { connect } from 'node:net';
 import { readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { prepareProfiles, startChildServer, type ChildServer } from '../support/server-child.ts';
+import { builtStartCommand } from '../support/hearth-build.ts';
+import { prepareProfiles, sourcesStartCommand, startChildServer, type ChildServer, type ChildServerOptions } from '../support/server-child.ts';
 import { waitUntil } from '../support/wait-until.ts';
 import { folderOwnedBy, giveFolderTo, unprivilegedUser, type UnprivilegedUser } from '../support/unprivileged-user.ts';
 
@@ -35,7 +36,7 @@ const keptNames = ['PATH', 'HOME', 'HEARTH_ENVIRONMENT_FD'];
 let user: UnprivilegedUser;
 const folders: string[] = [];
 
-async function startAsUser(options: { ipc?: boolean } = {}): Promise<ChildServer> {
+async function startAsUser(options: Pick<ChildServerOptions, 'ipc' | 'command'> = {}): Promise<ChildServer> {
   const dataDir = await folderOwnedBy(user, 'hearth-process-data-');
   const workFolder = await folderOwnedBy(user, 'hearth-process-cwd-');
   folders.push(dataDir, workFolder);
@@ -142,7 +143,8 @@ describe('when it cannot restart itself', () => {
   });
 
   it('with an IPC channel (a forking parent, tsx watch) it keeps its environment, says why once, and is non-dumpable all the same', async () => {
-    server = await startAsUser({ ipc: true });
+    // The sources through tsx, as under `tsx watch` (`npm run dev`), the parent that holds an IPC channel.
+    server = await startAsUser({ ipc: true, command: sourcesStartCommand() });
     const asked = await fetch(`${server.baseUrl}/sessions`, { headers: { authorization: `Bearer ${fromEnvironment.AUTH_TOKEN}` } });
     expect(asked.status).toBe(200);
     const warnings = server.output().match(/could not fully harden its own process[^\n]*/g) ?? [];
@@ -156,7 +158,8 @@ describe('when it cannot restart itself', () => {
   it('refuses to start on a HEARTH_ENVIRONMENT_FD it did not pass itself, rather than run without its environment', async () => {
     const dataDir = await folderOwnedBy(user, 'hearth-process-never-');
     folders.push(dataDir);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const start = builtStartCommand();
+    const child = spawn(start.executable, start.args, {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, HEARTH_ENVIRONMENT_FD: '1', PORT: '0', DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import type { EventOf } from '../../src/protocol/events.ts';
 import { EventSocket } from '../support/event-socket.ts';
+import { builtStartCommand } from '../support/hearth-build.ts';
 import { unusedPort } from '../support/llm-helpers.ts';
 import type { ScriptedLlm, ScriptedToolCall } from '../support/scripted-llm.ts';
 import { startScriptedOllama } from '../support/scripted-ollama.ts';
@@ -19,9 +20,6 @@ import { prepareProfiles } from '../support/server-child.ts';
 import { waitUntil } from '../support/wait-until.ts';
 import { hearthAddresses, type AttackTargets, type Findings } from './jail-attack-programs.ts';
 import { toolModule, type ToolFile } from './user-tools-harness.ts';
-
-const project = path.resolve('.');
-const tsxLoader = path.join(project, 'node_modules', 'tsx', 'dist', 'loader.mjs');
 
 function secret(label: string): string {
   return `${label}-${randomBytes(6).toString('hex')}`;
@@ -117,9 +115,9 @@ async function giveTo(folder: string, user: { uid: number; gid: number }): Promi
 }
 
 /**
- * Hearth from src/main.ts, run by `sh -c` (the shell stays above it, as npm does) in a project
- * folder of its own that holds `.env`. The shell carries the person's secrets; Hearth's
- * environment its own. AUTH_TOKEN is set, so the API needs it.
+ * Hearth as `npm start` runs it (this run's build of src/), run by `sh -c` (the shell stays
+ * above it, as npm does) in a project folder of its own that holds `.env`. The shell carries the
+ * person's secrets; Hearth's environment its own. AUTH_TOKEN is set, so the API needs it.
  */
 export async function startJailedHearth(options: JailedHearthOptions = {}): Promise<JailedHearth> {
   const secrets = makeSecrets();
@@ -160,7 +158,8 @@ export async function startJailedHearth(options: JailedHearthOptions = {}): Prom
   };
   const exports = Object.keys(hearthEnvironment).map((name) => `${name}="$HEARTH_${name}"`).join(' ');
   // The shell stays above Hearth (no exec), carrying PERSON_EXPORTED_SECRET as npm start's shell would.
-  const script = `env -i ${exports} "${process.execPath}" --import "${tsxLoader}" "${path.join(project, 'src', 'main.ts')}"; exit $?`;
+  const start = builtStartCommand();
+  const script = `env -i ${exports} ${[start.executable, ...start.args].map((word) => `"${word}"`).join(' ')}; exit $?`;
   const shellEnvironment: Record<string, string> = { PATH: hearthEnvironment.PATH!, ...secrets.parent };
   for (const [name, value] of Object.entries(hearthEnvironment)) shellEnvironment[`HEARTH_${name}`] = value;
   const [command, args] = options.terminal ? ['script', ['--quiet', '--flush', '--return', '--command', script, '/dev/null']] : ['/bin/sh', ['-c', script]];

@@ -1,11 +1,13 @@
-// The real server as a child process, started the way `npm start` starts it, so a test can
-// kill it with SIGKILL mid-run and start another on the same data.
+// The real server as a child process, started the way `npm start` starts it (this run's build of
+// src/, test/support/hearth-build.ts), so a test can kill it with SIGKILL mid-run and start
+// another on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EventSocket } from './event-socket.ts';
+import { builtStartCommand, type StartCommand } from './hearth-build.ts';
 import { unusedPort } from './llm-helpers.ts';
 import { waitUntil } from './wait-until.ts';
 
@@ -37,10 +39,11 @@ export async function prepareProfiles(dataDir: string, extraProfiles: Record<str
   return profilesDir;
 }
 
-/** A node command line other than the TypeScript sources, e.g. the built `npm start` or a systemd unit's ExecStart. */
-export interface StartCommand {
-  executable: string;
-  args: string[];
+/** src/main.ts through tsx, as `npm run dev` runs it: for a test about the sources or about running under tsx. */
+export function sourcesStartCommand(): StartCommand {
+  // Absolute, so that a working folder outside the checkout still finds tsx and the server.
+  const tsxLoader = pathToFileURL(path.resolve('node_modules/tsx/dist/loader.mjs')).href;
+  return { executable: process.execPath, args: ['--import', tsxLoader, path.resolve('src/main.ts')] };
 }
 
 export interface ChildServerOptions {
@@ -50,15 +53,13 @@ export interface ChildServerOptions {
   user?: { uid: number; gid: number; home: string };
   /** Open an IPC channel to the server, as a parent that forks it (or `tsx watch`) does. */
   ipc?: boolean;
-  /** How to start it; by default the sources through tsx, as `npm run dev` does. */
+  /** How to start it (e.g. sourcesStartCommand, a systemd unit's ExecStart); by default this run's build, as `npm start` does. */
   command?: StartCommand;
 }
 
 export async function startChildServer(dataDir: string, environment: Record<string, string>, options: ChildServerOptions = {}): Promise<ChildServer> {
   const port = await unusedPort();
-  // Absolute, so that a working folder outside the checkout still finds tsx and the server.
-  const tsxLoader = pathToFileURL(path.resolve('node_modules/tsx/dist/loader.mjs')).href;
-  const command = options.command ?? { executable: process.execPath, args: ['--import', tsxLoader, path.resolve('src/main.ts')] };
+  const command = options.command ?? builtStartCommand();
   const child: ChildProcess = spawn(command.executable, command.args, {
     cwd: options.cwd ?? path.resolve('.'),
     ...(options.user && { uid: options.user.uid, gid: options.user.gid }),
