@@ -3,6 +3,7 @@ import type { Caller, Person, Role } from '../src/people/person.ts';
 import type { Credentials } from '../src/server/identify.ts';
 import { insertPerson } from '../src/store/people-repository.ts';
 import { imageUrl } from '../src/store/message-images.ts';
+import { upsertFact } from '../src/store/memory-repository.ts';
 import { listNotifications } from '../src/store/notifications-repository.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
@@ -54,6 +55,14 @@ async function schedule(person: Person): Promise<string> {
 
 async function notification(person: Person): Promise<number> {
   return (await hearth.deps.notifications.raise({ title: 'Done', body: 'The plants are watered.', personId: person.id })).id;
+}
+
+let factCount = 0;
+
+/** A fact of the person's, saved as their memory_save would; answers its id. */
+async function fact(person: Person): Promise<number> {
+  factCount += 1;
+  return (await upsertFact(hearth.deps.db, person.id, { category: 'plants', key: `plant_${factCount}`, value: 'A fern by the window' })).fact.id;
 }
 
 async function eventsSocket(context: Case): Promise<EventSocket> {
@@ -172,6 +181,20 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     expect((await context.request('POST', '/notifications/read-all')).status).toBe(200);
     const unread = await listNotifications(hearth.deps.db, { unreadOnly: true, limit: 1000, personId: context.target.id });
     return listed(!unread.some((each) => each.id === id));
+  },
+  'GET /memory': async (context) => {
+    const id = await fact(context.target);
+    const { body } = await context.request('GET', '/memory');
+    return listed(body.facts.some((each: any) => each.id === id));
+  },
+  'PUT /memory/facts': status('PUT', '/memory/facts', { category: 'places', key: 'home_city', value: 'Leipzig' }),
+  'DELETE /memory/facts/:id': async (context) => answer(await context.request('DELETE', `/memory/facts/${await fact(context.target)}`), context.missing),
+  'POST /memory/extract': async (context) => {
+    const sessionId = await session(context.target);
+    const response = await context.request('POST', '/memory/extract');
+    if (response.status !== 200) return answer(response, context.missing);
+    const { processed, failed } = response.body as { processed: { session_id: string }[]; failed: { session_id: string }[] };
+    return listed([...processed, ...failed].some((entry) => entry.session_id === sessionId));
   },
   'WS /ws/sessions/:id': async (context) => socketAnswer(context, await session(context.target)),
   'WS /ws/sessions/:id shared server_admin': async (context) => socketAnswer(context, await session(context.target, { shared: true, profileId: 'server_admin' })),
