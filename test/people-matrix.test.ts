@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Caller, Person, Role } from '../src/people/person.ts';
-import type { Credentials } from '../src/server/identify.ts';
-import { insertPerson } from '../src/store/people-repository.ts';
+import type { Person, Role } from '../src/people/person.ts';
 import { imageUrl } from '../src/store/message-images.ts';
 import { upsertFact } from '../src/store/memory-repository.ts';
 import { listNotifications } from '../src/store/notifications-repository.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { household, type SignedIn } from './support/people.ts';
 import { readRightsTable, type RightsRow, type Whose } from './support/rights-table.ts';
 
 // docs/protocol.md's *Who may do what*, row by row, against one real server: each role acts on a
@@ -17,8 +16,9 @@ import { readRightsTable, type RightsRow, type Whose } from './support/rights-ta
 const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 let hearth: Hearth;
+/** Each role signed in through POST /auth/sign-in, as the page does; requests carry their cookie. */
+const signedIn = {} as Record<Role, SignedIn>;
 const people = {} as Record<Role, Person>;
-const tokens = new Map<string, Caller>();
 
 /** What a case needs: who asks, whose the thing is, and the row's not-found code. */
 interface Case {
@@ -240,22 +240,14 @@ async function waitForScheduleSession(scheduleId: string): Promise<string> {
   }
 }
 
-/** Signs each person in with a personal API token of their own (until test/support/people.ts does it the way the page does). */
-const credentials: Credentials = {
-  signedIn: async () => undefined,
-  apiToken: async (secret) => tokens.get(secret),
-};
-
 const table = await readRightsTable();
 
 beforeAll(async () => {
-  hearth = await startHearth({ credentials });
+  hearth = await startHearth();
   hearth.llm.respondWith(() => ({ content: 'Done.' }));
-  const { db, household } = hearth.deps;
-  people.owner = await household.firstOwner();
-  for (const role of ['adult', 'child', 'guest'] as const) people[role] = await insertPerson(db, { name: `The ${role}`, role, passphraseHash: null });
-  household.changed();
-  for (const person of Object.values(people)) tokens.set(`token-of-${person.id}`, { person, via: 'api_token' });
+  const { owner, people: [adult, child, guest] } = await household(hearth, ['adult', 'child', 'guest'] as const);
+  Object.assign(signedIn, { owner, adult, child, guest });
+  for (const role of ['owner', 'adult', 'child', 'guest'] as const) people[role] = signedIn[role].person;
 });
 afterAll(async () => {
   await hearth?.close();
@@ -278,7 +270,7 @@ describe('docs/protocol.md: who may do what', () => {
     it.each(checks)('%s, %s → %s', async (role, whose, expected) => {
       const caller = people[role];
       const target = whose === 'own' ? caller : role === 'owner' ? people.adult : people.owner;
-      const headers = { authorization: `Bearer token-of-${caller.id}` };
+      const headers = signedIn[role].cookieHeaders;
       const context: Case = {
         caller,
         target,

@@ -15,6 +15,7 @@ import { notifyFinishedRuns } from '../../src/scheduler/run-notifications.ts';
 import { Scheduler, type RunFinished } from '../../src/scheduler/scheduler.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { migrationProvider } from '../../src/store/migrations/index.ts';
+import { insertPerson, listPeople } from '../../src/store/people-repository.ts';
 import { listNotifications } from '../../src/store/notifications-repository.ts';
 import { listScheduleRuns, listSchedules, type Schedule } from '../../src/store/schedules-repository.ts';
 import type { ScheduleFields } from '../../src/time/schedule-input.ts';
@@ -562,5 +563,34 @@ describe('a finished run raises a notification', () => {
     await notified();
     const [notification] = await listNotifications(db, { unreadOnly: true, limit: 10 });
     expect(notification!.body).toBe(`${'x'.repeat(499)}…`);
+  });
+});
+
+describe('whose a schedule is', () => {
+  it("is its person's: its runs' session is made for them, and the finished run's notification is theirs alone", async () => {
+    const adult = await insertPerson(db, { name: 'Ada', role: 'adult', passphraseHash: null });
+    const events = new HearthEventHub();
+    const owners: HearthEvent[] = [];
+    const adults: HearthEvent[] = [];
+    const owner = (await listPeople(db)).find((person) => person.role === 'owner')!;
+    events.subscribeFor(owner, (event) => owners.push(event));
+    events.subscribeFor(adult, (event) => adults.push(event));
+    const scheduler = await started();
+    const notified = notifyFinishedRuns({ scheduler, notifications: new Notifications(db, events), sessions, logger: createLogger('silent') });
+    const created = await scheduler.create({ ...morning, name: 'Plants', prompt: 'Water the plants', every: '1h' }, adult.id);
+    if (!created.ok) throw new Error(created.message);
+    expect(created.value.personId).toBe(adult.id);
+    expect((await listSchedules(db)).map((schedule) => schedule.personId)).toEqual([adult.id]);
+
+    sessions.answer(completed('Watered.'));
+    const finished = nextFinish(scheduler);
+    clock.advanceTo('2026-11-24T08:00:00Z');
+    expect(await finished).toMatchObject({ personId: adult.id, status: 'ok' });
+    await notified();
+    expect(sessions.made).toEqual([{ key: `schedule:${created.value.id}`, request: { profileId: 'secretary', title: 'Plants', personId: adult.id } }]);
+    expect(adults).toMatchObject([{ type: 'notification', title: 'Plants finished', body: 'Watered.' }]);
+    expect(owners).toEqual([]);
+    expect(await listNotifications(db, { unreadOnly: true, limit: 10, personId: owner.id })).toEqual([]);
+    expect(await listNotifications(db, { unreadOnly: true, limit: 10, personId: adult.id })).toMatchObject([{ title: 'Plants finished' }]);
   });
 });

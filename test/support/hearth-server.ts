@@ -8,7 +8,6 @@ import type { Channel } from '../../src/channels/channel.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { Jail } from '../../src/jail/jail.ts';
 import type { Logger } from '../../src/logger.ts';
-import type { Credentials } from '../../src/server/identify.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { EventSocket } from './event-socket.ts';
@@ -42,8 +41,6 @@ export interface HearthOptions {
   logger?: Logger;
   /** How long importing one user-tool module may take; the default 10 s otherwise (checked in test/internals/user-tool-host.test.ts). */
   userToolLoadTimeoutMs?: number;
-  /** Who sign-in cookies and personal API tokens are (server/identify.ts), in place of the app's own. */
-  credentials?: Credentials;
 }
 
 export interface Hearth {
@@ -97,7 +94,6 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     ...(options.userToolLoadTimeoutMs !== undefined && { userToolLoadTimeoutMs: options.userToolLoadTimeoutMs }),
   });
   if (options.tools) deps.tools.addBuiltins(options.tools);
-  if (options.credentials) deps.credentials = options.credentials;
   const app = await buildApp(config, deps, { ...(options.channels && { channels: options.channels }) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
