@@ -138,7 +138,9 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   const jail = overrides.jail ?? (await Jail.create({ config, logger }));
   reportJail(jail, logger);
   services.add({ name: 'jail', close: () => jail.close() });
-  const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger });
+  // Memory and the memory tools ask who a session's person is when they run, after `deps` is built.
+  const person = (personId: string) => deps.household.person(personId);
+  const memory = overrides.memory ?? new MemoryService({ db, backends, config, logger, person });
   services.add({ name: 'memory', start: () => memory.start(), close: () => memory.stop() });
   const selfAddress = overrides.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const integrations = overrides.integrations ?? new IntegrationRegistry();
@@ -158,6 +160,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
       userTools: () => deps.userTools,
       toolSwitches: () => deps.toolSwitches,
       onMemoryChanged: () => memory.runInBackground(),
+      person,
       selfAddress,
       mqtt,
       homeAssistant,
@@ -223,7 +226,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     selfAddress,
     approvals,
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
-    memorySummary: overrides.memorySummary ?? (() => memory.summary()),
+    memorySummary: overrides.memorySummary ?? ((personId) => memory.summary(personId)),
     backendStatus,
     integrations,
     events,

@@ -19,18 +19,24 @@ import {
   writeSummary,
 } from '../src/store/memory-repository.ts';
 import { appendMessage } from '../src/store/messages-repository.ts';
+import { findFirstOwner } from '../src/store/people-repository.ts';
 import { createSession, deleteSession } from '../src/store/sessions-repository.ts';
 import { createMemoryForgetTool } from '../src/tools/builtin/memory-forget.ts';
 import { createMemorySaveTool } from '../src/tools/builtin/memory-save.ts';
+import type { MemoryOwnerOf } from '../src/tools/builtin/memory-owner.ts';
 import { createMemorySearchTool } from '../src/tools/builtin/memory-search.ts';
 import { runTool } from './support/tool-context.ts';
 
 let directory: string;
 let db: Db;
+/** The owner a new Hearth starts with: a household of one, whose memory every case here uses. */
+let owner: string;
+const asOwner: MemoryOwnerOf = async () => ({ ok: true, personId: owner });
 
 beforeEach(async () => {
   directory = await fs.mkdtemp(path.join(os.tmpdir(), 'hearth-memory-'));
   db = await openDatabase(path.join(directory, 'test.db'));
+  owner = (await findFirstOwner(db))!.id;
 });
 
 afterEach(async () => {
@@ -45,51 +51,51 @@ async function setLastActive(sessionId: string, iso: string): Promise<void> {
 }
 
 async function keysFound(query: string): Promise<string[]> {
-  return (await searchFacts(db, query)).facts.map((fact) => fact.key);
+  return (await searchFacts(db, owner, query)).facts.map((fact) => fact.key);
 }
 
 describe('memory facts', () => {
   it('creates, replaces and keeps facts unique per normalised category and key', async () => {
-    const created = await upsertFact(db, { category: ' Environment ', key: 'NAS  Address', value: ' 192.168.1.20 ' });
+    const created = await upsertFact(db, owner, { category: ' Environment ', key: 'NAS  Address', value: ' 192.168.1.20 ' });
     expect(created.change).toBe('created');
     expect(created.fact).toMatchObject({ category: 'environment', key: 'nas_address', value: '192.168.1.20' });
 
-    const updated = await upsertFact(db, { category: 'environment', key: 'nas_address', value: '192.168.1.21' });
+    const updated = await upsertFact(db, owner, { category: 'environment', key: 'nas_address', value: '192.168.1.21' });
     expect(updated).toMatchObject({ change: 'updated', previousValue: '192.168.1.20', fact: { id: created.fact.id, value: '192.168.1.21' } });
     expect(updated.fact.createdAt).toBe(created.fact.createdAt);
 
-    const unchanged = await upsertFact(db, { category: 'ENVIRONMENT', key: 'nas address', value: '192.168.1.21' });
+    const unchanged = await upsertFact(db, owner, { category: 'ENVIRONMENT', key: 'nas address', value: '192.168.1.21' });
     expect(unchanged.change).toBe('unchanged');
-    expect((await listFacts(db)).map((fact) => fact.value)).toEqual(['192.168.1.21']);
-    await expect(upsertFact(db, { category: ' ', key: 'x', value: 'y' })).rejects.toThrow(/non-empty/);
+    expect((await listFacts(db, owner)).map((fact) => fact.value)).toEqual(['192.168.1.21']);
+    await expect(upsertFact(db, owner, { category: ' ', key: 'x', value: 'y' })).rejects.toThrow(/non-empty/);
   });
 
   it('marks the summary stale on every real change, not on saving the same value', async () => {
-    expect(await readSummary(db)).toMatchObject({ content: '', stale: false, factsVersion: 0 });
-    await upsertFact(db, { category: 'people', key: 'sister', value: 'Anna' });
-    const afterCreate = await readSummary(db);
+    expect(await readSummary(db, owner)).toMatchObject({ content: '', stale: false, factsVersion: 0 });
+    await upsertFact(db, owner, { category: 'people', key: 'sister', value: 'Anna' });
+    const afterCreate = await readSummary(db, owner);
     expect(afterCreate.stale).toBe(true);
-    await writeSummary(db, 'The user has a sister, Anna.', afterCreate.factsVersion);
-    expect(await readSummary(db)).toMatchObject({ content: 'The user has a sister, Anna.', stale: false });
+    await writeSummary(db, owner, 'The user has a sister, Anna.', afterCreate.factsVersion);
+    expect(await readSummary(db, owner)).toMatchObject({ content: 'The user has a sister, Anna.', stale: false });
 
-    await upsertFact(db, { category: 'people', key: 'sister', value: 'Anna' });
-    expect((await readSummary(db)).stale).toBe(false);
-    await upsertFact(db, { category: 'people', key: 'sister', value: 'Anna Berg' });
-    expect((await readSummary(db)).stale).toBe(true);
-    const version = (await readSummary(db)).factsVersion;
-    await writeSummary(db, 'x', version);
-    await deleteFactByKey(db, 'People', 'Sister');
-    expect((await readSummary(db)).stale).toBe(true);
+    await upsertFact(db, owner, { category: 'people', key: 'sister', value: 'Anna' });
+    expect((await readSummary(db, owner)).stale).toBe(false);
+    await upsertFact(db, owner, { category: 'people', key: 'sister', value: 'Anna Berg' });
+    expect((await readSummary(db, owner)).stale).toBe(true);
+    const version = (await readSummary(db, owner)).factsVersion;
+    await writeSummary(db, owner, 'x', version);
+    await deleteFactByKey(db, owner, 'People', 'Sister');
+    expect((await readSummary(db, owner)).stale).toBe(true);
   });
 
   it('forgets by id and by category and key, answering what was deleted', async () => {
-    const { fact } = await upsertFact(db, { category: 'places', key: 'home_city', value: 'Leipzig' });
-    await upsertFact(db, { category: 'places', key: 'work_city', value: 'Halle' });
-    expect(await deleteFact(db, fact.id)).toMatchObject({ key: 'home_city' });
-    expect(await deleteFact(db, fact.id)).toBeUndefined();
-    expect(await deleteFactByKey(db, 'Places', 'Work City')).toMatchObject({ value: 'Halle' });
-    expect(await deleteFactByKey(db, 'places', 'work_city')).toBeUndefined();
-    expect(await listFacts(db)).toEqual([]);
+    const { fact } = await upsertFact(db, owner, { category: 'places', key: 'home_city', value: 'Leipzig' });
+    await upsertFact(db, owner, { category: 'places', key: 'work_city', value: 'Halle' });
+    expect(await deleteFact(db, owner, fact.id)).toMatchObject({ key: 'home_city' });
+    expect(await deleteFact(db, owner, fact.id)).toBeUndefined();
+    expect(await deleteFactByKey(db, owner, 'Places', 'Work City')).toMatchObject({ value: 'Halle' });
+    expect(await deleteFactByKey(db, owner, 'places', 'work_city')).toBeUndefined();
+    expect(await listFacts(db, owner)).toEqual([]);
     expect(await keysFound('Leipzig Halle')).toEqual([]);
   });
 });
@@ -108,7 +114,7 @@ describe('memory search', () => {
       ['projects', 'garden', 'Raised beds for tomatoes this spring'],
       ['places', 'home_city', 'Leipzig'],
     ];
-    for (const [category, key, value] of facts) await upsertFact(db, { category, key, value });
+    for (const [category, key, value] of facts) await upsertFact(db, owner, { category, key, value });
   });
 
   it('ranks by BM25: more of the query words, and rarer ones, come first', async () => {
@@ -116,7 +122,7 @@ describe('memory search', () => {
     expect((await keysFound('synology backups')).slice(0, 2)).toEqual(['nas_backup_path', 'nas_address']);
     // "192.168.1" appears in two facts, "fritzbox" in one: the rarer word wins.
     expect((await keysFound('fritzbox nas')).slice(0, 1)).toEqual(['router']);
-    expect((await searchFacts(db, 'synology backups')).mode).toBe('fts');
+    expect((await searchFacts(db, owner, 'synology backups')).mode).toBe('fts');
   });
 
   it('reads plain questions as words: stop words dropped, stems and accents folded', async () => {
@@ -136,22 +142,22 @@ describe('memory search', () => {
   });
 
   it('falls back to LIKE for a query FTS5 cannot parse or match', async () => {
-    const unparseable = await searchFacts(db, '"gres');
+    const unparseable = await searchFacts(db, owner, '"gres');
     expect(unparseable.mode).toBe('like');
     expect(unparseable.facts.map((fact) => fact.key)).toEqual(['postgres_version']);
-    const syntaxError = await searchFacts(db, 'atlas AND (');
+    const syntaxError = await searchFacts(db, owner, 'atlas AND (');
     expect(syntaxError.facts.map((fact) => fact.key)).toEqual(['home_server']);
     // LIKE wildcards in the query are matched literally.
-    expect((await searchFacts(db, '%')).facts).toEqual([]);
-    expect(await searchFacts(db, '"t_m')).toEqual({ mode: 'like', facts: [] });
-    expect(await searchFacts(db, '   ')).toEqual({ mode: 'like', facts: [] });
+    expect((await searchFacts(db, owner, '%')).facts).toEqual([]);
+    expect(await searchFacts(db, owner, '"t_m')).toEqual({ mode: 'like', facts: [] });
+    expect(await searchFacts(db, owner, '   ')).toEqual({ mode: 'like', facts: [] });
   });
 
   it('stays in step with updates and deletes', async () => {
-    await upsertFact(db, { category: 'preferences', key: 'coffee', value: 'Espresso' });
+    await upsertFact(db, owner, { category: 'preferences', key: 'coffee', value: 'Espresso' });
     expect(await keysFound('flat white')).toEqual([]);
     expect(await keysFound('espresso')).toEqual(['coffee']);
-    await deleteFactByKey(db, 'preferences', 'coffee');
+    await deleteFactByKey(db, owner, 'preferences', 'coffee');
     expect(await keysFound('espresso')).toEqual([]);
   });
 });
@@ -167,12 +173,12 @@ describe('extraction state', () => {
     await setLastActive(idle.id, minutesAgo(40));
     await setLastActive(empty.id, minutesAgo(40));
 
-    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, afterPosition: 0 }]);
+    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, personId: owner, afterPosition: 0 }]);
     expect((await sessionsDueForExtraction(db)).map((due) => due.sessionId).sort()).toEqual([idle.id, active.id].sort());
 
     const messages = await displayMessagesAfter(db, idle.id, 0);
     expect(messages.map((entry) => [entry.position, entry.message.content])).toEqual([[1, 'I live in Leipzig.'], [2, 'Noted.']]);
-    const saved = await applyExtraction(db, idle.id, 2, [{ category: 'places', key: 'home_city', value: 'Leipzig' }]);
+    const saved = await applyExtraction(db, { sessionId: idle.id, personId: owner }, 2, [{ category: 'places', key: 'home_city', value: 'Leipzig' }]);
     expect(saved.map((entry) => entry.change)).toEqual(['created']);
     expect(await extractionState(db, idle.id)).toEqual({ extractedAt: expect.any(String), lastPosition: 2 });
     expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([]);
@@ -180,15 +186,15 @@ describe('extraction state', () => {
     // New activity makes it due again, from where the last extraction stopped.
     await appendMessage(db, idle.id, { role: 'user', content: 'Actually I moved to Halle.' });
     await setLastActive(idle.id, minutesAgo(40));
-    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, afterPosition: 2 }]);
+    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, personId: owner, afterPosition: 2 }]);
     expect((await displayMessagesAfter(db, idle.id, 2)).map((entry) => entry.message.content)).toEqual(['Actually I moved to Halle.']);
 
     await deleteSession(db, idle.id);
     expect(await extractionState(db, idle.id)).toBeUndefined();
     // A session deleted while it was being extracted leaves no state row behind (its facts stay).
-    await applyExtraction(db, idle.id, 3, [{ category: 'places', key: 'home_city', value: 'Halle' }]);
+    await applyExtraction(db, { sessionId: idle.id, personId: owner }, 3, [{ category: 'places', key: 'home_city', value: 'Halle' }]);
     expect(await extractionState(db, idle.id)).toBeUndefined();
-    expect((await findFactByKey(db, 'places', 'home_city'))?.value).toBe('Halle');
+    expect((await findFactByKey(db, owner, 'places', 'home_city'))?.value).toBe('Halle');
   });
 });
 
@@ -235,7 +241,7 @@ describe('extraction input and reply', () => {
 describe('memory tools', () => {
   it('memory_save saves, updates and refuses empty or over-long fields; changes are announced', async () => {
     let changes = 0;
-    const save = createMemorySaveTool(db, () => changes++);
+    const save = createMemorySaveTool(db, asOwner, () => changes++);
     expect(await runTool(save, { category: 'Preferences', key: 'coffee', value: 'Flat white' })).toEqual({
       output: 'Saved #1 [preferences] coffee: Flat white',
       success: true,
@@ -250,9 +256,9 @@ describe('memory tools', () => {
   });
 
   it('memory_search answers ranked facts with ids, or says nothing matched', async () => {
-    await upsertFact(db, { category: 'environment', key: 'nas_address', value: '192.168.1.20' });
-    await upsertFact(db, { category: 'environment', key: 'nas_backup_path', value: '/volume1/backups' });
-    const search = createMemorySearchTool(db);
+    await upsertFact(db, owner, { category: 'environment', key: 'nas_address', value: '192.168.1.20' });
+    await upsertFact(db, owner, { category: 'environment', key: 'nas_backup_path', value: '/volume1/backups' });
+    const search = createMemorySearchTool(db, asOwner);
     expect((await runTool(search, { query: 'nas backup' })).output).toBe(
       '2 facts, best match first:\n#2 [environment] nas_backup_path: /volume1/backups\n#1 [environment] nas_address: 192.168.1.20',
     );
@@ -262,9 +268,9 @@ describe('memory tools', () => {
 
   it('memory_forget deletes by id or by category and key', async () => {
     let changes = 0;
-    const forget = createMemoryForgetTool(db, () => changes++);
-    const { fact } = await upsertFact(db, { category: 'people', key: 'sister', value: 'Anna' });
-    await upsertFact(db, { category: 'places', key: 'home_city', value: 'Leipzig' });
+    const forget = createMemoryForgetTool(db, asOwner, () => changes++);
+    const { fact } = await upsertFact(db, owner, { category: 'people', key: 'sister', value: 'Anna' });
+    await upsertFact(db, owner, { category: 'places', key: 'home_city', value: 'Leipzig' });
     expect((await runTool(forget, { id: fact.id })).output).toBe('Forgot #1 [people] sister: Anna');
     expect(await runTool(forget, { id: fact.id })).toEqual({
       output: 'There is no remembered fact #1. Use memory_search to find it and its id.',
@@ -273,6 +279,6 @@ describe('memory tools', () => {
     expect((await runTool(forget, { category: 'Places', key: 'home city' })).output).toBe('Forgot #2 [places] home_city: Leipzig');
     expect((await runTool(forget, { category: 'places' })).output).toBe('Send id (from memory_search), or both category and key.');
     expect(changes).toBe(2);
-    expect(await listFacts(db)).toEqual([]);
+    expect(await listFacts(db, owner)).toEqual([]);
   });
 });

@@ -73,7 +73,7 @@ describe('long-term memory extraction', () => {
 
     // Not idle yet: creating a session starts a run that skips it.
     await server.createSession();
-    expect(await memoryOf(server).runExtraction()).toEqual({ processed: [], failed: [], summaryUpdated: false });
+    expect(await memoryOf(server).runExtraction()).toEqual({ processed: [], failed: [], summariesUpdated: [] });
     expect(extractionRequests(server)).toEqual([]);
 
     makeIdle(server, old, 2);

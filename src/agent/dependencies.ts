@@ -16,8 +16,8 @@ export interface AgentDependencies {
   backends: BackendRegistry;
   persona: string;
   logger: Logger;
-  /** The long-term memory summary injected into every call, if there is one. */
-  memorySummary: () => Promise<string | undefined>;
+  /** The person's long-term memory summary, injected into their sessions' calls, if they have one. */
+  memorySummary: (personId: string) => Promise<string | undefined>;
   /** The gate every tool call passes (README: Approvals). */
   approvals: ApprovalGate;
   /** Where the images of stored messages live. */

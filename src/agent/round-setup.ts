@@ -20,8 +20,8 @@ export interface SetupSources {
   backends: BackendRegistry;
   tools: ToolRegistry;
   persona: string;
-  /** The long-term memory summary, if there is one. */
-  memorySummary: () => Promise<string | undefined>;
+  /** The person's long-term memory summary, if they have one (guests never do). */
+  memorySummary: (personId: string) => Promise<string | undefined>;
 }
 
 /** Tools a sub-agent never gets: it cannot spawn further agents or change its parent's profile. */
@@ -88,16 +88,20 @@ export function profileNamed(profileId: string | undefined, profiles: ProfileReg
 
 /**
  * The setup for a stored session's next call (`session` as just read; undefined once it was
- * deleted), with what is remembered about the user. `runProfileId` is the profile the person
+ * deleted), with what is remembered about the person whose session it is. `runProfileId` is the profile the person
  * chose when the run began: its approval rules keep governing the run after the model switches
  * profile, so a switch never loosens them.
  */
-export async function setupForSession(session: Pick<Session, 'profileId' | 'model'> | undefined, sources: SetupSources, runProfileId?: string): Promise<ProfileSetup> {
+export async function setupForSession(
+  session: Pick<Session, 'profileId' | 'model' | 'personId'> | undefined,
+  sources: SetupSources,
+  runProfileId?: string,
+): Promise<ProfileSetup> {
   const profile = profileNamed(session?.profileId, sources.profiles);
   if (!('prompt' in profile)) return { ok: false, error: profile };
   const chosen = runProfileId === undefined || runProfileId === profile.id ? undefined : sources.profiles.get(runProfileId);
   return setupForProfile(profile, sources, {
-    memory: await sources.memorySummary(),
+    memory: session && (await sources.memorySummary(session.personId)),
     sessionModel: session?.model ?? null,
     ...(chosen && { governingPolicies: [chosen.approvals] }),
   });

@@ -45,7 +45,7 @@ export function createSubagentRunner(dependencies: () => SubagentDependencies): 
         setup: async () =>
           setupForProfile(profile, deps, {
             subagent: true,
-            memory: await deps.memorySummary(),
+            memory: session && (await deps.memorySummary(session.personId)),
             governingPolicies: parent.approvalPolicies ?? [],
             sessionProfileId: parent.sessionProfileId ?? session?.profileId,
           }),

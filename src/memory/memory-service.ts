@@ -3,10 +3,14 @@ import type { BackendRegistry } from '../llm/backend-registry.ts';
 import { inCallLane } from '../llm/call-lane.ts';
 import type { LlmBackend } from '../llm/types.ts';
 import type { Logger } from '../logger.ts';
+import type { Person } from '../people/person.ts';
+import { keepsMemory } from '../people/rights.ts';
 import type { Db } from '../store/database.ts';
 import {
   applyExtraction,
   displayMessagesAfter,
+  lastDisplayPosition,
+  peopleWithStaleSummaries,
   readSummary,
   recentFacts,
   sessionsDueForExtraction,
@@ -22,19 +26,22 @@ export interface MemoryServiceOptions {
   backends: BackendRegistry;
   config: Pick<Config, 'MEMORY_IDLE_MINUTES'>;
   logger: Logger;
+  /** A person of the household by id: whose sessions are read, and who keeps memory (guests do not). */
+  person: (personId: string) => Promise<Person | undefined>;
 }
 
 export interface ExtractionReport {
-  /** Sessions whose new messages were read, with how many facts that created or changed. */
-  processed: { sessionId: string; factsChanged: number }[];
+  /** Sessions whose new messages were read, whose they are, and how many of that person's facts it created or changed. */
+  processed: { sessionId: string; personId: string; factsChanged: number }[];
   /** Sessions left for the next run, and why. */
-  failed: { sessionId: string; message: string }[];
-  summaryUpdated: boolean;
+  failed: { sessionId: string; personId: string; message: string }[];
+  /** The people whose summary was rewritten (or removed, with their last fact). */
+  summariesUpdated: string[];
 }
 
 export interface ExtractionOptions {
-  /** Also read sessions that are not idle yet (a manual "remember now"). */
-  ignoreIdle?: boolean;
+  /** Also read this person's sessions that are not idle yet (their "remember now"). */
+  ignoreIdleOf?: string;
 }
 
 type Model = { backend: LlmBackend; model: string; contextWindow: number };
@@ -45,15 +52,17 @@ const knownFactsForExtraction = 100;
 const factsForSummary = 500;
 
 /**
- * Long-term memory in the background: extracts facts from sessions that went idle, keeps
- * the narrative summary in step with the facts, and hands the summary to every LLM call.
- * Runs never overlap, and nothing here is awaited by a turn.
+ * Long-term memory in the background: extracts facts from sessions that went idle, filing them
+ * under the person whose session it was, keeps each person's narrative summary in step with
+ * their facts, and hands it to the LLM calls of their sessions. Guests keep no memory: their
+ * sessions are passed over and their calls hear no summary. Runs never overlap, and nothing
+ * here is awaited by a turn.
  */
 export class MemoryService {
   private readonly db: Db;
   private running: Promise<ExtractionReport> | undefined;
   private followUp: Promise<ExtractionReport> | undefined;
-  private followUpIgnoresIdle = false;
+  private followUpIgnoresIdleOf = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly stopping = new AbortController();
 
@@ -61,9 +70,11 @@ export class MemoryService {
     this.db = options.db;
   }
 
-  /** The summary injected after the system prompt, or undefined while there is none. */
-  async summary(): Promise<string | undefined> {
-    const { content } = await readSummary(this.db);
+  /** The person's summary, injected after the system prompt of their sessions' calls; undefined while there is none, and for guests. */
+  async summary(personId: string): Promise<string | undefined> {
+    const person = await this.options.person(personId);
+    if (!person || !keepsMemory(person)) return undefined;
+    const { content } = await readSummary(this.db, personId);
     return content.trim() === '' ? undefined : content;
   }
 
@@ -73,13 +84,14 @@ export class MemoryService {
    * meanwhile share that one follow-up run), so nothing that became due is missed.
    */
   runExtraction(options: ExtractionOptions = {}): Promise<ExtractionReport> {
-    if (!this.running) return this.begin(options.ignoreIdle ?? false);
-    this.followUpIgnoresIdle ||= options.ignoreIdle ?? false;
+    const eager = options.ignoreIdleOf === undefined ? [] : [options.ignoreIdleOf];
+    if (!this.running) return this.begin(eager);
+    for (const personId of eager) this.followUpIgnoresIdleOf.add(personId);
     this.followUp ??= this.running.then(() => {
-      const ignoreIdle = this.followUpIgnoresIdle;
+      const ignoreIdleOf = [...this.followUpIgnoresIdleOf];
       this.followUp = undefined;
-      this.followUpIgnoresIdle = false;
-      return this.begin(ignoreIdle);
+      this.followUpIgnoresIdleOf = new Set();
+      return this.begin(ignoreIdleOf);
     });
     return this.followUp;
   }
@@ -105,12 +117,12 @@ export class MemoryService {
     await this.followUp;
   }
 
-  private begin(ignoreIdle: boolean): Promise<ExtractionReport> {
+  private begin(ignoreIdleOf: readonly string[]): Promise<ExtractionReport> {
     // A tool that changes a fact mid-run starts this from inside a person's run: its calls still wait as background work.
-    const run = inCallLane({ lane: 'background' }, () => this.extractDue(ignoreIdle))
+    const run = inCallLane({ lane: 'background' }, () => this.extractDue(ignoreIdleOf))
       .catch((error: unknown): ExtractionReport => {
         this.options.logger.error({ err: error }, 'memory extraction run failed');
-        return { processed: [], failed: [], summaryUpdated: false };
+        return { processed: [], failed: [], summariesUpdated: [] };
       })
       .finally(() => {
         this.running = undefined;
@@ -119,8 +131,8 @@ export class MemoryService {
     return run;
   }
 
-  private async extractDue(ignoreIdle: boolean): Promise<ExtractionReport> {
-    const report: ExtractionReport = { processed: [], failed: [], summaryUpdated: false };
+  private async extractDue(ignoreIdleOf: readonly string[]): Promise<ExtractionReport> {
+    const report: ExtractionReport = { processed: [], failed: [], summariesUpdated: [] };
     if (this.stopping.signal.aborted) return report;
     const choice = this.options.backends.choose();
     if (!choice.ok) {
@@ -128,18 +140,29 @@ export class MemoryService {
       return report;
     }
     const model = { backend: choice.backend, model: choice.model, contextWindow: choice.contextWindow };
-    const idleSince = ignoreIdle ? undefined : new Date(Date.now() - this.options.config.MEMORY_IDLE_MINUTES * 60_000).toISOString();
-    for (const due of await sessionsDueForExtraction(this.db, idleSince)) {
-      const outcome = await this.extractSession(due, model);
-      if (outcome.ok) {
-        report.processed.push({ sessionId: due.sessionId, factsChanged: outcome.factsChanged });
+    const idleSince = new Date(Date.now() - this.options.config.MEMORY_IDLE_MINUTES * 60_000).toISOString();
+    for (const due of await sessionsDueForExtraction(this.db, idleSince, ignoreIdleOf)) {
+      const person = await this.options.person(due.personId);
+      if (!person || !keepsMemory(person)) {
+        // Nothing said in a guest's session is ever remembered, not even if they later join for good.
+        await applyExtraction(this.db, due, await lastDisplayPosition(this.db, due.sessionId), []);
         continue;
       }
-      report.failed.push({ sessionId: due.sessionId, message: outcome.message });
+      const outcome = await this.extractSession(due, model);
+      if (outcome.ok) {
+        report.processed.push({ sessionId: due.sessionId, personId: due.personId, factsChanged: outcome.factsChanged });
+        continue;
+      }
+      report.failed.push({ sessionId: due.sessionId, personId: due.personId, message: outcome.message });
       this.options.logger.warn({ sessionId: due.sessionId }, `memory extraction failed, retried next run: ${outcome.message}`);
       if (outcome.stopRun) break;
     }
-    if (!this.stopping.signal.aborted) report.summaryUpdated = await this.refreshSummary(model);
+    for (const personId of await peopleWithStaleSummaries(this.db)) {
+      if (this.stopping.signal.aborted) break;
+      const person = await this.options.person(personId);
+      if (!person || !keepsMemory(person)) continue;
+      if (await this.refreshSummary(personId, model)) report.summariesUpdated.push(personId);
+    }
     return report;
   }
 
@@ -153,7 +176,7 @@ export class MemoryService {
     for (const batch of batches) {
       let facts: { category: string; key: string; value: string }[] = [];
       if (batch.transcript !== '') {
-        const knownFacts = withinCharacters(await recentFacts(this.db, knownFactsForExtraction), Math.min(6_000, contextWindow / 2));
+        const knownFacts = withinCharacters(await recentFacts(this.db, due.personId, knownFactsForExtraction), Math.min(6_000, contextWindow / 2));
         const result = await extractFacts({ ...model, transcript: batch.transcript, knownFacts, signal: this.stopping.signal });
         if (!result.ok) {
           if (result.reason === 'malformed') return { ok: false, message: `malformed reply: ${result.message}`, stopRun: false };
@@ -162,19 +185,19 @@ export class MemoryService {
         }
         facts = result.facts;
       }
-      factsChanged += (await applyExtraction(this.db, due.sessionId, batch.throughPosition, facts)).length;
+      factsChanged += (await applyExtraction(this.db, due, batch.throughPosition, facts)).length;
     }
     return { ok: true, factsChanged };
   }
 
-  /** Rewrites the summary when facts changed since it was written; a failure keeps the old one for the next run. */
-  private async refreshSummary(model: Model): Promise<boolean> {
-    const { stale, factsVersion } = await readSummary(this.db);
+  /** Rewrites the person's summary when their facts changed since it was written; a failure keeps the old one for the next run. */
+  private async refreshSummary(personId: string, model: Model): Promise<boolean> {
+    const { stale, factsVersion } = await readSummary(this.db, personId);
     if (!stale) return false;
     const { contextWindow } = model;
-    const facts = withinCharacters(await recentFacts(this.db, factsForSummary), Math.min(24_000, contextWindow * 2));
+    const facts = withinCharacters(await recentFacts(this.db, personId, factsForSummary), Math.min(24_000, contextWindow * 2));
     if (facts.length === 0) {
-      await writeSummary(this.db, '', factsVersion);
+      await writeSummary(this.db, personId, '', factsVersion);
       return true;
     }
     const result = await summariseFacts({ ...model, facts, signal: this.stopping.signal });
@@ -182,7 +205,7 @@ export class MemoryService {
       this.options.logger.warn(`memory summary not regenerated, retried next run: ${result.error.message}`);
       return false;
     }
-    await writeSummary(this.db, result.summary, factsVersion);
+    await writeSummary(this.db, personId, result.summary, factsVersion);
     return true;
   }
 }

@@ -1,9 +1,13 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.ts';
+import { firstOwnerId } from './first-owner.ts';
 import type { Message } from './message.ts';
 import type { MemoryFactsTable } from './schema.ts';
 
-/** A durable fact about the person: `(category, key) → value`, unique per category and key. */
+/**
+ * A durable fact about a person: `(category, key) → value`, unique per person, category and key.
+ * Every function here reads and writes one person's facts: the `personId` it is given.
+ */
 export interface MemoryFact {
   id: number;
   category: string;
@@ -30,7 +34,7 @@ export interface SavedFact {
 
 export const factLimits = { category: 64, key: 128, value: 2000 } as const;
 
-type FactRow = Omit<MemoryFactsTable, 'id'> & { id: number };
+type FactRow = Omit<MemoryFactsTable, 'id' | 'person_id'> & { id: number };
 
 const columns = ['id', 'category', 'key', 'value', 'created_at', 'updated_at'] as const;
 
@@ -43,10 +47,11 @@ export function factName(text: string): string {
   return text.trim().toLowerCase().replace(/\s+/g, '_');
 }
 
-export async function findFactByKey(db: Db, category: string, key: string): Promise<MemoryFact | undefined> {
+export async function findFactByKey(db: Db, personId: string, category: string, key: string): Promise<MemoryFact | undefined> {
   const row = await db
     .selectFrom('memory_facts')
     .select(columns)
+    .where('person_id', '=', personId)
     .where('category', '=', factName(category))
     .where('key', '=', factName(key))
     .executeTakeFirst();
@@ -57,44 +62,52 @@ export async function findFactByKey(db: Db, category: string, key: string): Prom
  * Creates the fact or replaces its value. Saving the value a fact already has changes
  * nothing (not even updated_at), so it does not make the summary stale either.
  */
-export async function upsertFact(db: Db, input: FactInput): Promise<SavedFact> {
+export async function upsertFact(db: Db, personId: string, input: FactInput): Promise<SavedFact> {
   const category = factName(input.category);
   const key = factName(input.key);
   const value = input.value.trim();
   if (category === '' || key === '' || value === '') throw new Error('A fact needs a non-empty category, key and value.');
-  const before = await findFactByKey(db, category, key);
+  const before = await findFactByKey(db, personId, category, key);
   if (before?.value === value) return { fact: before, change: 'unchanged' };
   const now = new Date().toISOString();
   const row = await db
     .insertInto('memory_facts')
-    .values({ category, key, value, created_at: now, updated_at: now })
-    .onConflict((conflict) => conflict.columns(['category', 'key']).doUpdateSet({ value, updated_at: now }))
+    .values({ person_id: personId, category, key, value, created_at: now, updated_at: now })
+    .onConflict((conflict) => conflict.columns(['person_id', 'category', 'key']).doUpdateSet({ value, updated_at: now }))
     .returning(columns)
     .executeTakeFirstOrThrow();
   return before ? { fact: fromRow(row), change: 'updated', previousValue: before.value } : { fact: fromRow(row), change: 'created' };
 }
 
-/** Every fact, by category then key. */
-export async function listFacts(db: Db): Promise<MemoryFact[]> {
-  const rows = await db.selectFrom('memory_facts').select(columns).orderBy('category').orderBy('key').execute();
+/** Every fact of the person, by category then key. */
+export async function listFacts(db: Db, personId: string): Promise<MemoryFact[]> {
+  const rows = await db.selectFrom('memory_facts').select(columns).where('person_id', '=', personId).orderBy('category').orderBy('key').execute();
   return rows.map(fromRow);
 }
 
-/** The most recently changed facts first. */
-export async function recentFacts(db: Db, limit: number): Promise<MemoryFact[]> {
-  const rows = await db.selectFrom('memory_facts').select(columns).orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+/** The person's most recently changed facts first. */
+export async function recentFacts(db: Db, personId: string, limit: number): Promise<MemoryFact[]> {
+  const rows = await db
+    .selectFrom('memory_facts')
+    .select(columns)
+    .where('person_id', '=', personId)
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
   return rows.map(fromRow);
 }
 
-/** Deletes one fact; answers it when it existed. */
-export async function deleteFact(db: Db, id: number): Promise<MemoryFact | undefined> {
-  const row = await db.deleteFrom('memory_facts').where('id', '=', id).returning(columns).executeTakeFirst();
+/** Deletes one of the person's facts; answers it when it existed (another person's fact is not theirs to delete). */
+export async function deleteFact(db: Db, personId: string, id: number): Promise<MemoryFact | undefined> {
+  const row = await db.deleteFrom('memory_facts').where('id', '=', id).where('person_id', '=', personId).returning(columns).executeTakeFirst();
   return row && fromRow(row);
 }
 
-export async function deleteFactByKey(db: Db, category: string, key: string): Promise<MemoryFact | undefined> {
+export async function deleteFactByKey(db: Db, personId: string, category: string, key: string): Promise<MemoryFact | undefined> {
   const row = await db
     .deleteFrom('memory_facts')
+    .where('person_id', '=', personId)
     .where('category', '=', factName(category))
     .where('key', '=', factName(key))
     .returning(columns)
@@ -133,14 +146,16 @@ function quotedTerms(query: string): string[] {
   return (meaningful.length > 0 ? meaningful : words).map((word) => `"${word.replaceAll('"', '""')}"`);
 }
 
-async function matchFts(db: Db, expression: string, limit: number): Promise<MemoryFact[]> {
+async function matchFts(db: Db, personId: string, expression: string, limit: number): Promise<MemoryFact[]> {
   // bm25() is lower for better matches; a key or value match counts more than a category match.
   // Ranking rowids alone first, then reading the few winning rows, keeps a common word cheap.
+  // The person's rows are chosen before ranking, so others' facts can never crowd theirs out of the limit.
   const { rows } = await sql<FactRow>`
     select f.id, f.category, f.key, f.value, f.created_at, f.updated_at
     from (
       select rowid, rank from memory_facts_fts
       where memory_facts_fts match ${expression} and rank match 'bm25(0.5, 1.0, 1.0)'
+        and rowid in (select id from memory_facts where person_id = ${personId})
       order by rank limit ${limit}
     ) as hit join memory_facts f on f.id = hit.rowid
     order by hit.rank, f.id desc`.execute(db);
@@ -148,7 +163,7 @@ async function matchFts(db: Db, expression: string, limit: number): Promise<Memo
 }
 
 /** Substring match of any word (or of the whole query when it has no words), most matched words first. */
-async function matchLike(db: Db, query: string, limit: number): Promise<MemoryFact[]> {
+async function matchLike(db: Db, personId: string, query: string, limit: number): Promise<MemoryFact[]> {
   const words = query
     .split(/\s+/)
     .map((word) => word.replace(/["*^()]/g, ''))
@@ -163,7 +178,7 @@ async function matchLike(db: Db, query: string, limit: number): Promise<MemoryFa
   const { rows } = await sql<FactRow>`
     select f.id, f.category, f.key, f.value, f.created_at, f.updated_at
     from memory_facts f
-    where (${hits}) > 0
+    where f.person_id = ${personId} and (${hits}) > 0
     order by (${hits}) desc, f.updated_at desc, f.id desc
     limit ${limit}`.execute(db);
   return rows.map(fromRow);
@@ -174,11 +189,11 @@ async function matchLike(db: Db, query: string, limit: number): Promise<MemoryFa
  * is tried as written; plain text becomes an OR of its quoted words. When FTS5 cannot parse
  * the query or finds nothing, a LIKE substring match answers instead.
  */
-export async function searchFacts(db: Db, query: string, limit = 10): Promise<SearchResult> {
+export async function searchFacts(db: Db, personId: string, query: string, limit = 10): Promise<SearchResult> {
   if (query.trim() === '') return { mode: 'like', facts: [] };
   if (ftsSyntax.test(query)) {
     try {
-      const facts = await matchFts(db, query, limit);
+      const facts = await matchFts(db, personId, query, limit);
       if (facts.length > 0) return { mode: 'fts', facts };
     } catch (error) {
       if (!isSqliteError(error)) throw error;
@@ -186,10 +201,10 @@ export async function searchFacts(db: Db, query: string, limit = 10): Promise<Se
   }
   const terms = quotedTerms(query);
   if (terms.length > 0) {
-    const facts = await matchFts(db, terms.join(' OR '), limit);
+    const facts = await matchFts(db, personId, terms.join(' OR '), limit);
     if (facts.length > 0) return { mode: 'fts', facts };
   }
-  return { mode: 'like', facts: await matchLike(db, query, limit) };
+  return { mode: 'like', facts: await matchLike(db, personId, query, limit) };
 }
 
 // --- Summary ----------------------------------------------------------------
@@ -204,21 +219,29 @@ export interface MemorySummary {
   factsVersion: number;
 }
 
-export async function readSummary(db: Db): Promise<MemorySummary> {
+/** The person's summary; a person whose facts never changed has none (an empty one, not stale). */
+export async function readSummary(db: Db, personId: string): Promise<MemorySummary> {
   const row = await db
-    .selectFrom('memory_summary')
+    .selectFrom('memory_summaries')
     .select(['content', 'updated_at', 'facts_version', 'summarised_version'])
-    .where('id', '=', 1)
-    .executeTakeFirstOrThrow();
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
+  if (!row) return { content: '', updatedAt: '', stale: false, factsVersion: 0 };
   return { content: row.content, updatedAt: row.updated_at, stale: row.summarised_version < row.facts_version, factsVersion: row.facts_version };
 }
 
-/** Stores the summary written from the facts as they were at `factsVersion`. */
-export async function writeSummary(db: Db, content: string, factsVersion: number): Promise<void> {
+/** The people whose facts changed since their summary was written. */
+export async function peopleWithStaleSummaries(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('memory_summaries').select('person_id').whereRef('summarised_version', '<', 'facts_version').orderBy('person_id').execute();
+  return rows.map((row) => row.person_id);
+}
+
+/** Stores the person's summary written from their facts as they were at `factsVersion`. */
+export async function writeSummary(db: Db, personId: string, content: string, factsVersion: number): Promise<void> {
   await db
-    .updateTable('memory_summary')
+    .updateTable('memory_summaries')
     .set({ content, updated_at: new Date().toISOString(), summarised_version: factsVersion })
-    .where('id', '=', 1)
+    .where('person_id', '=', personId)
     .execute();
 }
 
@@ -226,26 +249,30 @@ export async function writeSummary(db: Db, content: string, factsVersion: number
 
 export interface DueSession {
   sessionId: string;
+  /** Whose session it is: the facts read from it are theirs. */
+  personId: string;
   /** Display-buffer positions after this one have not been extracted yet. */
   afterPosition: number;
 }
 
 /**
  * Sessions with a user message not extracted yet, least recently active first. With
- * `idleSince`, only sessions whose last activity is at or before that ISO time.
+ * `idleSince`, only sessions whose last activity is at or before that ISO time, and those of
+ * the people in `eager` whatever their last activity (their "remember now").
  */
-export async function sessionsDueForExtraction(db: Db, idleSince?: string): Promise<DueSession[]> {
-  const { rows } = await sql<{ session_id: string; after_position: number }>`
-    select s.id as session_id, coalesce(m.last_position, 0) as after_position
+export async function sessionsDueForExtraction(db: Db, idleSince?: string, eager: readonly string[] = []): Promise<DueSession[]> {
+  const eagerPeople = eager.length > 0 ? sql`s.person_id in (${sql.join(eager)})` : sql`0`;
+  const { rows } = await sql<{ session_id: string; person_id: string; after_position: number }>`
+    select s.id as session_id, coalesce(s.person_id, ${firstOwnerId()}) as person_id, coalesce(m.last_position, 0) as after_position
     from sessions s left join session_memory_state m on m.session_id = s.id
-    where (${idleSince ?? null} is null or s.last_active <= ${idleSince ?? null})
+    where (${idleSince ?? null} is null or s.last_active <= ${idleSince ?? null} or ${eagerPeople})
       and exists (
         select 1 from messages
         where messages.session_id = s.id and messages.buffer = 'display'
           and messages.position > coalesce(m.last_position, 0) and messages.role = 'user'
       )
     order by s.last_active`.execute(db);
-  return rows.map((row) => ({ sessionId: row.session_id, afterPosition: Number(row.after_position) }));
+  return rows.map((row) => ({ sessionId: row.session_id, personId: row.person_id, afterPosition: Number(row.after_position) }));
 }
 
 export interface PositionedMessage {
@@ -270,13 +297,15 @@ export async function displayMessagesAfter(db: Db, sessionId: string, afterPosit
 }
 
 /**
- * Upserts the facts extracted from a session and records how far it was read, in one
- * transaction: either all of it happens or none. Answers the facts that changed.
+ * Upserts the facts extracted from a session as the person's whose session it was, and records
+ * how far it was read, in one transaction: either all of it happens or none. Answers the facts
+ * that changed.
  */
-export async function applyExtraction(db: Db, sessionId: string, throughPosition: number, facts: readonly FactInput[]): Promise<SavedFact[]> {
+export async function applyExtraction(db: Db, due: Pick<DueSession, 'sessionId' | 'personId'>, throughPosition: number, facts: readonly FactInput[]): Promise<SavedFact[]> {
+  const { sessionId, personId } = due;
   return db.transaction().execute(async (transaction) => {
     const saved: SavedFact[] = [];
-    for (const fact of facts) saved.push(await upsertFact(transaction, fact));
+    for (const fact of facts) saved.push(await upsertFact(transaction, personId, fact));
     // Through a SELECT, so a session deleted meanwhile leaves no state row behind.
     await sql`
       insert into session_memory_state (session_id, extracted_at, last_position)
@@ -295,4 +324,15 @@ export async function extractionState(db: Db, sessionId: string): Promise<{ extr
     .where('session_id', '=', sessionId)
     .executeTakeFirst();
   return row && { extractedAt: row.extracted_at, lastPosition: row.last_position };
+}
+
+/** The position of the session's last display message, 0 when it has none. */
+export async function lastDisplayPosition(db: Db, sessionId: string): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((expression) => expression.fn.max('position').as('position'))
+    .where('session_id', '=', sessionId)
+    .where('buffer', '=', 'display')
+    .executeTakeFirst();
+  return Number(row?.position ?? 0);
 }

@@ -57,6 +57,8 @@ export interface UserToolKvTable {
 
 export interface MemoryFactsTable {
   id: Generated<number>;
+  /** Whose fact it is; unique per person, category and key. */
+  person_id: string;
   /** Stored trimmed, lower-case, with inner whitespace as `_` (see memory-repository.ts). */
   category: string;
   key: string;
@@ -65,12 +67,12 @@ export interface MemoryFactsTable {
   updated_at: string;
 }
 
-/** A single row (id 1). */
-export interface MemorySummaryTable {
-  id: number;
+/** One row a person, made by the first change to their facts. */
+export interface MemorySummariesTable {
+  person_id: string;
   content: string;
   updated_at: string;
-  /** Bumped by triggers on every change to memory_facts. */
+  /** Bumped by triggers on every change to the person's memory_facts. */
   facts_version: number;
   /** The facts_version the stored summary was written from. */
   summarised_version: number;
@@ -227,7 +229,7 @@ export interface Database {
   todo_lists: TodoListsTable;
   user_tool_kv: UserToolKvTable;
   memory_facts: MemoryFactsTable;
-  memory_summary: MemorySummaryTable;
+  memory_summaries: MemorySummariesTable;
   session_memory_state: SessionMemoryStateTable;
   approvals: ApprovalsTable;
   active_runs: ActiveRunsTable;

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Jail } from '../../jail/jail.ts';
+import type { Person } from '../../people/person.ts';
 import type { HomeAssistant } from '../../integrations/home-assistant/home-assistant.ts';
 import type { ProfileRegistry } from '../../profiles/profile-registry.ts';
 import type { Db } from '../../store/database.ts';
@@ -16,6 +17,7 @@ import { SelfAddress } from './http/self-address.ts';
 import { createImageViewTool } from './image-view.ts';
 import { createListToolsTool } from './list-tools.ts';
 import { createMemoryForgetTool } from './memory-forget.ts';
+import { memoryOwnerOf } from './memory-owner.ts';
 import { createMemorySaveTool } from './memory-save.ts';
 import { createMemorySearchTool } from './memory-search.ts';
 import { createMqttTool, type MqttBroker } from './mqtt.ts';
@@ -49,6 +51,8 @@ export interface BuiltinToolDependencies {
   toolSwitches?: () => ToolSwitches | undefined;
   /** Called after memory_save or memory_forget changed a fact (the memory summary is then rewritten). */
   onMemoryChanged?: () => void;
+  /** A person of the household by id, for whose memory the memory tools touch (the session's person; none for guests); without it they touch nobody's. */
+  person?: (personId: string) => Promise<Person | undefined>;
   /** Where Hearth listens, so http_request, web_view and image_view refuse to call it. */
   selfAddress?: SelfAddress;
   /** The Home Assistant connection for the home_assistant tool; without it the tool says how to configure one. */
@@ -67,6 +71,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
   const sessions = deps.sessions ?? (() => undefined);
   const selfAddress = deps.selfAddress ?? new SelfAddress({ host: config.HOST, port: config.PORT });
   const network = createNetworkGuard({ blockPrivate: config.HTTP_BLOCK_PRIVATE, selfAddress });
+  const memoryOwner = memoryOwnerOf({ sessions, person: deps.person ?? (async () => undefined) });
   const registry = new ToolRegistry([
     createScratchpadTool(db, async (context) => {
       const session = await sessions()?.find(context.parentSessionId ?? context.sessionId);
@@ -83,9 +88,9 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createWebViewTool({ network }),
     createSwitchProfileTool({ sessions, profiles }),
     createSpawnAgentTool(deps.runSubagent),
-    createMemorySearchTool(db),
-    createMemorySaveTool(db, deps.onMemoryChanged),
-    createMemoryForgetTool(db, deps.onMemoryChanged),
+    createMemorySearchTool(db, memoryOwner),
+    createMemorySaveTool(db, memoryOwner, deps.onMemoryChanged),
+    createMemoryForgetTool(db, memoryOwner, deps.onMemoryChanged),
     createHomeAssistantTool(deps.homeAssistant),
     createMqttTool(deps.mqtt),
     createScheduleTool({ sessions, schedules: deps.schedules ?? (() => undefined) }),
