@@ -219,6 +219,68 @@ describe('approval cards and their buttons', () => {
   });
 });
 
+describe('a household (chatPeople)', () => {
+  it('an allowed chat linked to nobody, once the household is more than one, is told how to link and reaches nothing', async () => {
+    const { bot, sessions, people, followed } = channelComposers();
+    people.joins(playedPerson('Bob'));
+    await bot.handle(bot.message(ada, 'Hello'));
+    await bot.handle(bot.message(ada, '/sessions'));
+    const press = bot.press(ada, ada, 3, 'ss:anything');
+    await bot.handle(press);
+    expect(bot.sentTo(ada)).toHaveLength(2);
+    for (const text of bot.sentTo(ada)) expect(text).toContain('/start CODE');
+    expect(bot.answerTo(press)?.text).toMatch(/^Link this chat first/);
+    expect(sessions.sent).toEqual([]);
+    expect(sessions.askedAs).toEqual([]);
+    expect(followed).toEqual([]);
+  });
+
+  it('/start <code> links the chat to the code\'s person, who its messages then go as; a wrong code links nothing', async () => {
+    const { bot, sessions, people } = channelComposers();
+    const bob = people.joins(playedPerson('Bob'));
+    people.codes.set('GOODCODE42', bob);
+    await bot.handle(bot.message(ada, '/start NOTACODE'));
+    expect(bot.sentTo(ada)).toEqual(['That code is not one Hearth gave, or it was used already: get a new one in the page and send /start with it.']);
+    await bot.handle(bot.message(ada, '/start GOODCODE42'));
+    expect(bot.sentTo(ada).at(-1)).toBe("Linked: this chat is Bob's now, and reaches only their sessions. /help says what it can do.");
+    await bot.handle(bot.message(ada, 'Hello'));
+    expect(sessions.askedAs).toEqual(['Bob']);
+    expect(sessions.sent).toEqual([{ sessionId: `session-${ada}`, text: 'Hello', files: [] }]);
+    // /start without a code is the help, for a linked chat as for anyone.
+    await bot.handle(bot.message(ada, '/start'));
+    expect(bot.sentTo(ada).at(-1)).toContain('/sessions — continue a recent session');
+  });
+
+  it('a press on the card by someone the gate does not let decide is refused, logged, and the call still waits', async () => {
+    const { bot, cards, sessions, people, refusals } = channelComposers();
+    const tim = people.joins(playedPerson('Tim', 'child'));
+    people.linkAccount(ada, tim);
+    sessions.waiting.add('c1');
+    sessions.mayNotDecide.add(tim.id);
+    cards.add(`session-${ada}`, { call_id: 'c1', tool: 'terminal', subject: 'rm -rf build', reason: '', is_subagent: false });
+    await cards.show('c1', ada);
+    const pressed = bot.press(ada, ada, bot.lastMessageId(ada), approvalCallbackData('c1', 'once'), 'Tim');
+    await bot.handle(pressed);
+    expect(bot.answerTo(pressed)?.text).toBe('Tim may not decide this call.');
+    expect(refusals('approval button')).toHaveLength(1);
+    expect(sessions.decisions).toEqual([]);
+    expect(sessions.waiting.has('c1')).toBe(true);
+  });
+
+  it('a card without buttons (the asker who may not decide) counts for nothing when its message is pressed with the call\'s data', async () => {
+    const { bot, cards, sessions } = channelComposers();
+    sessions.waiting.add('c1');
+    cards.add(`session-${ada}`, { call_id: 'c1', tool: 'terminal', subject: 'ls', reason: '', deciders: [{ id: 'person-bob', name: 'Bob' }] });
+    await cards.show('c1', ada, { decides: false });
+    expect(bot.callsOf('sendMessage').at(-1)!.reply_markup).toBeUndefined();
+    expect(bot.sentTo(ada).at(-1)).toContain('Asked of Bob: it goes on once they decide.');
+    const pressed = bot.press(ada, ada, bot.lastMessageId(ada), approvalCallbackData('c1', 'once'));
+    await bot.handle(pressed);
+    expect(bot.answerTo(pressed)?.text).toMatch(/not on that approval/);
+    expect(sessions.decisions).toEqual([]);
+  });
+});
+
 describe('messages', () => {
   it('text, a document and a forward reach the chat\'s session, which the chat then mirrors', async () => {
     const { bot, sessions, followed, downloads } = channelComposers();
