@@ -138,6 +138,21 @@ describe('Telegram in a household', () => {
     expect(JSON.stringify(adas.messages)).not.toContain('brakes');
   });
 
+  it('a notification reaches only the linked chats of the person it is for', async () => {
+    const { hearth, owner, adult } = await start();
+    await link(ada, owner);
+    await link(bob, adult);
+    const created = await adult.request('POST', '/schedules', { name: 'Water', prompt: 'Remind me to drink water', every: '1h', timezone: 'UTC' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    hearth.llm.script({ content: 'Drink a glass of water.' });
+    expect((await adult.request('POST', `/schedules/${created.body.schedule.id}/run`)).status).toBeLessThan(300);
+    await waitUntil(() => texts(bob).some((text) => text.includes('Water finished')));
+    // Ada's chat heard nothing of it: the owner sees no one else's notifications either.
+    api!.sendText(ada, '/help');
+    await waitUntil(() => texts(ada).some((text) => text.includes('/sessions — continue')));
+    expect(texts(ada).filter((text) => text.includes('Water'))).toEqual([]);
+  });
+
   it('a child may not switch to a profile their role may not use', async () => {
     const { child } = await start();
     await link(tim, child);
