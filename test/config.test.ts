@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { builtStartCommand } from './support/hearth-build.ts';
 import { unusedPort } from './support/llm-helpers.ts';
 import { ConfigError, loadConfig, parseConfig } from '../src/config.ts';
 
@@ -199,7 +200,9 @@ describe('src/main.ts as a process', () => {
   });
 
   function startMain(environment: Record<string, string>): ChildProcessWithoutNullStreams {
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, ...environment } });
+    // Built from these sources once per run and started as `npm start` starts dist/main.js.
+    const start = builtStartCommand();
+    child = spawn(start.executable, start.args, { env: { ...process.env, ...environment } });
     return child;
   }
 
