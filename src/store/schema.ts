@@ -218,8 +218,27 @@ export interface InvitationsTable {
   accepted_by: string | null;
 }
 
+/** A chat account linked to a person: `account` is the channel's id of the user (a Telegram user id). */
+export interface ChannelLinksTable {
+  channel: string;
+  account: string;
+  person_id: string;
+  linked_at: string;
+}
+
+/** A one-time code that links a chat account to its person (10 minutes); stored as its SHA-256. */
+export interface ChannelLinkCodesTable {
+  code_hash: string;
+  channel: string;
+  person_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   people: PeopleTable;
+  channel_links: ChannelLinksTable;
+  channel_link_codes: ChannelLinkCodesTable;
   sign_ins: SignInsTable;
   api_tokens: ApiTokensTable;
   invitations: InvitationsTable;

@@ -11,9 +11,10 @@ import * as sessionKeys from './2026-11-27-session-keys.ts';
 import * as sessionModel from './2026-11-28-session-model.ts';
 import * as sessionsOfSchedules from './2026-11-28-sessions-of-schedules.ts';
 import * as people from './2026-11-28-people.ts';
+import * as signIns from './2026-11-28-sign-ins.ts';
 import * as peopleApprovers from './2026-11-28-people-approvers.ts';
 import * as peopleMemory from './2026-11-28-people-memory.ts';
-import * as signIns from './2026-11-28-sign-ins.ts';
+import * as telegramLinks from './2026-11-28-telegram-links.ts';
 
 /** Every migration, by its frozen date-prefixed name; Kysely runs them in name order. */
 const migrations: Record<string, Migration> = {
@@ -29,9 +30,10 @@ const migrations: Record<string, Migration> = {
   '2026-11-28-session-model': sessionModel,
   '2026-11-28-sessions-of-schedules': sessionsOfSchedules,
   '2026-11-28-people': people,
+  '2026-11-28-sign-ins': signIns,
   '2026-11-28-people-approvers': peopleApprovers,
   '2026-11-28-people-memory': peopleMemory,
-  '2026-11-28-sign-ins': signIns,
+  '2026-11-28-telegram-links': telegramLinks,
 };
 
 export const migrationProvider: MigrationProvider = {
