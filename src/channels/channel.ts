@@ -8,7 +8,13 @@ import type { Sessions } from '../sessions/sessions.ts';
 /** A notification as the events socket carries it (README: Notifications). */
 export type ChannelNotification = Omit<Extract<HearthEvent, { type: 'notification' }>, 'type'>;
 
-/** A tool call waiting for the person's decision: session_id, call_id, tool, subject, expires_at. */
+/**
+ * A tool call waiting for a decision: `session_id`, `call_id`, `tool`, `subject`, `reason`,
+ * `expires_at`; `asked_by` `{id,name}` is the person whose session's run asks (null when they left
+ * the household) and `deciders` `[{id,name}]` everyone `mayDecide` lets decide it. A channel shows
+ * the card only to its accounts linked to a decider (with who asked), and may tell the asker's that
+ * it waits; a decision it passes on names its person as `decider`, and the gate refuses anyone else.
+ */
 export type ChannelApproval = PendingApprovalSummary;
 
 /** What a channel is handed when it starts: the only way it reaches sessions, and where it reports its state. */
