@@ -275,6 +275,8 @@ describe('docs/protocol.md: who may do what', () => {
         caller,
         target,
         missing: row.missing,
+  'POST /me/telegram/link-code': status('POST', '/me/telegram/link-code'),
+  'DELETE /me/telegram': status('DELETE', '/me/telegram'),
         headers,
         request: (method, url, body) => hearth.request(method, url, body, headers),
       };
