@@ -42,6 +42,8 @@ import { agentRoutes } from './server/agent-routes.ts';
 import { maxMessageBytes } from './server/client-commands.ts';
 import { approvalRoutes } from './server/approval-routes.ts';
 import { authRoutes } from './server/auth-routes.ts';
+import { meRoutes } from './server/me-routes.ts';
+import { peopleRoutes } from './server/people-routes.ts';
 import { eventsSocketRoutes } from './server/events-socket-routes.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
@@ -394,6 +396,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(telegramLinkRoutes, { links: channelLinks });
     await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
+    await api.register(meRoutes, { accounts: deps.accounts });
+    await api.register(peopleRoutes, { accounts: deps.accounts, household: deps.household, sessions, scheduler, db: deps.db });
     await api.register(integrationRoutes, { integrations: deps.integrations });
     await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions });
   });

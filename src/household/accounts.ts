@@ -4,6 +4,7 @@ import type { Db } from '../store/database.ts';
 import type { Clock } from '../time/clock.ts';
 import { ApiTokens } from './api-tokens.ts';
 import type { Household } from './household.ts';
+import { Invitations } from './invitations.ts';
 import { PeopleAdmin } from './people-admin.ts';
 import { SignInThrottle, defaultThrottleSettings, type ThrottleSettings } from './sign-in-throttle.ts';
 import { SignIns } from './sign-ins.ts';
@@ -21,12 +22,14 @@ export class Accounts {
   readonly signIns: SignIns;
   readonly tokens: ApiTokens;
   readonly people: PeopleAdmin;
+  readonly invitations: Invitations;
 
   constructor(options: AccountsOptions) {
     const { db, household, clock, logger } = options;
     this.signIns = new SignIns({ db, household, clock, logger, throttle: new SignInThrottle(clock, options.throttle ?? defaultThrottleSettings) });
     this.tokens = new ApiTokens({ db, household, clock });
     this.people = new PeopleAdmin({ db, household, signIns: this.signIns });
+    this.invitations = new Invitations({ db, household, clock });
   }
 
   /** What identify() asks of a request's cookie and Bearer token (server/identify.ts `Credentials`). */

@@ -1,7 +1,10 @@
 import { refusal, type Refusal } from '../failure.ts';
 import type { Person, Role } from '../people/person.ts';
 import type { Db } from '../store/database.ts';
-import { findPerson, findPersonByName, insertPerson, listPeople, updatePerson } from '../store/people-repository.ts';
+import { deleteFact, listFacts } from '../store/memory-repository.ts';
+import { deleteNotificationsOf } from '../store/notifications-repository.ts';
+import { deletePerson, findPerson, findPersonByName, insertPerson, listPeople, updatePerson } from '../store/people-repository.ts';
+import { giveSessionsTo } from '../store/sessions-repository.ts';
 import type { Household } from './household.ts';
 import { hashPassphrase, verifyPassphrase } from './passphrase.ts';
 import type { SignIns } from './sign-ins.ts';
@@ -63,7 +66,39 @@ export class PeopleAdmin {
     }
     return this.update(person.id, { ...(changes.name !== undefined && { name: changes.name }), ...(changes.passphrase !== undefined && { passphrase: changes.passphrase }) });
   }
+
+  /** Whether the person may be removed (not the last owner), and who would then receive their sessions. */
+  async removal(id: string): Promise<Removal> {
+    const people = await this.options.household.people();
+    const person = people.find((candidate) => candidate.id === id);
+    if (!person) return notFound(id);
+    const heir = people.find((candidate) => candidate.role === 'owner' && candidate.id !== id);
+    if (!heir) return refusal('forbidden', `${person.name} is the only owner: make someone else an owner first.`);
+    return { ok: true, person, heir };
+  }
+
+  /** Gives the person's sessions to `heir`; returns their ids. */
+  giveSessions(personId: string, heir: Person): Promise<string[]> {
+    return giveSessionsTo(this.options.db, personId, heir.id);
+  }
+
+  /**
+   * Removes the person with what is theirs alone: memory, notifications, sign-ins and tokens (the
+   * last two by the database's cascade). Their sessions and schedules are dealt with first, by
+   * the caller that owns them (server/people-routes.ts).
+   */
+  async remove(personId: string): Promise<boolean> {
+    const { db, household } = this.options;
+    for (const fact of await listFacts(db, personId)) await deleteFact(db, personId, fact.id);
+    await deleteNotificationsOf(db, personId);
+    const removed = await deletePerson(db, personId);
+    household.changed();
+    return removed;
+  }
 }
+
+/** What `remove` needs decided first: the person, and the owner who would receive their sessions. */
+export type Removal = { ok: true; person: Person; heir: Person } | ({ ok: false } & Refusal<'person_not_found' | 'forbidden'>);
 
 async function ownerCount(db: Db): Promise<number> {
   return (await listPeople(db)).filter((person) => person.role === 'owner').length;

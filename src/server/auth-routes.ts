@@ -4,15 +4,24 @@ import type { Accounts } from '../household/accounts.ts';
 import { passphraseLength } from '../household/passphrase.ts';
 import { ApiError } from '../errors.ts';
 import { readCookie, signInCookie } from './identify.ts';
+import { personJson } from './person-json.ts';
 import { clearSignInCookie, setSignInCookie } from './sign-in-cookie.ts';
 
 const SignInBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }), passphrase: Type.String({ minLength: 1, maxLength: passphraseLength.max }) },
   { additionalProperties: false },
 );
+const AcceptBody = Type.Object(
+  {
+    code: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
+    passphrase: Type.String({ minLength: passphraseLength.min, maxLength: passphraseLength.max }),
+  },
+  { additionalProperties: false },
+);
 const SignOutBody = Type.Union([Type.Object({ everywhere: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), Type.Null()]);
 
-/** The routes anyone may call, outside identify(): signing in and out (docs/people.md). */
+/** The routes anyone may call, outside identify(): signing in and out, accepting an invitation (docs/people.md). */
 export async function authRoutes(app: FastifyInstance, options: { accounts: Accounts }) {
   const { accounts } = options;
 
@@ -29,5 +38,17 @@ export async function authRoutes(app: FastifyInstance, options: { accounts: Acco
     const ended = secret === undefined ? 0 : await accounts.signIns.signOut(secret, request.body?.everywhere === true);
     clearSignInCookie(request, reply);
     return { ended };
+  });
+
+  app.post<{ Body: Static<typeof AcceptBody> }>('/auth/invitations/accept', { schema: { body: AcceptBody } }, async (request, reply) => {
+    const { code, name, passphrase } = request.body;
+    const result = await accounts.invitations.accept(code, name, passphrase);
+    if (!result.ok) {
+      request.log.warn({ name, address: request.ip }, `invitation refused: ${result.code}`);
+      throw new ApiError(result.code, result.message);
+    }
+    request.log.info({ person: result.person.name, role: result.person.role }, 'joined the household');
+    setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, request.ip));
+    return reply.code(201).send(personJson(result.person));
   });
 }

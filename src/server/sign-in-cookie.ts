@@ -22,7 +22,7 @@ function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): 
   return attributes.join('; ');
 }
 
-function cameOverHttps(request: FastifyRequest): boolean {
+export function cameOverHttps(request: FastifyRequest): boolean {
   if (request.protocol === 'https') return true;
   const forwarded = request.headers['x-forwarded-proto'];
   return isLoopback(request.socket.remoteAddress ?? '') && typeof forwarded === 'string' && forwarded.split(',')[0]!.trim().toLowerCase() === 'https';

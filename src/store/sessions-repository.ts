@@ -184,3 +184,15 @@ export async function deleteSession(db: Db, id: string): Promise<boolean> {
     return result.numDeletedRows > 0n;
   });
 }
+
+/** Every session of one person, with messages or not. */
+export async function listSessionIdsOf(db: Db, personId: string): Promise<string[]> {
+  const rows = await db.selectFrom('sessions').select('id').where('person_id', '=', personId).execute();
+  return rows.map((row) => row.id);
+}
+
+/** Gives every session of one person to another (a person leaving the household); returns their ids. */
+export async function giveSessionsTo(db: Db, fromPersonId: string, toPersonId: string): Promise<string[]> {
+  const rows = await db.updateTable('sessions').set({ person_id: toPersonId }).where('person_id', '=', fromPersonId).returning('id').execute();
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,51 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Accounts } from '../household/accounts.ts';
+import { passphraseLength } from '../household/passphrase.ts';
+import { ApiError } from '../errors.ts';
+import { personJson } from './person-json.ts';
+import { setSignInCookie } from './sign-in-cookie.ts';
+
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
+const Passphrase = Type.String({ minLength: passphraseLength.min, maxLength: passphraseLength.max });
+const MeChanges = Type.Object(
+  { name: Type.Optional(Name), passphrase: Type.Optional(Passphrase), current_passphrase: Type.Optional(Type.String({ maxLength: passphraseLength.max })) },
+  { additionalProperties: false, minProperties: 1 },
+);
+const TokenBody = Type.Object({ name: Name }, { additionalProperties: false });
+const TokenParams = Type.Object({ id: Type.String() });
+
+/** The caller's own account: who they are, their name and passphrase, their personal API tokens (docs/people.md). */
+export async function meRoutes(app: FastifyInstance, options: { accounts: Accounts }) {
+  const { accounts } = options;
+
+  app.get('/me', async (request) => ({ ...personJson(request.caller.person), via: request.caller.via }));
+
+  app.patch<{ Body: Static<typeof MeChanges> }>('/me', { schema: { body: MeChanges } }, async (request, reply) => {
+    const { name, passphrase, current_passphrase: currentPassphrase } = request.body;
+    const result = await accounts.people.updateOwn(request.caller.person, {
+      ...(name !== undefined && { name }),
+      ...(passphrase !== undefined && { passphrase }),
+      ...(currentPassphrase !== undefined && { currentPassphrase }),
+    });
+    if (!result.ok) throw new ApiError(result.code, result.message);
+    // A new passphrase ended every sign-in of theirs; this page stays signed in with a fresh one.
+    // It is also how the owner a one-person Hearth starts with gets a sign-in before anyone joins.
+    if (passphrase !== undefined) setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, request.ip));
+    return personJson(result.person);
+  });
+
+  app.post<{ Body: Static<typeof TokenBody> }>('/me/tokens', { schema: { body: TokenBody } }, async (request, reply) => {
+    const created = await accounts.tokens.create(request.caller.person.id, request.body.name.trim());
+    return reply.code(201).send({ id: created.id, name: created.name, token: created.token, created_at: created.createdAt });
+  });
+
+  app.get('/me/tokens', async (request) =>
+    (await accounts.tokens.list(request.caller.person.id)).map((token) => ({ id: token.id, name: token.name, created_at: token.createdAt, last_used_at: token.lastUsedAt })),
+  );
+
+  app.delete<{ Params: Static<typeof TokenParams> }>('/me/tokens/:id', { schema: { params: TokenParams } }, async (request, reply) => {
+    if (!(await accounts.tokens.revoke(request.caller.person.id, request.params.id))) throw new ApiError('token_not_found', `You have no token with id ${request.params.id}.`);
+    return reply.code(204).send();
+  });
+}
