@@ -13,7 +13,7 @@ export function chatPersonOf(context: TelegramContext): ChatPerson {
 
 export const howToLink = [
   'This chat is not linked to anyone in this Hearth yet.',
-  'In Hearth\'s page, choose <b>Link Telegram</b> (or ask for a code with <code>POST /me/telegram/link-code</code>) and send the code here as <code>/start CODE</code>. A code works once, for ten minutes.',
+  'Get a link code in Hearth\'s page (or with <code>POST /me/telegram/link-code</code>) and send it here as <code>/start CODE</code>. A code works once, for ten minutes.',
 ].join('\n');
 
 const linkRefusals: Record<Exclude<LinkResult, { ok: true }>['reason'], string> = {
