@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Authorization } from '../src/agent/approval-gate.ts';
+import { buildPolicy, type ApprovalPolicy } from '../src/approvals/policy.ts';
 import type { Person, Role } from '../src/people/person.ts';
 import { imageUrl } from '../src/store/message-images.ts';
 import { upsertFact } from '../src/store/memory-repository.ts';
 import { listNotifications } from '../src/store/notifications-repository.ts';
+import type { Tool } from '../src/tools/tool.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { household, type SignedIn } from './support/people.ts';
@@ -94,6 +98,54 @@ const onSchedule = (method: string, path: string, body?: unknown) => async (cont
   answer(await context.request(method, path.replace(':id', await schedule(context.target)), body), context.missing);
 const listed = (found: boolean) => (found ? 'listed' : 'unlisted');
 
+const askEveryCall = buildPolicy({ default: 'ask' }) as ApprovalPolicy;
+const knock: Tool = { name: 'knock', description: 'Knocks.', parameters: { type: 'object', properties: {} }, execute: async () => 'knocked' };
+
+/** A call waiting for a decision in a new session of `person` (the gate asked, as their run's call would); `settle` denies it if still waiting, as the owner. */
+async function waitingCall(person: Person): Promise<{ sessionId: string; callId: string; authorization: Promise<Authorization>; settle: () => Promise<void> }> {
+  const { approvals } = hearth.deps;
+  const sessionId = await session(person);
+  const callId = `call-${randomUUID()}`;
+  const required = new Promise<void>((resolve) => {
+    const onRequired = (summary: { call_id: string }) => {
+      if (summary.call_id !== callId) return;
+      approvals.off('required', onRequired);
+      resolve();
+    };
+    approvals.on('required', onRequired);
+  });
+  const context = { sessionId, signal: new AbortController().signal, emit: () => undefined, isSubagent: false, sessionProfileId: 'smart_home' };
+  const authorization = approvals.authorize({ callId, tool: knock, args: {}, policies: [askEveryCall], context });
+  await required;
+  const settle = async () => {
+    approvals.decide(sessionId, callId, { decision: 'deny', decider: people.owner, via: 'rest' });
+    await authorization;
+  };
+  return { sessionId, callId, authorization, settle };
+}
+
+const decideOver = (asker: (context: Case) => Person) => async (context: Case) => {
+  const waiting = await waitingCall(asker(context));
+  const answered = answer(await context.request('POST', `/sessions/${waiting.sessionId}/approvals/${waiting.callId}`, { decision: 'allow' }), context.missing);
+  await waiting.settle();
+  return answered;
+};
+const listedApproval = (status: 'pending' | 'all') => async (context: Case) => {
+  const waiting = await waitingCall(context.target);
+  if (status === 'all') await waiting.settle();
+  const { body } = await context.request('GET', `/approvals?status=${status}`);
+  await waiting.settle();
+  return listed(body.approvals.some((approval: any) => approval.call_id === waiting.callId));
+};
+
+let madePeople = 0;
+
+/** A request to a public route (outside identify), with no credentials. */
+async function postPublic(url: string, body: unknown): Promise<{ status: number; body: any; cookies: string[] }> {
+  const response = await fetch(hearth.baseUrl + url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: response.status, body: await response.json(), cookies: response.headers.getSetCookie() };
+}
+
 /** One case per row of the table, by its route cell. */
 const cases: Record<string, (context: Case) => Promise<string>> = {
   'GET /health': status('GET', '/health'),
@@ -149,6 +201,35 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     return answer(await context.request('POST', `/sessions/${sessionId}/messages/${asked!.id}/edit`, { content: 'Hello again' }), context.missing);
   },
   'POST /sessions/:id/stop': onSession('POST', '/sessions/:id/stop'),
+  'POST /sessions/:id/approvals/:call_id': decideOver((context) => context.target),
+  "POST /sessions/:id/approvals/:call_id a child's": decideOver(() => people.child),
+  'GET /approvals pending': listedApproval('pending'),
+  'GET /approvals': listedApproval('all'),
+  'WS /ws/sessions/:id approve': async (context) => {
+    const waiting = await waitingCall(context.target);
+    const socket = await EventSocket.connect(`${hearth.baseUrl.replace('http', 'ws')}/ws/sessions/${waiting.sessionId}`, context.headers);
+    const opened = await Promise.race([socket.next('session_sync').then(() => 'open'), socket.closed().then((code) => String(code))]);
+    if (opened !== 'open') {
+      await waiting.settle();
+      return opened;
+    }
+    socket.send({ type: 'approve', call_id: waiting.callId, decision: 'allow' });
+    // The call waits outside a run, so its decision shows as the gate letting it through.
+    const told = await Promise.race([
+      waiting.authorization.then((authorization) => (authorization.allowed ? 'decided' : JSON.stringify(authorization))),
+      socket.nextMatching((event) => event.type === 'error', 'the refusal').then((event) => (event.type === 'error' && event.code === 'forbidden' ? 'refused' : JSON.stringify(event))),
+    ]);
+    socket.close();
+    await waiting.settle();
+    return told;
+  },
+  'WS /ws/events approvals_changed': async (context) => {
+    const socket = await eventsSocket(context);
+    const waiting = await waitingCall(context.target);
+    const answered = await reached(socket, (event) => event.type === 'approvals_changed' && event.pending.some((pending: any) => pending.call_id === waiting.callId));
+    await waiting.settle();
+    return answered;
+  },
   'GET /schedules': async (context) => {
     const scheduleId = await schedule(context.target);
     const { body } = await context.request('GET', '/schedules');
