@@ -272,7 +272,7 @@ export class SessionService implements Sessions {
     if (outcome.decided) return { ok: true };
     // Someone who may neither decide the call nor see its session learns nothing of either (404, as for a missing session).
     const session = await this.find(sessionId);
-    if (!session || !maySee(decision.decider, session)) return this.notFound(sessionId);
+    if (!session || !this.visibleTo(decision.decider, session)) return this.notFound(sessionId);
     if (outcome.reason === 'not_found') return refusal('approval_not_found', `No call ${callId} is waiting for a decision in session ${sessionId}.`);
     const names = outcome.deciders.map((person) => person.name);
     return refusal('forbidden', `You may not decide this call; ${names.length === 0 ? 'the owner' : names.join(' or ')} may.`);
