@@ -270,6 +270,43 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
   },
   'PUT /memory/facts': status('PUT', '/memory/facts', { category: 'places', key: 'home_city', value: 'Leipzig' }),
   'DELETE /memory/facts/:id': async (context) => answer(await context.request('DELETE', `/memory/facts/${await fact(context.target)}`), context.missing),
+  'POST /auth/sign-in': async (context) => answer(await postPublic('/auth/sign-in', { name: context.caller.name, passphrase: signedIn[context.caller.role].passphrase }), context.missing),
+  'POST /auth/sign-out': async (context) => {
+    // A second sign-in of the caller's, so the one the other rows use stays.
+    const second = await postPublic('/auth/sign-in', { name: context.caller.name, passphrase: signedIn[context.caller.role].passphrase });
+    const cookie = second.cookies.find((value) => value.startsWith('hearth_session='))!.split(';')[0]!;
+    return answer(await hearth.request('POST', '/auth/sign-out', {}, { cookie }), context.missing);
+  },
+  'POST /auth/invitations/accept': async (context) => {
+    const { code } = await hearth.deps.accounts.invitations.create('guest', people.owner.id);
+    return answer(await postPublic('/auth/invitations/accept', { code, name: `${context.caller.role} invited ${++madePeople}`, passphrase: 'passphrase of the invited' }), context.missing);
+  },
+  'GET /me': status('GET', '/me'),
+  'PATCH /me': async (context) => answer(await context.request('PATCH', '/me', { name: context.caller.name }), context.missing),
+  'POST /me/tokens': status('POST', '/me/tokens', { name: 'a script' }),
+  'GET /me/tokens': async (context) => {
+    const { id } = await hearth.deps.accounts.tokens.create(context.target.id, 'listed?');
+    const { body } = await context.request('GET', '/me/tokens');
+    return listed(body.some((token: any) => token.id === id));
+  },
+  'DELETE /me/tokens/:id': async (context) => {
+    const { id } = await hearth.deps.accounts.tokens.create(context.target.id, 'revoked?');
+    return answer(await context.request('DELETE', `/me/tokens/${id}`), context.missing);
+  },
+  'GET /people': status('GET', '/people'),
+  'POST /people': async (context) => answer(await context.request('POST', '/people', { name: `made by ${context.caller.role} ${++madePeople}`, role: 'guest', passphrase: 'passphrase of the made' }), context.missing),
+  'GET /people/:id': async (context) => answer(await context.request('GET', `/people/${context.target.id}`), context.missing),
+  'PATCH /people/:id': async (context) => answer(await context.request('PATCH', `/people/${context.target.id}`, { name: context.target.name }), context.missing),
+  'DELETE /people/:id': async (context) => {
+    // Another's: a guest made for the case, so the people the other rows use stay.
+    let id = context.caller.id;
+    if (context.target.id !== context.caller.id) {
+      const made = await hearth.deps.accounts.people.add({ name: `to remove ${++madePeople}`, role: 'guest', passphrase: 'passphrase of the removed' });
+      id = made.ok ? made.person.id : '';
+    }
+    return answer(await context.request('DELETE', `/people/${id}?sessions=delete`), context.missing);
+  },
+  'POST /people/invitations': status('POST', '/people/invitations', { role: 'adult' }),
   'POST /memory/extract': async (context) => {
     const sessionId = await session(context.target);
     const response = await context.request('POST', '/memory/extract');
