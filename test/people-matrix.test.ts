@@ -237,6 +237,12 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
   },
   'POST /schedules': status('POST', '/schedules', { name: 'Plants', prompt: 'Water the plants', every: '1d', profile_id: 'smart_home' }),
   'POST /schedules server_admin': status('POST', '/schedules', { name: 'Disks', prompt: 'Check the disks', every: '1d', profile_id: 'server_admin' }),
+  'POST /schedules session_id': async (context) => {
+    const sessionId = await session(context.target);
+    const { status: created, body } = await context.request('POST', '/schedules', { name: 'Plants', prompt: 'Water the plants', every: '1d', profile_id: 'smart_home', session_id: sessionId });
+    expect(created).toBe(201);
+    return hearth.app.scheduler.get(body.schedule.id)?.sessionId === sessionId ? 'bound' : 'unbound';
+  },
   'POST /schedules/preview': status('POST', '/schedules/preview', { every: '1d' }),
   'PATCH /schedules/:id': onSchedule('PATCH', '/schedules/:id', { name: 'Renamed' }),
   'DELETE /schedules/:id': onSchedule('DELETE', '/schedules/:id'),

@@ -1,6 +1,7 @@
 // Whose a session is, in memory: SessionService on a real SQLite database with a household of
 // four roles and a fake AgentRuns — who finds, lists and is told of a session (own, another's,
-// shared), profiles a role may not use, the events hub's audiences, and guests' sessions expiring.
+// shared), profiles a role may not use, the events hub's audiences, guests' sessions expiring, and
+// the schedule tool keeping to its conversation's person.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,12 +13,16 @@ import { createLogger } from '../../src/logger.ts';
 import type { Person, Role } from '../../src/people/person.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
 import { guestSessionLifetimeMs, removeIdleGuestSessions } from '../../src/sessions/guest-sessions.ts';
+import { Scheduler } from '../../src/scheduler/scheduler.ts';
 import { SessionService } from '../../src/sessions/session-service.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { MessageImages } from '../../src/store/message-images.ts';
 import { appendMessage } from '../../src/store/messages-repository.ts';
 import { insertPerson } from '../../src/store/people-repository.ts';
 import { listSessionIds } from '../../src/store/sessions-repository.ts';
+import { createScheduleTool } from '../../src/tools/builtin/schedule.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { runTool } from '../support/tool-context.ts';
 
 const profile = (id: string, people: string) => `---
 id: ${id}
@@ -234,5 +239,36 @@ describe('the events hub', () => {
     unsubscribe();
     hub.publish({ type: 'profiles_changed', profiles: [] });
     expect(told).toEqual([{ type: 'sessions_changed', session_id: people.owner.id, change: 'updated' }]);
+  });
+});
+
+describe('the schedule tool', () => {
+  it("creates, lists and changes only the schedules of the person whose conversation it is", async () => {
+    const scheduler = new Scheduler({
+      db,
+      sessions: service,
+      clock: new ManualClock('2026-11-24T07:00:00Z'),
+      defaultTimezone: () => 'UTC',
+      logger: createLogger('silent'),
+      maxConcurrentRuns: 1,
+    });
+    const adultsConversation = await sessionOf(people.adult);
+    const ownersConversation = await sessionOf(people.owner);
+    const tool = createScheduleTool({ sessions: () => service, schedules: () => scheduler });
+    const run = (sessionId: string, args: Record<string, unknown>) => runTool(tool, args, { sessionId });
+
+    expect((await run(adultsConversation, { action: 'create', name: 'Plants', prompt: 'Water the plants', every: '1d' })).success).toBe(true);
+    expect((await run(ownersConversation, { action: 'create', name: 'Backups', prompt: 'Check the backups', every: '1d' })).success).toBe(true);
+    const [plants, backups] = scheduler.list();
+    expect([plants?.personId, backups?.personId]).toEqual([people.adult.id, people.owner.id]);
+
+    const listed = await run(adultsConversation, { action: 'list' });
+    expect(listed.output).toContain('Plants');
+    expect(listed.output).not.toContain('Backups');
+    // Someone else's schedule is a missing one, for the owner's conversation too.
+    expect(await run(adultsConversation, { action: 'cancel', id: backups!.id })).toMatchObject({ success: false, output: expect.stringContaining(`No schedule ${backups!.id}`) });
+    expect(await run(ownersConversation, { action: 'pause', id: plants!.id })).toMatchObject({ success: false });
+    expect(scheduler.list().map((schedule) => [schedule.name, schedule.enabled])).toEqual([['Plants', true], ['Backups', true]]);
+    scheduler.stop();
   });
 });
