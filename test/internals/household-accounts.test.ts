@@ -1,0 +1,187 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Accounts } from '../../src/household/accounts.ts';
+import { Household } from '../../src/household/household.ts';
+import { hashPassphrase, verifyPassphrase } from '../../src/household/passphrase.ts';
+import { SignInThrottle, defaultThrottleSettings } from '../../src/household/sign-in-throttle.ts';
+import type { Person } from '../../src/people/person.ts';
+import { openDatabase, type Db } from '../../src/store/database.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+
+// The household service on `:memory:` SQLite: sign-ins, tokens, invitations, people, the slowing of failures.
+
+const day = 24 * 60 * 60_000;
+let db: Db;
+let clock: ManualClock;
+let household: Household;
+let accounts: Accounts;
+let warnings: unknown[];
+
+beforeEach(async () => {
+  db = await openDatabase(':memory:');
+  clock = new ManualClock('2026-11-28T12:00:00.000Z');
+  household = new Household(db);
+  warnings = [];
+  accounts = new Accounts({ db, household, clock, logger: { warn: (fields: unknown) => void warnings.push(fields), info: () => undefined } as never });
+});
+afterEach(async () => {
+  await db.destroy();
+});
+
+function later(milliseconds: number): void {
+  clock.advanceTo(new Date(clock.now().getTime() + milliseconds));
+}
+
+async function person(name: string, role: Person['role'] = 'adult', passphrase = `passphrase of ${name}`): Promise<Person> {
+  const added = await accounts.people.add({ name, role, passphrase });
+  if (!added.ok) throw new Error(added.message);
+  return added.person;
+}
+
+describe('passphrases', () => {
+  it('are stored as scrypt with their settings and salt, and checked against them', async () => {
+    const stored = await hashPassphrase('correct horse battery');
+    expect(stored).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(await hashPassphrase('correct horse battery')).not.toBe(stored);
+    expect(await verifyPassphrase('correct horse battery', stored)).toBe(true);
+    expect(await verifyPassphrase('correct horse batterY', stored)).toBe(false);
+    expect(await verifyPassphrase('correct horse battery', null)).toBe(false);
+    expect(await verifyPassphrase('correct horse battery', 'plain text')).toBe(false);
+  });
+});
+
+describe('the sign-in throttle', () => {
+  it('lets three failures through, then waits 1 s doubling up to a minute', () => {
+    const throttle = new SignInThrottle(clock);
+    expect([0, 1, 2, 3, 4, 5, 8, 9, 50].map((count) => throttle.delayAfter(count))).toEqual([0, 0, 0, 1000, 2000, 4000, 32_000, 60_000, 60_000]);
+  });
+
+  it('counts a name whatever its case, and an address, and forgets both an hour after the last failure', async () => {
+    const throttle = new SignInThrottle(clock);
+    for (let count = 0; count < 3; count++) throttle.failed(count % 2 ? 'SAM' : 'sam', '192.0.2.1');
+    const admitted: string[] = [];
+    // The name from another address, and another name from the address: both wait.
+    void throttle.admit('Sam', '198.51.100.7').then(() => admitted.push('the name'));
+    void throttle.admit('Alex', '192.0.2.1').then(() => admitted.push('the address'));
+    expect(clock.nextTimer()).toBe('2026-11-28T12:00:01.000Z');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(admitted).toEqual([]);
+    clock.advanceTo('2026-11-28T12:00:01.000Z');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(admitted.sort()).toEqual(['the address', 'the name']);
+
+    clock.advanceTo('2026-11-28T13:00:00.000Z');
+    expect(throttle.failed('sam', '192.0.2.1')).toBe(1);
+  });
+
+  it('refuses unchecked what one address asks beyond its waiting attempts, and only from that address', async () => {
+    const throttle = new SignInThrottle(clock);
+    for (let count = 0; count < 5; count++) throttle.failed('sam', '192.0.2.1');
+    const waiting = Array.from({ length: defaultThrottleSettings.waitingPerAddress }, () => throttle.admit('sam', '192.0.2.1'));
+    expect(await throttle.admit('sam', '192.0.2.1')).toBeUndefined();
+    const elsewhere = throttle.admit('sam', '198.51.100.7');
+    later(4000);
+    for (const release of await Promise.all(waiting)) release!();
+    expect(await elsewhere).toBeTypeOf('function');
+    expect(await throttle.admit('sam', '192.0.2.1')).toBeTypeOf('function');
+  });
+});
+
+describe('sign-ins', () => {
+  it('name their person for 30 days after their last use, each use moving that on at most hourly', async () => {
+    const sam = await person('Sam');
+    const result = await accounts.signIns.signIn('sam', 'passphrase of Sam', '192.0.2.1');
+    expect(result.ok).toBe(true);
+    const secret = result.ok ? result.secret : '';
+    expect(await accounts.signIns.caller(secret)).toEqual({ person: sam, via: 'sign_in' });
+    later(29 * day);
+    expect((await accounts.signIns.caller(secret))?.person.id).toBe(sam.id);
+    later(29 * day);
+    expect((await accounts.signIns.caller(secret))?.person.id).toBe(sam.id);
+    later(31 * day);
+    expect(await accounts.signIns.caller(secret)).toBeUndefined();
+    expect(await accounts.signIns.sweep()).toBe(1);
+  });
+
+  it('fail alike for a wrong passphrase, an unknown name and someone without a passphrase, each logged', async () => {
+    await person('Sam');
+    expect(await accounts.signIns.signIn('Sam', 'not it at all', '192.0.2.1')).toEqual({ ok: false, failures: 1 });
+    expect(await accounts.signIns.signIn('Nobody', 'not it at all', '192.0.2.2')).toEqual({ ok: false, failures: 1 });
+    expect(await accounts.signIns.signIn('Owner', '', '192.0.2.3')).toEqual({ ok: false, failures: 1 });
+    expect(warnings).toEqual([
+      { name: 'Sam', address: '192.0.2.1', failures: 1 },
+      { name: 'Nobody', address: '192.0.2.2', failures: 1 },
+      { name: 'Owner', address: '192.0.2.3', failures: 1 },
+    ]);
+  });
+
+  it('end one at a time, or everywhere, and all at a passphrase reset', async () => {
+    const sam = await person('Sam');
+    const first = await accounts.signIns.start(sam.id, '192.0.2.1');
+    const second = await accounts.signIns.start(sam.id, '192.0.2.2');
+    expect(await accounts.signIns.signOut(first, false)).toBe(1);
+    expect(await accounts.signIns.caller(first)).toBeUndefined();
+    expect(await accounts.signIns.caller(second)).toBeDefined();
+    expect(await accounts.signIns.signOut(second, true)).toBe(1);
+    const third = await accounts.signIns.start(sam.id, '192.0.2.3');
+    expect((await accounts.people.update(sam.id, { passphrase: 'a brand new one' })).ok).toBe(true);
+    expect(await accounts.signIns.caller(third)).toBeUndefined();
+  });
+});
+
+describe('personal API tokens', () => {
+  it('name their person until revoked, and only their person revokes them', async () => {
+    const sam = await person('Sam');
+    const alex = await person('Alex');
+    const { id, token } = await accounts.tokens.create(sam.id, 'script');
+    expect(await accounts.tokens.caller(token)).toEqual({ person: sam, via: 'api_token' });
+    expect((await accounts.tokens.list(sam.id))[0]).toEqual({ id, name: 'script', createdAt: '2026-11-28T12:00:00.000Z', lastUsedAt: '2026-11-28T12:00:00.000Z' });
+    expect(await accounts.tokens.revoke(alex.id, id)).toBe(false);
+    expect(await accounts.tokens.revoke(sam.id, id)).toBe(true);
+    expect(await accounts.tokens.caller(token)).toBeUndefined();
+    expect(await accounts.tokens.caller('not a token')).toBeUndefined();
+  });
+});
+
+describe('invitations', () => {
+  it('are one-time, last 7 days, and stay usable when the name chosen is taken', async () => {
+    const owner = await household.firstOwner();
+    const first = await accounts.invitations.create('child', owner.id);
+    expect(first.expiresAt).toBe('2026-12-05T12:00:00.000Z');
+    expect(await accounts.invitations.accept(first.code, 'owner', 'passphrase of the kid')).toMatchObject({ ok: false, code: 'name_taken' });
+    const joined = await accounts.invitations.accept(first.code, 'Robin', 'passphrase of Robin');
+    expect(joined).toMatchObject({ ok: true, person: { name: 'Robin', role: 'child', hasPassphrase: true } });
+    expect((await household.people()).map((each) => each.name)).toEqual(['Owner', 'Robin']);
+    expect(await accounts.invitations.accept(first.code, 'Mallory', 'passphrase of Mallory')).toMatchObject({ ok: false, code: 'invitation_not_valid' });
+
+    const second = await accounts.invitations.create('adult', owner.id);
+    later(7 * day);
+    expect(await accounts.invitations.accept(second.code, 'Late', 'passphrase of Late')).toMatchObject({ ok: false, code: 'invitation_not_valid' });
+    expect(await household.size()).toBe(2);
+  });
+});
+
+describe('people', () => {
+  it('keep an owner: the last one is neither demoted nor removable, another owner may be', async () => {
+    const owner = await household.firstOwner();
+    expect(await accounts.people.update(owner.id, { role: 'adult' })).toMatchObject({ ok: false, code: 'forbidden' });
+    expect(await accounts.people.removal(owner.id)).toMatchObject({ ok: false, code: 'forbidden' });
+    const second = await person('Pat', 'owner');
+    expect(await accounts.people.removal(owner.id)).toMatchObject({ ok: true, heir: { id: second.id } });
+    expect(await accounts.people.update(owner.id, { role: 'adult' })).toMatchObject({ ok: true, person: { role: 'adult' } });
+    expect((await household.person(owner.id))?.role).toBe('adult');
+  });
+
+  it('ask for the current passphrase before changing one that was chosen', async () => {
+    const sam = await person('Sam');
+    expect(await accounts.people.updateOwn(sam, { passphrase: 'a brand new one' })).toMatchObject({ ok: false, code: 'forbidden' });
+    expect(await accounts.people.updateOwn(sam, { passphrase: 'a brand new one', currentPassphrase: 'wrong' })).toMatchObject({ ok: false, code: 'forbidden' });
+    expect(await accounts.people.updateOwn(sam, { passphrase: 'a brand new one', currentPassphrase: 'passphrase of Sam' })).toMatchObject({ ok: true });
+    const owner = await household.firstOwner();
+    expect(await accounts.people.updateOwn(owner, { passphrase: 'the first one chosen' })).toMatchObject({ ok: true, person: { hasPassphrase: true } });
+  });
+
+  it('refuse a name already taken whatever its case', async () => {
+    await person('Sam');
+    expect(await accounts.people.add({ name: ' SAM ', role: 'guest', passphrase: 'passphrase again' })).toMatchObject({ ok: false, code: 'name_taken' });
+  });
+});
