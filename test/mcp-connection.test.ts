@@ -3,6 +3,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as realDelay } from 'node:timers/promises';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { McpConnection, mcpProcessMarker, type McpBackoff } from '../src/tools/mcp/mcp-connection.ts';
@@ -236,6 +237,42 @@ describe('servers that fail', () => {
     }
   });
 
+  it('by default, tries again after 1 s, doubling to a minute', async () => {
+    // Only the timers are fake: each attempt really starts a process, and fails.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let failures = 0;
+      let failed: () => void = () => {};
+      const connection = new McpConnection({ config: serverConfig('ghost', missingCommand(), dataDir), processMarker: mcpProcessMarker(dataDir, 'ghost') });
+      connections.push(connection);
+      connection.on('changed', () => {
+        if (connection.state !== 'failed') return;
+        failures += 1;
+        failed();
+      });
+      const nextFailure = () => new Promise<void>((resolve) => (failed = resolve));
+      let next = nextFailure();
+      const startedAt = performance.now();
+      connection.start();
+      await next;
+      const attemptMs = performance.now() - startedAt;
+      for (const waitMs of [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]) {
+        const before = failures;
+        next = nextFailure();
+        await vi.advanceTimersByTimeAsync(waitMs - 1);
+        // Long enough, in real time, for an attempt made too early to have failed.
+        await realDelay(Math.max(50, 2 * attemptMs));
+        expect(failures, `an attempt before ${waitMs} ms`).toBe(before);
+        await vi.advanceTimersByTimeAsync(1);
+        await next;
+        expect(failures).toBe(before + 1);
+      }
+      expect(connection.message).toBe('command not found: hearth-test-no-such-command');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('a working folder that does not exist', async () => {
     const connection = open('elsewhere', { ...everythingStdio(), cwd: 'no-such-folder' });
     await failed(connection);
@@ -357,7 +394,8 @@ describe('a dropped connection', () => {
   });
 
   it('a server that keeps crashing is retried after waits that double', async () => {
-    const connection = open('flaky', fixtureServer({ crashAfterMs: 200 }), { backoff: { firstMs: 150, longestMs: 10_000 } });
+    // The doubling itself, to the minute, on exact timers: 'by default, tries again after 1 s, doubling to a minute'.
+    const connection = open('flaky', fixtureServer({ crashAfterMs: 200 }), { backoff: { firstMs: 50, longestMs: 10_000 } });
     const moments: { state: string; at: number }[] = [];
     connection.on('changed', () => {
       const last = moments.at(-1);
@@ -368,8 +406,8 @@ describe('a dropped connection', () => {
     // Each wait runs from a failure to the next connection, which also takes the server's start.
     const waits = moments.flatMap((moment, index) => (moment.state === 'connected' && index > 0 ? [moment.at - moments[index - 1]!.at] : []));
     expect(waits.length).toBeGreaterThanOrEqual(3);
-    expect(waits[0]).toBeGreaterThanOrEqual(150);
-    expect(waits[1]).toBeGreaterThanOrEqual(300);
-    expect(waits[2]).toBeGreaterThanOrEqual(600);
+    expect(waits[0]).toBeGreaterThanOrEqual(50);
+    expect(waits[1]).toBeGreaterThanOrEqual(100);
+    expect(waits[2]).toBeGreaterThanOrEqual(200);
   });
 });
