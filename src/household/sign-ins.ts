@@ -58,6 +58,8 @@ export class SignIns {
 
   /** A new sign-in for the person; returns the secret the cookie carries (only its digest is kept). */
   async start(personId: string, address: string): Promise<string> {
+    // Each new sign-in clears away those that ended by age, so the table does not grow forever.
+    await this.sweep();
     const secret = newSecret();
     const now = this.options.clock.now().toISOString();
     await insertSignIn(this.options.db, { id: randomUUID(), secretHash: digestOf(secret), personId, address, createdAt: now, lastUsedAt: now });
@@ -92,7 +94,7 @@ export class SignIns {
     return deleteSignInsOf(this.options.db, personId);
   }
 
-  /** Drops sign-ins that ended by age, so the table does not grow forever. */
+  /** Drops sign-ins that ended by age; returns how many. */
   async sweep(): Promise<number> {
     return deleteSignInsUsedBefore(this.options.db, new Date(this.options.clock.now().getTime() - signInLifetimeMs).toISOString());
   }
