@@ -151,8 +151,16 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
   'GET /health': status('GET', '/health'),
   'GET /status': status('GET', '/status'),
   'GET /integrations': status('GET', '/integrations'),
-  'GET /agents/profiles': status('GET', '/agents/profiles'),
+  'GET /agents/profiles': async (context) => {
+    const { status: answered, body } = await context.request('GET', '/agents/profiles');
+    const mayUse = Object.fromEntries(body.profiles.map((profile: any) => [profile.id, profile.may_use]));
+    expect(mayUse.server_admin).toBe(context.caller.role === 'owner' || context.caller.role === 'adult');
+    expect(mayUse.smart_home).toBe(true);
+    return String(answered);
+  },
   'GET /agents/tools': status('GET', '/agents/tools'),
+  'PUT /agents/tools/:name/enabled an unknown tool': status('PUT', '/agents/tools/no_such_tool/enabled', { enabled: true }),
+  'GET /models': status('GET', '/models'),
   'POST /sessions smart_home': status('POST', '/sessions', { profile_id: 'smart_home' }),
   'POST /sessions server_admin': status('POST', '/sessions', { profile_id: 'server_admin' }),
   'GET /sessions': async (context) => {
@@ -320,6 +328,8 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     const { processed, failed } = response.body as { processed: { session_id: string }[]; failed: { session_id: string }[] };
     return listed([...processed, ...failed].some((entry) => entry.session_id === sessionId));
   },
+  'POST /me/telegram/link-code': status('POST', '/me/telegram/link-code'),
+  'DELETE /me/telegram': status('DELETE', '/me/telegram'),
   'WS /ws/sessions/:id': async (context) => socketAnswer(context, await session(context.target)),
   'WS /ws/sessions/:id shared server_admin': async (context) => socketAnswer(context, await session(context.target, { shared: true, profileId: 'server_admin' })),
   'WS /ws/events sessions_changed': async (context) => {
@@ -399,8 +409,6 @@ describe('docs/protocol.md: who may do what', () => {
         caller,
         target,
         missing: row.missing,
-  'POST /me/telegram/link-code': status('POST', '/me/telegram/link-code'),
-  'DELETE /me/telegram': status('DELETE', '/me/telegram'),
         headers,
         request: (method, url, body) => hearth.request(method, url, body, headers),
       };

@@ -63,7 +63,7 @@ describe('GET /agents/profiles', () => {
     expect(body.profiles.map((profile: any) => profile.id).sort()).toEqual(['secretary', 'server_admin', 'smart_home']);
     for (const profile of body.profiles) {
       expect(Object.keys(profile).sort()).toEqual(
-        ['backend', 'description', 'enabled_tools', 'examples', 'heartbeat', 'id', 'model', 'name', 'planning_enabled', 'prompt_characters', 'temperature'].sort(),
+        ['approvers', 'backend', 'description', 'enabled_tools', 'examples', 'heartbeat', 'id', 'may_use', 'model', 'name', 'people', 'planning_enabled', 'prompt_characters', 'temperature'].sort(),
       );
       // The shipped profiles stay under the per-call budget the Tools panel warns about.
       expect(profile.prompt_characters, profile.id).toBeGreaterThan(1_000);
@@ -71,7 +71,15 @@ describe('GET /agents/profiles', () => {
       expect(profile.examples, profile.id).toHaveLength(2);
       // Off as shipped (README: Heartbeat and notifications).
       expect(profile.heartbeat, profile.id).toBeNull();
+      // The owner a Hearth starts with may use every profile.
+      expect(profile.may_use, profile.id).toBe(true);
     }
+    const access = Object.fromEntries(body.profiles.map((profile: any) => [profile.id, [profile.people, profile.approvers]]));
+    expect(access).toEqual({
+      secretary: [['owner', 'adult', 'child'], ['owner', 'adult']],
+      server_admin: [['owner', 'adult'], ['owner']],
+      smart_home: [['owner', 'adult', 'child', 'guest'], ['owner', 'adult']],
+    });
     const secretary = body.profiles.find((profile: any) => profile.id === 'secretary');
     expect(secretary).toMatchObject({
       name: 'Personal Secretary',

@@ -8,6 +8,7 @@ import type { BackendChoice } from '../llm/backend-registry.ts';
 import type { McpServers } from '../tools/mcp/mcp-servers.ts';
 import type { ToolSwitches } from '../tools/user-tools/tool-switches.ts';
 import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
+import { managesHousehold, mayUseProfile } from '../people/rights.ts';
 import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
 import { toolEntries, toolErrors } from './tool-entries.ts';
 
@@ -27,7 +28,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   const { profiles, tools, backends, userTools, toolSwitches, mcp, persona } = options;
   const sources = { registry: tools, userTools, switches: toolSwitches, mcp };
 
-  app.get('/agents/profiles', async () => ({
+  app.get('/agents/profiles', async (request) => ({
     profiles: profiles.list().map((profile) => ({
       id: profile.id,
       name: profile.name,
@@ -39,6 +40,10 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
       enabled_tools: profileTools(profile, tools).map((tool) => tool.name),
       prompt_characters: promptCharacters(profile, persona, tools),
       heartbeat: profile.heartbeat ? { every: profile.heartbeat.every, active_hours: describeActiveHours(profile.heartbeat) ?? null } : null,
+      people: profile.people,
+      approvers: profile.approvers,
+      // Whether the caller may start a session under it or switch one to it (the page offers only those).
+      may_use: mayUseProfile(request.caller.person, profile),
     })),
     errors: profiles.errors(),
   }));
@@ -63,6 +68,7 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
     { schema: { params: ToolParams, body: SwitchBody } },
     async (request) => {
       const { name } = request.params;
+      if (!managesHousehold(request.caller.person)) throw new ApiError('forbidden', 'Only the owner switches tools on or off: they are the whole household\'s.');
       if (tools.isBuiltin(name)) {
         throw new ApiError('invalid_request', `${name} is a built-in tool: a profile's "tools" list decides which profiles have it.`);
       }

@@ -82,7 +82,7 @@ export interface ScheduleRouteOptions {
   clock: Clock;
   db: Db;
   /** Whether a schedule's person may use its profile, and see the session named for its runs. */
-  sessions: Pick<Sessions, 'findFor' | 'mayUseProfile' | 'defaultProfileId'>;
+  sessions: Pick<Sessions, 'findFor' | 'mayUseProfile' | 'defaultProfileFor'>;
   household: Pick<Household, 'person'>;
 }
 
@@ -118,7 +118,7 @@ export async function scheduleRoutes(app: FastifyInstance, options: ScheduleRout
 
   app.post<{ Body: ScheduleBody }>('/schedules', { schema: { body: ScheduleBody } }, async (request, reply) => {
     const { person } = request.caller;
-    const body = await checked(request, { ...request.body, profile_id: request.body.profile_id ?? sessions.defaultProfileId }, person);
+    const body = await checked(request, { ...request.body, profile_id: request.body.profile_id ?? sessions.defaultProfileFor(person) }, person);
     const schedule = accepted(await scheduler.create(body, person.id));
     return reply.code(201).send({ schedule: toJson(schedule, clock.now()) });
   });

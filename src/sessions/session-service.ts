@@ -90,6 +90,11 @@ export class SessionService implements Sessions {
     return mayUseProfile(person, this.options.profiles.get(profileId) ?? defaultProfileAccess);
   }
 
+  defaultProfileFor(person: Person): string {
+    if (this.mayUseProfile(person, defaultProfileId)) return defaultProfileId;
+    return this.options.profiles.list().find((profile) => this.mayUseProfile(person, profile.id))?.id ?? defaultProfileId;
+  }
+
   seenBy(sessionId: string): Audience {
     return async (person) => (await this.findFor(person, sessionId)) !== undefined;
   }
@@ -129,9 +134,9 @@ export class SessionService implements Sessions {
 
   async create(request: NewSession = {}): Promise<CreatedSession> {
     const { db } = this.options;
-    const profileId = request.profileId ?? defaultProfileId;
-    if (!this.hasProfile(profileId)) return this.unknownProfile(profileId);
     const person = request.personId === undefined ? undefined : await this.options.household.person(request.personId);
+    const profileId = request.profileId ?? (person ? this.defaultProfileFor(person) : defaultProfileId);
+    if (!this.hasProfile(profileId)) return this.unknownProfile(profileId);
     if (person && !this.mayUseProfile(person, profileId)) return this.profileForbidden(person, profileId);
     let session = await createSession(db, { profileId, origin: request.origin ?? null, ...(request.personId !== undefined && { personId: request.personId }) });
     if (request.title !== undefined) session = (await updateSession(db, session.id, { title: request.title, titleSetByUser: true })) ?? session;

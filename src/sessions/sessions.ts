@@ -15,7 +15,7 @@ export type { Message, SavedFile, SendResult, Session, StagedUpload };
 /** A new session is announced to open pages (sessions_changed `created`) by its first stored message, whoever made it. */
 export interface NewSession {
   // `personId` (below) is whose it is: refused (`forbidden`) when their role may not use the profile.
-  /** The default profile when absent. */
+  /** When absent: the default profile, or the first the person may use when the default is not theirs. */
   profileId?: string;
   /** A title the person (or a schedule's name) gave: it is kept, never replaced by the one made from the first message. */
   title?: string;
@@ -92,6 +92,8 @@ export interface Sessions {
   visibleTo(person: Person, session: Session): boolean;
   /** Whether the person's role may use the profile (an unknown one by the default rule). */
   mayUseProfile(person: Person, profileId: string): boolean;
+  /** The profile a session of theirs gets when nobody names one: the default, else the first they may use (a guest's kiosk). */
+  defaultProfileFor(person: Person): string;
   /** The events-socket audience of news about the session: those who may see it now. */
   seenBy(sessionId: string): Audience;
   /** The most recently active sessions with a message, newest first; only a channel's (`origin: 'telegram'`) when given. */

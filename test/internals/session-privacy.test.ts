@@ -170,6 +170,12 @@ describe('profiles a role may not use', () => {
     expect((await service.create({ profileId: 'grown' })).ok).toBe(true);
   });
 
+  it('a session that names no profile gets the default, or the first the person may use when the default is not theirs', async () => {
+    const guests = await service.create({ personId: people.guest.id });
+    expect(guests.ok && guests.session.profileId).toBe('everyone');
+    expect(service.defaultProfileFor(people.adult)).toBe(service.defaultProfileId);
+  });
+
   it('a session is not switched to one, whether the person or the model asks', async () => {
     const sessionId = await sessionOf(people.child);
     expect(await service.switchProfile(sessionId, 'grown', 'agent')).toMatchObject({ ok: false, code: 'forbidden' });
