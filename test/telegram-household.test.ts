@@ -76,7 +76,7 @@ async function converse(chat: number, text: string, answer: string): Promise<str
 }
 
 describe('Telegram in a household', () => {
-  it('an allowed but unlinked user is told how to link; a wrong or used code is refused; a code links the chat, and DELETE /me/telegram unlinks it', async () => {
+  it('an allowed but unlinked user is told how to link; a wrong or used code is refused; a code links the chat, and DELETE /me/telegram unlinks it, the chat then sent nothing of the person\'s sessions', async () => {
     const { hearth, owner } = await start();
     expect(await say(eve, 'hello')).toContain('This chat is not linked to anyone in this Hearth yet.');
     expect(await say(eve, '/new')).toContain('/start CODE');
@@ -99,6 +99,12 @@ describe('Telegram in a household', () => {
     expect(unlinked).toEqual({ status: 200, body: { unlinked: 1 } });
     expect(await say(ada, 'still there?')).toContain('This chat is not linked');
     expect(hearth.llm.requests).toHaveLength(1);
+    // The chat followed the owner's session; unlinked, it is sent nothing more of it.
+    hearth.llm.script({ content: 'Only for the owner.' });
+    expect((await owner.request('POST', `/sessions/${sessionId}/messages`, { content: 'From the page' })).status).toBe(200);
+    await waitUntil(async () => JSON.stringify((await owner.request('GET', `/sessions/${sessionId}`)).body.messages).includes('Only for the owner.'));
+    expect(await say(ada, 'and now?')).toContain('This chat is not linked');
+    expect(texts(ada).filter((text) => text.includes('Only for the owner.'))).toEqual([]);
   });
 
   it('a guest cannot ask for a code', async () => {

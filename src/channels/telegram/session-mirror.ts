@@ -8,10 +8,19 @@ export interface SessionMirrorOptions {
   /** Edit interval of streamed answers; about a second. */
   editIntervalMs?: number;
   onFailure: (what: string, error: unknown) => void;
+  /**
+   * Whether the chat's person may still see the session, asked as each run starts (the run's events
+   * wait for the answer): a chat unlinked or linked to someone else since it began to follow, or a
+   * session given to someone else, stops being mirrored before anything of the run reaches it.
+   */
+  stillReaches?: (sessionId: string, chatId: number) => Promise<boolean>;
 }
 
 interface FollowedSession {
+  sessionId: string;
   chatId: number;
+  /** The run's events so far, held while `stillReaches` is asked. */
+  held?: AgentEvent[];
   unfollow: () => void;
   answer?: StreamedAnswer;
 }
@@ -32,7 +41,7 @@ export class SessionMirror {
       if (followed.chatId === chatId && followedId !== sessionId) this.unfollow(followedId, followed);
     }
     if (this.followed.has(sessionId)) return false;
-    const followed: FollowedSession = { chatId, unfollow: () => undefined };
+    const followed: FollowedSession = { sessionId, chatId, unfollow: () => undefined };
     this.followed.set(sessionId, followed);
     followed.unfollow = this.options.sessions.follow(sessionId, (event) => this.onEvent(followed, event));
     return true;
@@ -59,7 +68,7 @@ export class SessionMirror {
     this.followed.delete(sessionId);
   }
 
-  private onEvent(followed: FollowedSession, event: AgentEvent): void {
+  private show(followed: FollowedSession, event: AgentEvent): void {
     switch (event.type) {
       case 'stream_start':
         this.answer(followed);
@@ -83,6 +92,23 @@ export class SessionMirror {
       default:
         break;
     }
+  }
+
+  /** Holds a run's events until `stillReaches` said the chat may still see the session; then shows them, or stops following. */
+  private onEvent(followed: FollowedSession, event: AgentEvent): void {
+    if (followed.held) return void followed.held.push(event);
+    const { stillReaches } = this.options;
+    if (event.type !== 'stream_start' || !stillReaches) return this.show(followed, event);
+    followed.held = [event];
+    void stillReaches(followed.sessionId, followed.chatId)
+      .catch(() => false)
+      .then((reaches) => {
+        const held = followed.held ?? [];
+        followed.held = undefined;
+        if (this.followed.get(followed.sessionId) !== followed) return;
+        if (!reaches) return this.unfollow(followed.sessionId, followed);
+        for (const each of held) this.show(followed, each);
+      });
   }
 
   private answer(followed: FollowedSession): StreamedAnswer {

@@ -106,7 +106,11 @@ export class TelegramChannel implements Channel {
     const apiRoot = this.options.apiRoot.replace(/\/+$/, '');
     const bot = new Bot<TelegramContext>(this.options.token, { client: { apiRoot } });
     const logFailure = (what: string, error: unknown) => this.logFailure(what, error);
-    const mirror = new SessionMirror({ api: bot.api, sessions: this.sessions, editIntervalMs: this.options.editIntervalMs, onFailure: logFailure });
+    const stillReaches = async (sessionId: string, chatId: number) => {
+      const chat = await this.people.whoIs(String(chatId));
+      return chat !== undefined && (await this.sessions.existingSessionForChat(chatId, chat)) === sessionId;
+    };
+    const mirror = new SessionMirror({ api: bot.api, sessions: this.sessions, editIntervalMs: this.options.editIntervalMs, onFailure: logFailure, stillReaches });
     const cards = new ApprovalCards(bot.api, logFailure);
     this.running = { bot, mirror, cards };
     const { sessions, logger } = this;
