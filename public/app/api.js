@@ -69,4 +69,18 @@ export const api = {
   updateSchedule: (id, changes) => request('PATCH', `/schedules/${encodeURIComponent(id)}`, changes),
   deleteSchedule: (id) => request('DELETE', `/schedules/${encodeURIComponent(id)}`),
   runSchedule: (id) => request('POST', `/schedules/${encodeURIComponent(id)}/run`),
+  // The household (docs/people.md): signing in and out, the caller's account, the owner's people.
+  signIn: (name, passphrase) => request('POST', '/auth/sign-in', { name, passphrase }),
+  signOut: ({ everywhere = false } = {}) => request('POST', '/auth/sign-out', { everywhere }),
+  acceptInvitation: (code, name, passphrase) => request('POST', '/auth/invitations/accept', { code, name, passphrase }),
+  me: () => request('GET', '/me'),
+  updateMe: (changes) => request('PATCH', '/me', changes),
+  tokens: () => request('GET', '/me/tokens'),
+  createToken: (name) => request('POST', '/me/tokens', { name }),
+  revokeToken: (id) => request('DELETE', `/me/tokens/${encodeURIComponent(id)}`),
+  telegramLinkCode: () => request('POST', '/me/telegram/link-code'),
+  people: () => request('GET', '/people'),
+  updatePerson: (id, changes) => request('PATCH', `/people/${encodeURIComponent(id)}`, changes),
+  removePerson: (id, sessions) => request('DELETE', `/people/${encodeURIComponent(id)}?${new URLSearchParams({ sessions })}`),
+  invite: (role) => request('POST', '/people/invitations', { role }),
 };

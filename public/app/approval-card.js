@@ -6,16 +6,31 @@ const choices = [
   { label: 'Deny', decision: 'deny', remember: 'once', className: 'deny' },
 ];
 
-/** What the card says once decided (README: Approvals: `by` is user, rule, timeout or stop). */
-export function outcomeText({ decision, by, remember }) {
+/** Who looks at the page (GET /me), so a decision someone else took names them instead of "you". */
+let viewer;
+
+export function setApprovalViewer(person) {
+  viewer = person;
+}
+
+/** "Ann", "Ann or Ben", "Ann, Ben or Cy": who may decide a call. */
+export function namesOf(people) {
+  const names = (people ?? []).map((person) => person.name);
+  if (names.length === 0) return 'the owner';
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+}
+
+/** What the card says once decided (README: Approvals: `by` is user, rule, timeout or stop; `decider` who, in a household). */
+export function outcomeText({ decision, by, remember, decider }) {
+  const who = decider && viewer && decider.id !== viewer.id ? decider.name : 'you';
   if (decision === 'allow') {
-    if (by === 'user') return remember === 'session' ? 'Allowed for this session' : 'Allowed by you';
+    if (by === 'user') return remember === 'session' ? (who === 'you' ? 'Allowed for this session' : `Allowed for this session by ${who}`) : `Allowed by ${who}`;
     if (by === 'rule') return 'Allowed by a rule';
     return 'Allowed';
   }
   switch (by) {
     case 'user':
-      return 'Denied by you';
+      return `Denied by ${who}`;
     case 'timeout':
       return 'Denied: nobody answered in time';
     case 'stop':
@@ -89,13 +104,15 @@ function notReadOnlyLine(notReadOnly) {
  * The question inside a tool card whose call waits for the person (README: Approvals): the subject in
  * full, why it asks, Allow once / Allow for this session / Deny, and the time left before it is
  * denied unanswered. `onDecide(choice)` sends `{decision, remember}` and rejects on failure.
- * Once resolved it says who decided and the buttons go.
+ * Once resolved it says who decided and the buttons go. In a household a call the viewer may not
+ * decide (`canDecide: false`, a child's own ask) says whom it waits for and has no buttons.
  */
 export class ApprovalCard {
   #choice;
 
-  constructor({ callId, subject, reason, notReadOnly, expiresAt, onDecide }) {
+  constructor({ callId, subject, reason, notReadOnly, expiresAt, onDecide, canDecide = true, deciders = [], question }) {
     this.callId = callId;
+    this.canDecide = canDecide;
     this.state = 'waiting';
     this.expiresAt = Date.parse(expiresAt);
     this.onDecide = onDecide;
@@ -104,14 +121,14 @@ export class ApprovalCard {
     this.buttons = choices.map((choice) =>
       element('button', { type: 'button', className: choice.className, 'aria-label': choice.label, onclick: () => this.#decide(choice) }, choice.label),
     );
-    this.actions = element('div', { className: 'approval-actions' }, this.buttons);
+    this.actions = canDecide ? element('div', { className: 'approval-actions' }, this.buttons) : null;
     this.outcome = element('p', { className: 'approval-outcome', role: 'status' });
-    this.question = element('p', { className: 'approval-question' }, 'Waiting for your approval to run:');
+    this.question = element('p', { className: 'approval-question' }, question ?? (canDecide ? 'Waiting for your approval to run:' : `Waiting for ${namesOf(deciders)} to decide whether to run:`));
     this.reason = reasonLine(reason);
     this.notReadOnly = notReadOnlyLine(notReadOnly);
     this.node = element(
       'section',
-      { className: 'approval', tabindex: '-1', role: 'group', 'aria-label': 'Approval needed', dataset: { role: 'approval', state: 'waiting', callId } },
+      { className: 'approval', tabindex: '-1', role: 'group', 'aria-label': canDecide ? 'Approval needed' : 'Approval asked', dataset: { role: 'approval', state: 'waiting', callId, canDecide: String(canDecide) } },
       this.question,
       element('pre', { className: 'approval-subject' }, subject),
       this.reason,
@@ -126,9 +143,9 @@ export class ApprovalCard {
   }
 
   /** A decision already taken, as the stored audit tells it (a reloaded session). */
-  static decided({ callId, subject, decision, by, remember }) {
+  static decided({ callId, subject, decision, by, remember, decider }) {
     const card = new ApprovalCard({ callId, subject, expiresAt: new Date().toISOString(), onDecide: () => Promise.reject(new Error('already decided')) });
-    card.resolve({ decision, by, remember });
+    card.resolve({ decision, by, remember, decider });
     return card;
   }
 
@@ -146,7 +163,7 @@ export class ApprovalCard {
 
   /** Takes the focus unless the person is typing elsewhere, so the keyboard is one Tab from the buttons. */
   offerFocus() {
-    if (!this.waiting || personIsTyping()) return;
+    if (!this.waiting || !this.canDecide || personIsTyping()) return;
     this.node.focus();
   }
 
@@ -155,7 +172,7 @@ export class ApprovalCard {
    * `remember` comes with the event (a stored decision read after a reload carries it too). The focus goes back to the page, so the
    * message box takes it when the run ends (or the next card when one asks).
    */
-  resolve({ decision, by, remember }) {
+  resolve({ decision, by, remember, decider }) {
     if (this.node.contains(document.activeElement)) document.activeElement.blur();
     this.state = 'resolved';
     ticking.delete(this);
@@ -166,7 +183,7 @@ export class ApprovalCard {
     this.node.setAttribute('aria-label', 'Approval');
     this.node.removeAttribute('tabindex');
     for (const part of [this.question, this.reason, this.notReadOnly, this.actions, this.timer, this.error]) part?.remove();
-    this.outcome.textContent = outcomeText({ decision, by, remember: remember ?? own });
+    this.outcome.textContent = outcomeText({ decision, by, remember: remember ?? own, decider });
     this.node.prepend(this.outcome);
   }
 
@@ -195,7 +212,7 @@ export class ApprovalCard {
     this.state = deciding ? 'deciding' : 'waiting';
     this.node.dataset.state = this.state;
     for (const button of this.buttons) button.disabled = deciding;
-    this.actions.setAttribute('aria-busy', String(deciding));
+    this.actions?.setAttribute('aria-busy', String(deciding));
     if (deciding) this.error.hidden = true;
     // A disabled button drops the focus to the page; the card keeps it instead.
     if (deciding && hadFocus) this.node.focus({ preventScroll: true });

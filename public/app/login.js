@@ -5,33 +5,80 @@ function storeToken(token) {
   document.cookie = `token=${encodeURIComponent(token)}; path=/; SameSite=Strict; max-age=31536000${secure}`;
 }
 
+/** Forgets the AUTH_TOKEN this page kept, so signing out of it asks again. */
+export function forgetToken() {
+  document.cookie = 'token=; path=/; SameSite=Strict; max-age=0';
+}
+
 /**
- * Asks for AUTH_TOKEN and keeps it in the `token` cookie, which the server reads on every request
- * and on the WebSocket upgrade. Resolves once the server accepts it.
+ * Which way the server asks for first, from its 401: a household signs in with a name and
+ * passphrase (the message names POST /auth/sign-in once a second person lives here); a one-person
+ * Hearth with AUTH_TOKEN asks for the token, as it always did.
  */
-export function signIn(form) {
-  const input = form.querySelector('input[type=password]');
+function firstWay(refusal) {
+  const message = refusal?.message ?? '';
+  return /AUTH_TOKEN/.test(message) && !/\/auth\/sign-in/.test(message) ? 'token' : 'passphrase';
+}
+
+/**
+ * The sign-in screen: a name and passphrase (the cookie it sets is HttpOnly: the page never holds
+ * it), or the AUTH_TOKEN, kept in the `token` cookie the server reads on every request and on the
+ * WebSocket upgrade. `refusal` is the 401 that brought the screen up. Resolves once the server
+ * accepts who the page says it is.
+ */
+export function signIn(form, refusal) {
+  const ways = { passphrase: form.querySelector('.passphrase-way'), token: form.querySelector('.token-way') };
+  const tokenInput = ways.token.querySelector('input');
+  const nameInput = ways.passphrase.querySelector('input[name=name]');
+  const passphraseInput = ways.passphrase.querySelector('input[name=passphrase]');
+  const switchWay = form.querySelector('.switch-way');
+  const submitButton = form.querySelector('button[type=submit]');
   const errorLine = form.querySelector('.login-error');
-  errorLine.hidden = true;
+  let way;
+  const show = (wanted) => {
+    way = wanted;
+    for (const [name, fieldset] of Object.entries(ways)) {
+      fieldset.hidden = name !== way;
+      fieldset.disabled = name !== way;
+    }
+    switchWay.textContent = way === 'token' ? 'Use a name and passphrase instead' : 'Use the access token instead';
+    errorLine.hidden = true;
+    (way === 'token' ? tokenInput : nameInput.value ? passphraseInput : nameInput).focus();
+  };
   form.hidden = false;
-  input.focus();
+  show(firstWay(refusal));
   return new Promise((resolve) => {
+    const toggle = () => show(way === 'token' ? 'passphrase' : 'token');
+    const fail = (message, input) => {
+      errorLine.textContent = message;
+      errorLine.hidden = false;
+      input.select();
+    };
     const submit = async (event) => {
       event.preventDefault();
-      storeToken(input.value.trim());
+      submitButton.disabled = true;
       try {
-        await api.health();
+        if (way === 'token') {
+          storeToken(tokenInput.value.trim());
+          await api.health();
+        } else {
+          await api.signIn(nameInput.value.trim(), passphraseInput.value);
+        }
       } catch (error) {
-        errorLine.textContent = error instanceof ApiError && error.status === 401 ? 'That token was not accepted.' : error.message;
-        errorLine.hidden = false;
-        input.select();
+        if (way === 'token') fail(error instanceof ApiError && error.status === 401 ? 'That token was not accepted.' : error.message, tokenInput);
+        else fail(error.message, passphraseInput);
         return;
+      } finally {
+        submitButton.disabled = false;
       }
       form.removeEventListener('submit', submit);
+      switchWay.removeEventListener('click', toggle);
       form.hidden = true;
-      input.value = '';
+      tokenInput.value = '';
+      passphraseInput.value = '';
       resolve();
     };
     form.addEventListener('submit', submit);
+    switchWay.addEventListener('click', toggle);
   });
 }

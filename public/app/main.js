@@ -1,4 +1,6 @@
 import { ApiError, api } from './api.js';
+import { setApprovalViewer } from './approval-card.js';
+import { AsksForYou } from './asks-for-you.js';
 import { Composer } from './composer.js';
 import { ContextPanel } from './context-panel.js';
 import { debounce } from './debounce.js';
@@ -8,6 +10,7 @@ import { SessionHeader } from './header.js';
 import { HearthEvents } from './hearth-events.js';
 import { fillIconPlaceholders } from './icons.js';
 import { IntegrationsPanel } from './integrations-panel.js';
+import { invitationCode, join } from './join.js';
 import { JailStatusView } from './jail-status.js';
 import { ModelPicker } from './model-picker.js';
 import { signIn } from './login.js';
@@ -16,7 +19,10 @@ import { NewSessionProfile } from './new-session-profile.js';
 import { NotificationBell } from './notification-bell.js';
 import { outgoingMessage } from './outgoing-message.js';
 import { PanelSwitcher } from './panel-switcher.js';
+import { PeoplePanel } from './people-panel.js';
+import { PersonMenu } from './person-menu.js';
 import { SchedulesPanel } from './schedules-panel.js';
+import { SessionSharing } from './session-sharing.js';
 import { SessionView } from './session-view.js';
 import { Sidebar } from './sidebar.js';
 import { ToolsPanel } from './tools-panel.js';
@@ -32,6 +38,11 @@ const banner = byId('connection-banner');
 let profiles = [];
 let view;
 let hearthEvents;
+/** Who uses the page (GET /me), and whether anyone else lives here: a one-person Hearth looks as it always did. */
+let me;
+let householdOfMany = false;
+let listedSessions = [];
+let pendingApprovals = [];
 
 const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
 const transcript = new Transcript(byId('transcript'), {
@@ -57,14 +68,23 @@ const notificationBell = new NotificationBell({
 });
 /** The side panels, in the order of their header buttons; a new panel is added here (and its button and aside in index.html). */
 const panels = new PanelSwitcher({
-  buttons: [...document.querySelectorAll('.panel-toggle')],
+  buttons: [...document.querySelectorAll('.panel-toggle'), byId('people-toggle')],
   panels: [
     new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
     new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : newSessionProfile.value) }),
     new MemoryPanel(byId('memory-panel')),
     new IntegrationsPanel(byId('integrations-panel')),
     new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) }),
+    new PeoplePanel(byId('people-panel'), { me: () => me, dialog: byId('remove-person-dialog'), onChanged: () => loadMe() }),
   ],
+});
+const personMenu = new PersonMenu({ anchor: document.querySelector('.person-anchor'), button: byId('person-button'), popover: byId('person-menu') });
+const asksForYou = new AsksForYou(byId('asks-for-you'));
+const sessionSharing = new SessionSharing({
+  mark: byId('session-shared'),
+  toggle: byId('share-toggle'),
+  onChanged: () => sidebar.refresh(),
+  onError: (message) => composer.showError(message),
 });
 const sidebar = new Sidebar({
   list: byId('session-list'),
@@ -73,13 +93,16 @@ const sidebar = new Sidebar({
   dialog: byId('delete-dialog'),
   openButton: document.querySelector('.open-drawer'),
   profileName,
+  sharingLabel: (session) => (!session.shared ? '' : session.owner && session.owner.id !== me?.id ? `${session.owner.name}’s, shared` : 'Shared'),
   onDeleted: (id) => {
     if (view?.sessionId === id) location.hash = '';
   },
   onError: (message) => composer.showError(message),
   onRefreshed: (sessions) => {
+    listedSessions = sessions;
     const current = sessions.find((session) => session.session_id === view?.sessionId);
     if (current) header.show({ title: current.title });
+    showSharing();
   },
 });
 const composer = new Composer(byId('composer'), {
@@ -116,7 +139,11 @@ function showSessionGone(openedView) {
 /** `/ws/events`: approvals waiting anywhere, the session list and the tool set stay live without polling. */
 function listenToHearth() {
   hearthEvents ??= new HearthEvents({
-    onApprovals: (pending) => sidebar.setPendingApprovals(pending),
+    onApprovals: (pending) => {
+      pendingApprovals = pending;
+      sidebar.setPendingApprovals(pending);
+      asksForYou.show(me ? pending : [], me);
+    },
     onSessionsChanged: ({ session_id: sessionId, change }) => {
       if (change === 'deleted' && view?.sessionId === sessionId && !sidebar.isDeleting(sessionId)) showSessionGone(view);
       sidebar.refreshSoon();
@@ -142,6 +169,29 @@ function listenToHearth() {
   });
 }
 
+/** The open session's sharing under its title, from the session list. */
+function showSharing() {
+  const current = view && listedSessions.find((session) => session.session_id === view.sessionId);
+  sessionSharing.show(current, me, householdOfMany);
+}
+
+/** Who uses the page; the owner also learns whether they are alone (the People entry and the account menu follow). */
+async function loadMe() {
+  try {
+    me = await api.me();
+  } catch {
+    me = undefined;
+    return;
+  }
+  setApprovalViewer(me);
+  householdOfMany = me.role !== 'owner' || (await api.people().catch(() => [me])).length > 1;
+  byId('people-toggle').hidden = me.role !== 'owner';
+  personMenu.show(me, householdOfMany || me.via === 'sign_in' || me.via === 'api_token');
+  asksForYou.show(pendingApprovals, me);
+  sidebar.render();
+  showSharing();
+}
+
 /** Opens a session through the address, as the sidebar's links do. */
 function showSession(sessionId) {
   location.hash = encodeURIComponent(sessionId);
@@ -159,20 +209,20 @@ function showConnection(status) {
 /** A socket refused for its token looks like any other drop; the server says which it was. */
 function checkToken() {
   api.health().catch((error) => {
-    if (error instanceof ApiError && error.status === 401) signInAgain();
+    if (error instanceof ApiError && error.status === 401) signInAgain(error);
   });
 }
 
 let signingIn;
 
-/** The server's AUTH_TOKEN changed under an open page: ask for the new one, then reopen where the person was. */
-function signInAgain() {
+/** The server's AUTH_TOKEN changed or the sign-in ended under an open page: ask again, then reopen where the person was. */
+function signInAgain(refusal) {
   signingIn ??= (async () => {
     view?.close();
     view = undefined;
     layout.hidden = true;
     banner.hidden = true;
-    await signIn(byId('login'));
+    await signIn(byId('login'), refusal);
     layout.hidden = false;
     await loadChrome();
     route();
@@ -242,6 +292,7 @@ function openSession(sessionId) {
   void modelPicker.open(sessionId);
   if (!sessionId) {
     transcript.clear(profileCards());
+    showSharing();
     header.show({ title: '', profileId: '', context: { used: 0, max: 1 } });
     banner.hidden = true;
     composer.setState({ running: false, canSend: true });
@@ -255,6 +306,7 @@ function openSession(sessionId) {
     emptyPlaceholder: () => profileCards(),
   });
   view = opened;
+  showSharing();
   opened.open();
   composer.setState({ running: false, canSend: false });
   header.show({ editable: false });
@@ -312,7 +364,7 @@ async function loadProfiles() {
 
 /** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */
 async function loadChrome() {
-  await Promise.all([loadProfiles(), sidebar.refresh(), showJail()]);
+  await Promise.all([loadProfiles(), sidebar.refresh(), showJail(), loadMe()]);
   sidebar.render();
 }
 
@@ -330,6 +382,7 @@ function wireChrome() {
   document.querySelector('.open-drawer').addEventListener('click', () => setDrawer(true));
   document.querySelector('.close-drawer').addEventListener('click', () => setDrawer(false));
   drawerBackdrop.addEventListener('click', () => setDrawer(false));
+  byId('people-toggle').addEventListener('click', () => setDrawer(false));
   byId('session-list').addEventListener('click', (event) => {
     if (event.target.closest('.session-link')) setDrawer(false);
   });
@@ -342,6 +395,9 @@ function wireChrome() {
 }
 
 async function start() {
+  // An invitation link opens the join form whoever the page would otherwise be (on this machine, the owner).
+  const invitation = invitationCode();
+  if (invitation) await join(byId('join'), invitation);
   try {
     await api.health();
   } catch (error) {
@@ -351,7 +407,7 @@ async function start() {
       startupError.hidden = false;
       return;
     }
-    await signIn(byId('login'));
+    await signIn(byId('login'), error);
   }
   layout.hidden = false;
   wireChrome();

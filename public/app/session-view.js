@@ -10,7 +10,7 @@ async function storedDecisions(sessionId) {
   try {
     const { approvals } = await api.approvals({ sessionId });
     const asked = approvals.filter((record) => record.status === 'decided' && record.expires_at !== null && !record.is_subagent);
-    return new Map(asked.map((record) => [record.call_id, { subject: record.subject, decision: record.decision, by: record.by, remember: record.remember }]));
+    return new Map(asked.map((record) => [record.call_id, { subject: record.subject, decision: record.decision, by: record.by, remember: record.remember, decider: record.decider ?? undefined }]));
   } catch {
     return undefined;
   }

@@ -29,13 +29,14 @@ export class Sidebar {
    * deleted, `onRefreshed(sessions)` after the list was read again (titles may have changed),
    * `onError(message)` shows a failure.
    */
-  constructor({ list, empty, filter, dialog, openButton, profileName, onDeleted, onRefreshed, onError }) {
+  constructor({ list, empty, filter, dialog, openButton, profileName, sharingLabel = () => '', onDeleted, onRefreshed, onError }) {
     this.list = list;
     this.empty = empty;
     this.filter = filter;
     this.dialog = dialog;
     this.openButton = openButton;
     this.profileName = profileName;
+    this.sharingLabel = sharingLabel;
     this.onDeleted = onDeleted;
     this.onRefreshed = onRefreshed;
     this.onError = onError;
@@ -152,6 +153,7 @@ export class Sidebar {
       session.running,
       id === this.#currentId,
       this.pendingApprovals(id),
+      this.sharingLabel(session),
     ]);
   }
 
@@ -160,6 +162,7 @@ export class Sidebar {
     const title = displayTitle(session.title);
     const current = id === this.#currentId;
     const waiting = this.pendingApprovals(id);
+    const sharing = this.sharingLabel(session);
     const label =
       this.#renaming === id
         ? this.#renameInput(session)
@@ -173,7 +176,7 @@ export class Sidebar {
               session.origin ? element('span', { className: 'origin-mark', title: `From ${originName(session.origin)}`, 'aria-label': `From ${originName(session.origin)}` }, originName(session.origin)) : null,
               waiting > 0 ? element('span', { className: 'approval-badge', role: 'img', 'aria-label': approvalsLabel(waiting), title: approvalsLabel(waiting) }, String(waiting)) : null,
             ),
-            element('span', { className: 'session-meta' }, `${this.profileName(session.profile_id)} · ${formatTime(session.last_active)}`, session.running ? element('span', { className: 'running-dot', title: 'Answering' }) : null),
+            element('span', { className: 'session-meta' }, `${this.profileName(session.profile_id)} · ${formatTime(session.last_active)}`, sharing ? element('span', { className: 'shared-label', dataset: { role: 'shared' } }, sharing) : null, session.running ? element('span', { className: 'running-dot', title: 'Answering' }) : null),
           );
     return element(
       'li',

@@ -152,9 +152,9 @@ export class ToolCard {
   }
 
   /** `approval_required`: the call waits for the person; the question goes under the arguments. */
-  requestApproval({ call_id: callId, subject, reason, not_read_only: notReadOnly, expires_at: expiresAt }, onDecide) {
+  requestApproval({ call_id: callId, subject, reason, not_read_only: notReadOnly, expires_at: expiresAt, can_decide: canDecide = true, deciders }, onDecide) {
     this.approval?.node.remove();
-    this.approval = new ApprovalCard({ callId, subject, reason, notReadOnly, expiresAt, onDecide });
+    this.approval = new ApprovalCard({ callId, subject, reason, notReadOnly, expiresAt, onDecide, canDecide, deciders });
     this.node.dataset.approval = 'waiting';
     if (this.node.dataset.status === 'pending') this.status.setAttribute('aria-label', 'waiting for approval');
     this.args.after(this.approval.node);
@@ -162,11 +162,11 @@ export class ToolCard {
   }
 
   /** `approval_resolved`, or a decision read from the audit for a stored call. */
-  resolveApproval({ call_id: callId, subject, decision, by, remember }) {
+  resolveApproval({ call_id: callId, subject, decision, by, remember, decider }) {
     if (!this.approval) {
-      this.approval = ApprovalCard.decided({ callId, subject, decision, by, remember });
+      this.approval = ApprovalCard.decided({ callId, subject, decision, by, remember, decider });
       this.args.after(this.approval.node);
-    } else this.approval.resolve({ decision, by, remember });
+    } else this.approval.resolve({ decision, by, remember, decider });
     this.node.dataset.approval = decision === 'allow' ? 'allowed' : 'denied';
     if (this.node.dataset.status === 'pending') this.status.setAttribute('aria-label', 'running');
   }

@@ -1,0 +1,120 @@
+import { api } from './api.js';
+import { element, formatTime, replaceContent } from './dom.js';
+
+/** A read-only field with a Copy button, for a secret or link shown once. */
+export function copyField(label, value) {
+  const input = element('input', { type: 'text', readonly: true, value, 'aria-label': label, className: 'copy-value' });
+  const status = element('span', { className: 'muted copy-status', role: 'status' });
+  const copy = async () => {
+    input.select();
+    try {
+      await navigator.clipboard.writeText(value);
+      status.textContent = 'Copied';
+    } catch {
+      status.textContent = 'Select it and copy it yourself';
+    }
+  };
+  return element('div', { className: 'copy-field' }, input, element('button', { type: 'button', 'aria-label': `Copy ${label.toLowerCase()}`, onclick: copy }, 'Copy'), status);
+}
+
+/**
+ * The caller's own keys to this Hearth (docs/people.md): personal API tokens for scripts (made,
+ * shown once, listed, revoked) and a one-time code that links their Telegram account.
+ */
+export class AccountSection {
+  #tokens;
+  #telegram;
+
+  /** `me` is GET /me's answer. */
+  constructor(me) {
+    this.me = me;
+    this.#tokens = element('section', { className: 'account-tokens', 'aria-label': 'Personal API tokens' });
+    this.#telegram = element('section', { className: 'account-telegram', 'aria-label': 'Telegram' });
+    this.node = element('div', { className: 'account-section' }, this.#tokens, me.role !== 'guest' && this.#telegram);
+    this.#drawTelegram();
+  }
+
+  /** Reads the tokens again (the section is shown). */
+  async refresh() {
+    let tokens;
+    try {
+      tokens = await api.tokens();
+    } catch (error) {
+      this.#drawTokens([], undefined, error.message);
+      return;
+    }
+    this.#drawTokens(tokens);
+  }
+
+  #drawTokens(tokens, created, problem) {
+    const name = element('input', { type: 'text', 'aria-label': 'Token name', placeholder: 'What it is for', maxlength: 100, required: true });
+    const create = async (event) => {
+      event.preventDefault();
+      try {
+        const made = await api.createToken(name.value.trim());
+        this.#drawTokens(await api.tokens(), made);
+      } catch (error) {
+        this.#drawTokens(tokens, undefined, error.message);
+      }
+    };
+    replaceContent(
+      this.#tokens,
+      element('h3', {}, 'Personal API tokens'),
+      element('p', { className: 'muted' }, 'For scripts and the REST API: send one as “Authorization: Bearer <token>”. It acts as you.'),
+      created &&
+        element(
+          'div',
+          { className: 'token-made', dataset: { role: 'new-token' } },
+          element('p', {}, `“${created.name}” is made. It is shown this once: copy it now.`),
+          copyField('New token', created.token),
+        ),
+      tokens.length > 0 &&
+        element(
+          'ul',
+          { className: 'token-list' },
+          tokens.map((token) =>
+            element(
+              'li',
+              { dataset: { tokenId: token.id } },
+              element('span', {}, element('strong', {}, token.name), element('span', { className: 'muted' }, ` · made ${formatTime(token.created_at)}${token.last_used_at ? ` · used ${formatTime(token.last_used_at)}` : ''}`)),
+              element('button', { type: 'button', 'aria-label': `Revoke ${token.name}`, onclick: () => this.#revoke(token) }, 'Revoke'),
+            ),
+          ),
+        ),
+      problem && element('p', { className: 'panel-error', role: 'alert' }, problem),
+      element('form', { className: 'token-form', onsubmit: create }, name, element('button', { type: 'submit' }, 'Create token')),
+    );
+  }
+
+  async #revoke(token) {
+    try {
+      await api.revokeToken(token.id);
+    } catch (error) {
+      this.#drawTokens(await api.tokens().catch(() => []), undefined, error.message);
+      return;
+    }
+    await this.refresh();
+  }
+
+  #drawTelegram(code, problem) {
+    const ask = async () => {
+      try {
+        this.#drawTelegram(await api.telegramLinkCode());
+      } catch (error) {
+        this.#drawTelegram(undefined, error.message);
+      }
+    };
+    replaceContent(
+      this.#telegram,
+      element('h3', {}, 'Telegram'),
+      code
+        ? [
+            element('p', {}, `Send this to Hearth’s bot on Telegram before ${new Date(code.expires_at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}; it works once.`),
+            copyField('Telegram link command', `/start ${code.code}`),
+          ]
+        : element('p', { className: 'muted' }, 'Link your Telegram account to reach your sessions from the bot.'),
+      problem && element('p', { className: 'panel-error', role: 'alert' }, problem),
+      element('button', { type: 'button', onclick: ask }, code ? 'Get another code' : 'Get a link code'),
+    );
+  }
+}

@@ -1,0 +1,265 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// The page in a household (docs/people.md): two people in two browser contexts on one Hearth each
+// see only their own sessions and facts; a child's server_admin ask waits for the adults, shows in
+// the adult's page, who allows it, while the child's page has no buttons and a forged decision frame
+// from it is refused; signing in and out; the owner's People panel inviting someone who joins.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { signInCookie } from '../../src/server/identify.ts';
+import { appendMessage } from '../../src/store/messages-repository.ts';
+import { browserTest, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
+import type { Hearth } from '../support/hearth-server.ts';
+import { household, type SignedIn } from '../support/people.ts';
+
+/** The shipped server_admin, as an owner who lets children use it (its adults deciding their asks) would edit it. */
+const serverAdminForChildren = readFileSync(path.resolve('profiles/server_admin.md'), 'utf8')
+  .replace(/^people: .*$/m, 'people: [owner, adult, child]')
+  .replace(/^approvers: .*$/m, 'approvers: [owner, adult]')
+  .replace(/^planning_enabled: true$/m, 'planning_enabled: false');
+
+const signInForm = sel.signIn;
+const personButton = '#person-button';
+
+/** Signs in through the page's form with a name and passphrase. */
+async function signInOnPage(page: Page, name: string, passphrase: string): Promise<void> {
+  const form = page.locator(signInForm);
+  await form.waitFor({ state: 'visible' });
+  await form.getByLabel('Name').fill(name);
+  await form.getByLabel('Passphrase').fill(passphrase);
+  await form.getByRole('button', { name: 'Sign in' }).click();
+  await form.waitFor({ state: 'hidden' });
+  await waitForApp(page);
+}
+
+/** Opens the page in a context of its own and signs `who` in through the form. */
+async function pageOf(browser: ReturnType<typeof useBrowser>, hearth: Hearth, who: SignedIn, hash?: string): Promise<Page> {
+  // A context of its own (its own cookies), as another device would be.
+  const page = await browser.openPage(hearth, { ...(hash !== undefined && { hash }), allowErrors: [/\b401\b/] });
+  await signInOnPage(page, who.person.name, who.passphrase);
+  return page;
+}
+
+/** A message in a session's history (the list shows sessions that have one). */
+async function said(hearth: Hearth, sessionId: string, content: string): Promise<void> {
+  await appendMessage(hearth.deps.db, sessionId, { role: 'user', content });
+}
+
+async function sessionTitles(page: Page): Promise<string[]> {
+  return page.locator(`${sel.sessionItem} .session-title`).allTextContents();
+}
+
+describe.skipIf(skipBrowserTests)('the page in a household', () => {
+  const browser = useBrowser();
+
+  it("two people each see only their own sessions and facts; the child's server_admin ask is decided by the adult, never from the child's page", { timeout: 90_000 }, async () => {
+    const hearth = await browser.hearth({ profiles: { server_admin: serverAdminForChildren } });
+    const { owner, people } = await household(hearth, ['adult', 'child']);
+    const [adult, child] = people;
+    const adultSession = await adult.createSession('secretary');
+    await adult.request('PATCH', `/sessions/${adultSession}`, { title: 'Tax return' });
+    await said(hearth, adultSession, 'When is the tax return due?');
+    await adult.request('PUT', '/memory/facts', { category: 'work', key: 'employer', value: 'the harbour office' });
+    const childSession = await child.createSession('server_admin');
+    await child.request('PATCH', `/sessions/${childSession}`, { title: 'Minecraft server' });
+    await said(hearth, childSession, 'Is the Minecraft server up?');
+    await child.request('PUT', '/memory/facts', { category: 'school', key: 'class', value: 'year five' });
+
+    // The adult's page: their session and their fact only.
+    const adultPage = await pageOf(browser, hearth, adult);
+    await adultPage.locator(sel.sessionItem).first().waitFor();
+    expect(await sessionTitles(adultPage)).toEqual(['Tax return']);
+    expect(await adultPage.locator(personButton).textContent()).toBe(adult.person.name);
+    const adultMemory = await openPanel(adultPage, 'Memory');
+    await adultMemory.locator('[data-fact-id]').first().waitFor();
+    expect(await adultMemory.textContent()).toContain('the harbour office');
+    expect(await adultMemory.textContent()).not.toContain('year five');
+    // No People entry: only the owner manages the household.
+    expect(await adultPage.locator('#people-toggle').isVisible()).toBe(false);
+    await waitForEventsSocket(adultPage);
+
+    // The child's page, opened on their server_admin session: theirs only too.
+    const childPage = await pageOf(browser, hearth, child, childSession);
+    // The adult's deliberate look at the child's session below answers 404 in the console.
+    browser.allowErrors(new RegExp(`\\b404\\b.*/sessions/${childSession}`));
+    await childPage.locator(sel.sessionItem).first().waitFor();
+    expect(await sessionTitles(childPage)).toEqual(['Minecraft server']);
+    const childMemory = await openPanel(childPage, 'Memory');
+    await childMemory.locator('[data-fact-id]').first().waitFor();
+    expect(await childMemory.textContent()).toContain('year five');
+    expect(await childMemory.textContent()).not.toContain('the harbour office');
+    // Another's session by its address is as missing as one that never was.
+    const peek = await adultPage.evaluate(async (id) => (await fetch(`/sessions/${id}`)).status, childSession);
+    expect(peek).toBe(404);
+
+    // The child asks for a command that writes: the card waits for the adults, without buttons.
+    hearth.llm.script({ toolCalls: [{ name: 'terminal', arguments: { command: 'touch world.txt' } }] }, { content: 'The world file is made.' });
+    await sendMessage(childPage, 'Make the world file');
+    const childCard = childPage.locator(`${sel.tool}[data-tool="terminal"] ${sel.approval}`);
+    await childCard.waitFor();
+    expect(await childCard.getAttribute('data-can-decide')).toBe('false');
+    const question = (await childCard.locator('.approval-question').textContent()) ?? '';
+    expect(question).toContain(adult.person.name);
+    expect(question).toContain(owner.person.name);
+    expect(await childCard.locator('button').count()).toBe(0);
+    expect(await childPage.locator('#asks-for-you').isVisible()).toBe(false);
+    await screenshot(childPage, 'household-child-waiting');
+
+    // A decision frame forged from the child's page, on the session's own socket, is refused and decides nothing.
+    const callId = (await childCard.getAttribute('data-call-id'))!;
+    const forged = await childPage.evaluate(
+      ({ sessionId, callId }) =>
+        new Promise<any>((resolve, reject) => {
+          const socket = new WebSocket(`${location.origin.replace('http', 'ws')}/ws/sessions/${encodeURIComponent(sessionId)}`);
+          socket.onopen = () => socket.send(JSON.stringify({ type: 'approve', call_id: callId, decision: 'allow' }));
+          socket.onmessage = (message) => {
+            const event = JSON.parse(message.data);
+            if (event.type !== 'error') return;
+            socket.close();
+            resolve(event);
+          };
+          socket.onclose = (closed) => reject(new Error(`closed ${closed.code} before an answer`));
+        }),
+      { sessionId: childSession, callId },
+    );
+    expect(forged).toMatchObject({ type: 'error', code: 'forbidden' });
+    expect(forged.message).toContain(adult.person.name);
+    const workFile = path.join(hearth.config.SESSION_FILES_DIR, childSession, 'world.txt');
+    expect(existsSync(workFile)).toBe(false);
+    expect(await childCard.getAttribute('data-state')).toBe('waiting');
+
+    // The adult's page shows the child's ask above the conversation, and the adult allows it.
+    const ask = adultPage.locator(`#asks-for-you .ask-for-you[data-call-id="${callId}"]`);
+    await ask.waitFor();
+    expect(await ask.locator('.approval-question').textContent()).toBe(`${child.person.name} asks to run terminal:`);
+    expect(await ask.locator('.approval-subject').textContent()).toBe('touch world.txt');
+    await screenshot(adultPage, 'household-adult-asked');
+    await ask.locator(sel.allowOnce).click();
+    await ask.waitFor({ state: 'detached' });
+    expect(await adultPage.locator('#asks-for-you').isVisible()).toBe(false);
+
+    // The child's card says who allowed it, and the run goes on.
+    await childCard.locator('.approval-outcome:not(:empty)').waitFor();
+    expect(await childCard.locator('.approval-outcome').textContent()).toBe(`Allowed by ${adult.person.name}`);
+    await waitForAnswer(childPage, 'The world file is made.');
+    expect(existsSync(workFile)).toBe(true);
+    const audit = (await child.request('GET', `/approvals?status=all&session_id=${childSession}`)).body.approvals[0];
+    expect(audit).toMatchObject({ asked_by: { id: child.person.id }, decider: { id: adult.person.id }, via: 'rest' });
+    // Through it all, the adult's list never showed the child's session.
+    expect(await sessionTitles(adultPage)).toEqual(['Tax return']);
+  });
+
+  it('signs in with a name and passphrase, refuses a wrong one, and signing out leaves the cookie useless', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const { people } = await household(hearth, ['adult']);
+    const [adult] = people;
+    const page = await browser.openPage(hearth, { allowErrors: [/\b401\b/] });
+    const context = page.context();
+
+    // A household: the sign-in screen asks for a name and passphrase, not the access token.
+    const form = page.locator(signInForm);
+    await form.waitFor({ state: 'visible' });
+    expect(await form.getByLabel('Name').isVisible()).toBe(true);
+    expect(await page.locator(sel.accessToken).isVisible()).toBe(false);
+    expect(await page.locator(sel.message).isVisible()).toBe(false);
+    await form.getByLabel('Name').fill(adult.person.name);
+    await form.getByLabel('Passphrase').fill('not the passphrase');
+    await form.getByRole('button', { name: 'Sign in' }).click();
+    await form.locator('.login-error:not([hidden])').waitFor();
+    expect(await form.locator('.login-error').textContent()).toMatch(/do not match/);
+    expect(await form.isVisible()).toBe(true);
+    await screenshot(page, 'household-sign-in-refused');
+
+    await form.getByLabel('Passphrase').fill(adult.passphrase);
+    await form.getByLabel('Passphrase').press('Enter');
+    await form.waitFor({ state: 'hidden' });
+    await waitForApp(page);
+    expect(await page.locator(personButton).textContent()).toBe(adult.person.name);
+    const cookie = (await context.cookies()).find((each) => each.name === signInCookie)!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/', secure: false });
+    // The page's script never holds it.
+    expect(await page.evaluate(() => document.cookie)).not.toContain('hearth_session');
+
+    // The menu: sign out of this device.
+    await page.locator(personButton).click();
+    const menu = page.locator('#person-menu');
+    await menu.waitFor({ state: 'visible' });
+    expect(await menu.textContent()).toContain(`Signed in as ${adult.person.name}`);
+    await menu.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await form.waitFor({ state: 'visible' });
+    expect(await page.locator(sel.message).isVisible()).toBe(false);
+    const after = await hearth.request('GET', '/me', undefined, { cookie: `${signInCookie}=${encodeURIComponent(cookie.value)}` });
+    expect(after.status).toBe(401);
+  });
+
+  it('the owner of a one-person Hearth sees the page as before, invites someone from the People panel, and the invited person joins', { timeout: 90_000 }, async () => {
+    const hearth = await browser.hearth();
+    const ownerPage = await browser.openPage(hearth, { permissions: ['clipboard-read', 'clipboard-write'] });
+    await waitForApp(ownerPage);
+    // One person on this machine: no sign-in, no account menu, no sharing; only a quiet People entry.
+    expect(await ownerPage.locator(signInForm).isVisible()).toBe(false);
+    expect(await ownerPage.locator('.person-anchor').isVisible()).toBe(false);
+    expect(await ownerPage.locator('#share-toggle').isVisible()).toBe(false);
+    const peopleToggle = ownerPage.locator('#people-toggle');
+    await peopleToggle.waitFor({ state: 'visible' });
+
+    await peopleToggle.click();
+    const panel = ownerPage.locator('aside.panel[aria-label="People"]');
+    await panel.waitFor({ state: 'visible' });
+    await panel.locator('.people-list li').first().waitFor();
+    expect(await panel.locator('.people-list li').count()).toBe(1);
+    // The owner chooses a passphrase before anyone joins (loopback alone stops being enough then).
+    await panel.getByLabel('Your passphrase').fill('the owner passphrase');
+    await panel.getByRole('button', { name: 'Save passphrase' }).click();
+    await panel.getByLabel('Role of the invited person').selectOption('child');
+    await panel.getByRole('button', { name: 'Invite', exact: true }).click();
+    const link = panel.getByRole('textbox', { name: 'Invitation link' });
+    await link.waitFor();
+    const url = await link.inputValue();
+    expect(url).toMatch(/\/#invitation=/);
+    await panel.getByRole('button', { name: 'Copy invitation link' }).click();
+    expect(await ownerPage.evaluate(() => navigator.clipboard.readText())).toBe(url);
+    await screenshot(ownerPage, 'household-people-invite');
+
+    // The invited person opens the link on their own device and joins.
+    const joinPage = await browser.openPage(hearth, { hash: new URL(url).hash.slice(1), allowErrors: [/\b401\b/] });
+    const join = joinPage.locator('form[aria-label="Join Hearth"]');
+    await join.waitFor({ state: 'visible' });
+    await join.getByLabel('Your name').fill('Robin');
+    await join.getByLabel('Passphrase').fill('robin passphrase');
+    await join.getByRole('button', { name: 'Join' }).click();
+    await join.waitFor({ state: 'hidden' });
+    await waitForApp(joinPage);
+    expect(await joinPage.evaluate(() => location.hash)).toBe('');
+    expect(await joinPage.locator(personButton).textContent()).toBe('Robin');
+    expect(await joinPage.locator('#people-toggle').isVisible()).toBe(false);
+
+    // The owner's panel lists Robin as a child; the owner makes Robin an adult, then removes Robin, keeping the sessions.
+    await panel.getByRole('button', { name: 'Refresh people' }).click();
+    const robin = panel.locator('.people-list li', { hasText: 'Robin' });
+    await robin.waitFor();
+    expect(await robin.getAttribute('data-role')).toBe('child');
+    await robin.getByLabel('Role of Robin').selectOption('adult');
+    await panel.locator('.people-list li[data-role="adult"]', { hasText: 'Robin' }).waitFor();
+    const robinId = (await robin.getAttribute('data-person-id'))!;
+    expect((await hearth.deps.household.person(robinId))?.role).toBe('adult');
+    // The owner's page is signed in with the passphrase it chose, now that loopback alone is not enough.
+    expect(await ownerPage.locator('.person-anchor').isVisible()).toBe(true);
+
+    // Robin starts a session of their own before being removed.
+    await joinPage.locator(sel.newSession).click();
+    await joinPage.waitForFunction(() => location.hash.length > 1);
+    const robinSession = decodeURIComponent((await joinPage.evaluate(() => location.hash)).slice(1));
+    await said(hearth, robinSession, 'Remember the dentist');
+    await robin.getByRole('button', { name: 'Remove Robin' }).click();
+    const dialog = ownerPage.locator('#remove-person-dialog');
+    await dialog.waitFor({ state: 'visible' });
+    expect(await dialog.textContent()).toContain('What becomes of their sessions?');
+    await dialog.getByRole('button', { name: 'Give their sessions to me' }).click();
+    await robin.waitFor({ state: 'detached' });
+    expect(await hearth.deps.household.person(robinId)).toBeUndefined();
+    await ownerPage.locator(`${sel.sessionItem}[data-session-id="${robinSession}"]`).waitFor();
+  });
+});
