@@ -79,6 +79,7 @@ export class HearthEventHub {
       waiting += 1;
       delivered = delivered
         .then(async () => deliver(event, await admitted))
+        // An audience that cannot answer (its lookup failed as the database closed) is sent nothing.
         .catch(() => undefined)
         .finally(() => {
           waiting -= 1;
