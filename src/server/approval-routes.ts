@@ -28,7 +28,7 @@ const scanBatch = 500;
  * person decides only what `mayDecide` lets them, and sees only the calls they asked or may decide
  * (docs/people.md, *Approvals in a household*).
  */
-export async function approvalRoutes(app: FastifyInstance, options: { sessions: Sessions; db: Db; household: Pick<Household, 'person'> }) {
+export async function approvalRoutes(app: FastifyInstance, options: { sessions: Sessions; db: Db; household: Pick<Household, 'person' | 'people'> }) {
   const { sessions, db, household } = options;
 
   app.post<{ Params: Static<typeof DecisionParams>; Body: Static<typeof ApprovalBody> }>(
@@ -51,16 +51,30 @@ export async function approvalRoutes(app: FastifyInstance, options: { sessions: 
       status === 'pending'
         ? async (record: ApprovalRecord) => sessions.mayDecide(record.sessionId, record.callId, person) === true
         : (record: ApprovalRecord) => inAuditOf(person, record);
+    // The database passes over the rows of people the caller could decide for under no profile; each row is then judged.
+    const involving = person.role === 'owner' ? undefined : { askers: await askersFor(person), deciderId: person.id };
     const approvals: ApprovalRecord[] = [];
     let beforeId: number | undefined;
     for (;;) {
-      const batch = await listApprovals(db, { status, limit: scanBatch, ...(sessionId !== undefined && { sessionId }), ...(beforeId !== undefined && { beforeId }) });
+      const batch = await listApprovals(db, {
+        status,
+        limit: scanBatch,
+        ...(sessionId !== undefined && { sessionId }),
+        ...(beforeId !== undefined && { beforeId }),
+        ...(involving && { involving }),
+      });
       for (const record of batch) if (approvals.length < Number(limit) && (await shown(record))) approvals.push(record);
       if (batch.length < scanBatch || approvals.length === Number(limit)) break;
       beforeId = batch[batch.length - 1]!.id;
     }
     return { approvals: await Promise.all(approvals.map((record) => toJson(record, household))) };
   });
+
+  /** The caller, and those whose calls they could decide under a profile that names their role an approver. */
+  async function askersFor(person: Person): Promise<string[]> {
+    const people = await household.people();
+    return people.filter((asker) => asker.id === person.id || mayDecide(person, asker, { people: [], approvers: [person.role] })).map((asker) => asker.id);
+  }
 
   async function inAuditOf(person: Person, record: ApprovalRecord): Promise<boolean> {
     if (record.askedBy === person.id || record.deciderId === person.id) return true;

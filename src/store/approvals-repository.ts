@@ -129,6 +129,8 @@ export interface ApprovalQuery {
   limit: number;
   /** Only rows older than this id: the next page of a scan. */
   beforeId?: number;
+  /** Only rows one of these people asked, or this person decided. */
+  involving?: { askers: readonly string[]; deciderId: string };
 }
 
 /** Newest first. */
@@ -137,6 +139,12 @@ export async function listApprovals(db: Db, query: ApprovalQuery): Promise<Appro
   if (query.status === 'pending') select = select.where('decision', 'is', null);
   if (query.sessionId !== undefined) select = select.where('session_id', '=', query.sessionId);
   if (query.beforeId !== undefined) select = select.where('id', '<', query.beforeId);
+  const { involving } = query;
+  if (involving) {
+    select = select.where((where) =>
+      where.or([where('decider_id', '=', involving.deciderId), ...(involving.askers.length > 0 ? [where('asked_by', 'in', involving.askers)] : [])]),
+    );
+  }
   const rows = await select.orderBy('id', 'desc').limit(query.limit).execute();
   return rows.map(fromRow);
 }
