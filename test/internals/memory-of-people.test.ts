@@ -104,6 +104,15 @@ describe("two people's facts", () => {
     expect((await findFactByKey(db, bea.id, 'places', 'home_city'))?.value).toBe('Halle');
   });
 
+  it("are never crowded out of a search by another's better matches", async () => {
+    for (let index = 0; index < 15; index++) await upsertFact(db, bea.id, { category: 'plants', key: `fern_${index}`, value: 'fern fern fern' });
+    await upsertFact(db, ada.id, { category: 'plants', key: 'window', value: 'A fern by the window, and a cactus' });
+    const adas = await searchFacts(db, ada.id, 'fern', 10);
+    expect(adas.mode).toBe('fts');
+    expect(keys(adas.facts)).toEqual(['window']);
+    expect((await searchFacts(db, bea.id, 'fern', 10)).facts).toHaveLength(10);
+  });
+
   it("keep a summary each, made stale by that person's changes only", async () => {
     expect(await readSummary(db, bea.id)).toEqual({ content: '', updatedAt: '', stale: false, factsVersion: 0 });
     await upsertFact(db, ada.id, { category: 'people', key: 'sister', value: 'Anna' });
