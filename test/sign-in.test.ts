@@ -93,7 +93,8 @@ describe('failed sign-ins', () => {
     const right = await attempt(20, 'the right passphrase');
     expect(right.status).toBe(200);
     expect(right.body).toEqual({ id: owner.person.id, name: 'Owner', role: 'owner' });
-  });
+    // 21 scrypt checks: 0.1 s each on a free core, up to a second each on a loaded 2-core machine.
+  }, 90_000);
 });
 
 describe('POST /auth/sign-out', () => {
