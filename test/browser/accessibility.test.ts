@@ -1,16 +1,10 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { expectNoViolations } from '../support/axe.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { sel, sendMessage, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
-
-// Evaluated through the DevTools protocol: the page's CSP (script-src 'self') refuses an injected <script>.
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-/** WCAG 2.0 and 2.1, levels A and AA: what the page promises (issue 27). */
-const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 const viewports = {
   desktop: { width: 1280, height: 800 },
@@ -18,29 +12,6 @@ const viewports = {
 } as const;
 
 const panels = ['Context', 'Tools', 'Memory', 'Integrations', 'Schedules'] as const;
-
-/** axe-core's violations on the page as it is now, one line each: rule, what it says, and the elements. */
-async function violations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(`(() => { ${axeSource}\n})()`);
-  // Animations (a pulsing dot, a spinner) would be measured mid-fade.
-  await page.emulateMedia({ reducedMotion: 'reduce' });
-  const found = await page.evaluate(async (tags) => {
-    const result = await (window as any).axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return result.violations.map((violation: any) => ({
-      id: violation.id,
-      help: violation.help,
-      nodes: violation.nodes.map((node: any) => `${node.target.join(' ')}: ${node.failureSummary.replace(/\s+/g, ' ')}`),
-    }));
-  }, wcagTags);
-  return found.flatMap((violation: { id: string; help: string; nodes: string[] }) => violation.nodes.map((node) => `${violation.id} (${violation.help}) ${node}`));
-}
-
-async function expectNoViolations(page: Page, where: string): Promise<void> {
-  const found = await violations(page);
-  if (found.length > 0) console.log(`${where}:\n${found.join('\n')}`);
-  // Soft: every scene is checked and reported, not only the first one with a violation.
-  expect.soft(found, `axe-core violations: ${where}`).toEqual([]);
-}
 
 /** A session holding an answered tool call, a code block, and a call waiting for approval. */
 async function conversation(hearth: Hearth, page: Page): Promise<void> {

@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { signInCookie } from '../../src/server/identify.ts';
 import { appendMessage } from '../../src/store/messages-repository.ts';
+import { expectNoViolations } from '../support/axe.ts';
 import { browserTest, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { household, type SignedIn } from '../support/people.ts';
@@ -106,6 +107,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await childCard.locator('button').count()).toBe(0);
     expect(await childPage.locator('#asks-for-you').isVisible()).toBe(false);
     await screenshot(childPage, 'household-child-waiting');
+    await expectNoViolations(childPage, "the child's own ask, waiting for the adults");
 
     // A decision frame forged from the child's page, on the session's own socket, is refused and decides nothing.
     const callId = (await childCard.getAttribute('data-call-id'))!;
@@ -136,6 +138,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await ask.locator('.approval-question').textContent()).toBe(`${child.person.name} asks to run terminal:`);
     expect(await ask.locator('.approval-subject').textContent()).toBe('touch world.txt');
     await screenshot(adultPage, 'household-adult-asked');
+    await expectNoViolations(adultPage, "the child's ask on the adult's page");
     await ask.locator(sel.allowOnce).click();
     await ask.waitFor({ state: 'detached' });
     expect(await adultPage.locator('#asks-for-you').isVisible()).toBe(false);
@@ -171,6 +174,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await form.locator('.login-error').textContent()).toMatch(/do not match/);
     expect(await form.isVisible()).toBe(true);
     await screenshot(page, 'household-sign-in-refused');
+    await expectNoViolations(page, 'the sign-in screen, a passphrase refused');
 
     await form.getByLabel('Passphrase').fill(adult.passphrase);
     await form.getByLabel('Passphrase').press('Enter');
@@ -187,6 +191,8 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     const menu = page.locator('#person-menu');
     await menu.waitFor({ state: 'visible' });
     expect(await menu.textContent()).toContain(`Signed in as ${adult.person.name}`);
+    await menu.locator('.token-form').waitFor();
+    await expectNoViolations(page, 'the account menu');
     await menu.getByRole('button', { name: 'Sign out', exact: true }).click();
     await form.waitFor({ state: 'visible' });
     expect(await page.locator(sel.message).isVisible()).toBe(false);
@@ -222,11 +228,13 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await panel.getByRole('button', { name: 'Copy invitation link' }).click();
     expect(await ownerPage.evaluate(() => navigator.clipboard.readText())).toBe(url);
     await screenshot(ownerPage, 'household-people-invite');
+    await expectNoViolations(ownerPage, 'the People panel with an invitation');
 
     // The invited person opens the link on their own device and joins.
     const joinPage = await browser.openPage(hearth, { hash: new URL(url).hash.slice(1), allowErrors: [/\b401\b/] });
     const join = joinPage.locator('form[aria-label="Join Hearth"]');
     await join.waitFor({ state: 'visible' });
+    await expectNoViolations(joinPage, 'the join form');
     await join.getByLabel('Your name').fill('Robin');
     await join.getByLabel('Passphrase').fill('robin passphrase');
     await join.getByRole('button', { name: 'Join' }).click();
