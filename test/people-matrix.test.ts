@@ -251,6 +251,13 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     expect(created).toBe(201);
     return hearth.app.scheduler.get(body.schedule.id)?.sessionId === sessionId ? 'bound' : 'unbound';
   },
+  "PATCH /schedules/:id session_id of the caller's": async (context) => {
+    const sessionId = await session(context.caller);
+    const scheduleId = await schedule(context.target);
+    const answered = answer(await context.request('PATCH', `/schedules/${scheduleId}`, { session_id: sessionId }), context.missing);
+    if (answered !== '200') return answered;
+    return hearth.app.scheduler.get(scheduleId)?.sessionId === sessionId ? 'bound' : 'unbound';
+  },
   'POST /schedules/preview': status('POST', '/schedules/preview', { every: '1d' }),
   'PATCH /schedules/:id': onSchedule('PATCH', '/schedules/:id', { name: 'Renamed' }),
   'DELETE /schedules/:id': onSchedule('DELETE', '/schedules/:id'),

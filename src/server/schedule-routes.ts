@@ -98,15 +98,17 @@ export async function scheduleRoutes(app: FastifyInstance, options: ScheduleRout
     if (!schedule || !mayManage(request.caller.person, schedule)) throw new ApiError('schedule_not_found', `No schedule with id ${id}.`);
     return schedule;
   };
-  /** The body as the schedule's person may have it: a profile their role may use, a session they can see (another is dropped as a missing one is). */
+  /** The body as the schedule's person may have it: a profile their role may use, a session they and the caller can see (another is dropped as a missing one is). */
   const checked = async (request: FastifyRequest, body: ScheduleBody, person: Person | undefined): Promise<ScheduleBody> => {
     const profileId = body.profile_id;
     if (person && profileId !== undefined && !sessions.mayUseProfile(person, profileId)) {
       throw new ApiError('forbidden', `${person.name} (${person.role}) may not use the profile "${profileId}", so no schedule of theirs may run under it.`);
     }
+    // Its runs write in that session: the schedule's person must be able to use it, and the caller to see it.
     const sessionId = body.session_id;
-    if (typeof sessionId !== 'string' || (await sessions.findFor(request.caller.person, sessionId))) return body;
-    return { ...body, session_id: null };
+    if (typeof sessionId !== 'string') return body;
+    const usable = (await sessions.findFor(request.caller.person, sessionId)) && (!person || (await sessions.findFor(person, sessionId)));
+    return usable ? body : { ...body, session_id: null };
   };
 
   app.get('/schedules', async (request) => ({
