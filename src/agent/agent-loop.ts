@@ -39,6 +39,8 @@ export interface RoundSetup {
   jailKinds: Readonly<Record<string, JailKind>>;
   /** The session's profile this round (a sub-agent's: its parent session's), handed to tools as ToolContext.sessionProfileId. */
   sessionProfileId: string;
+  /** The profile whose rules and tools this round follows: a sub-agent's own, which may not be its session's. */
+  profileId?: string;
   /** Tools the profile lets send and act after the run has read outside content (`untrusted: {allow}`). */
   untrustedAllow: readonly string[];
 }
@@ -183,6 +185,7 @@ async function runToolCalls(calls: ToolCall[], setup: RoundSetup, input: LoopInp
           tool: entry.tool,
           args,
           policies: setup.approvalPolicies,
+          ...(setup.profileId !== undefined && { profileId: setup.profileId }),
           context,
           outsideReason: outflowReason(reading, { tool: entry.tool.name, outflow: outflowOf(entry.tool, args) }, allow),
         }),

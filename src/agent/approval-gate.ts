@@ -3,7 +3,7 @@ import { normaliseSubject } from '../approvals/normalise-subject.ts';
 import { destructiveDefault, destructiveReason, judge, type ApprovalPolicy, type Judgement, type Verdict } from '../approvals/policy.ts';
 import type { Household } from '../household/household.ts';
 import type { Logger } from '../logger.ts';
-import { personName, type Person, type PersonName } from '../people/person.ts';
+import { personName, roles, type Person, type PersonName, type Role } from '../people/person.ts';
 import { mayDecide, type ProfileAccess } from '../people/rights.ts';
 import type { ProfileRegistry } from '../profiles/profile-registry.ts';
 import {
@@ -29,6 +29,8 @@ export interface AuthorizationRequest {
   context: ToolContext;
   /** Why the call must be asked about because the run read outside content (src/approvals/outflow.ts); a deny rule still denies. */
   outsideReason?: string | undefined;
+  /** The profile the round follows, when it is not the session's (a sub-agent's): its approvers must allow a decider too. */
+  profileId?: string;
 }
 
 export type Authorization = { allowed: true } | { allowed: false; message: string };
@@ -120,7 +122,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       mustAsk: joinReasons(await tool.mustAsk?.(args, context), request.outsideReason),
       destructive: tool.destructive === true,
     });
-    const { asker, access } = await this.askerOf(sessionId, context.sessionProfileId);
+    const { asker, access } = await this.askerOf(sessionId, [context.sessionProfileId, request.profileId]);
     const record = {
       sessionId,
       callId: request.callId,
@@ -231,12 +233,19 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
     for (const waiting of this.waiting.values()) waiting.settle('deny', 'stop', 'once');
   }
 
-  /** The person whose session it is, and what the run's profile lets decide. */
-  private async askerOf(sessionId: string, profileId: string | undefined): Promise<{ asker: Person | undefined; access: ProfileAccess }> {
+  /**
+   * The person whose session it is, and who may decide under the profiles the call runs under (the
+   * session's, and a sub-agent's own): only a role every one of them names, as the strictest rule wins.
+   */
+  private async askerOf(sessionId: string, profileIds: readonly (string | undefined)[]): Promise<{ asker: Person | undefined; access: ProfileAccess }> {
     const session = await findSession(this.db, sessionId);
     const asker = session ? await this.people.household.person(session.personId) : undefined;
-    const profile = this.people.profiles.get(profileId ?? session?.profileId ?? '');
-    return { asker, access: profile ? { people: profile.people, approvers: profile.approvers } : ownerOnly };
+    const named = profileIds.filter((id) => id !== undefined);
+    const governing = new Set(named.length > 0 ? named : [session?.profileId ?? '']);
+    const accesses = [...governing].map((id) => this.people.profiles.get(id) ?? ownerOnly);
+    const approvers = accesses.reduce<readonly Role[]>((allowed, access) => allowed.filter((role) => access.approvers.includes(role)), roles);
+    const people = accesses.reduce<readonly Role[]>((allowed, access) => allowed.filter((role) => access.people.includes(role)), roles);
+    return { asker, access: { people, approvers } };
   }
 
   /** Registers the waiting call at once (a decision may come as soon as it is announced); settles on the first answer. */

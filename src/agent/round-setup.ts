@@ -64,6 +64,7 @@ export function setupForProfile(
       // A sub-agent's processes are always strictly jailed, whatever its profile gives the parent.
       jailKinds: options.subagent ? {} : profile.jail,
       sessionProfileId: options.sessionProfileId ?? profile.id,
+      profileId: profile.id,
       untrustedAllow: profile.untrusted.allow,
     },
   };

@@ -63,12 +63,24 @@ afterEach(async () => {
 });
 
 let calls = 0;
-/** A call in a new session of `asker` under `profileId`, waiting once the gate announces it. */
-async function ask(asker: Person, profileId: string, command = 'make deploy'): Promise<{ summary: PendingApprovalSummary; authorization: Promise<Authorization> }> {
+/** A call in a new session of `asker` under `profileId` (by a sub-agent under `subagentProfileId`), waiting once the gate announces it. */
+async function ask(
+  asker: Person,
+  profileId: string,
+  command = 'make deploy',
+  subagentProfileId?: string,
+): Promise<{ summary: PendingApprovalSummary; authorization: Promise<Authorization> }> {
   const session = await createSession(db, { profileId, personId: asker.id });
   const required = new Promise<PendingApprovalSummary>((resolve) => gate.once('required', resolve));
-  const context = { sessionId: session.id, signal: new AbortController().signal, emit: () => undefined, isSubagent: false, sessionProfileId: profileId };
-  const authorization = gate.authorize({ callId: `call-${++calls}`, tool: shell, args: { command }, policies: [askEveryCall], context });
+  const context = { sessionId: session.id, signal: new AbortController().signal, emit: () => undefined, isSubagent: subagentProfileId !== undefined, sessionProfileId: profileId };
+  const authorization = gate.authorize({
+    callId: `call-${++calls}`,
+    tool: shell,
+    args: { command },
+    policies: [askEveryCall],
+    context,
+    profileId: subagentProfileId ?? profileId,
+  });
   asked.push(authorization);
   return { summary: await required, authorization };
 }
@@ -152,6 +164,16 @@ describe('what each person is told of a waiting call', () => {
     ]);
     expect(seenBy(people.guest)).toEqual([]);
     expect(seenBy(people.otherChild)).toEqual([]);
+  });
+
+  it("a sub-agent's call waits for those both its profile and its session's name: the stricter approvers win", async () => {
+    // The child's smart_home session (approvers owner, adult) spawned a server_admin sub-agent (approvers owner).
+    const { summary } = await ask(people.child, 'smart_home', 'rm -rf /srv/cache', 'server_admin');
+    expect(summary.deciders).toEqual([{ id: owner.id, name: owner.name }]);
+    expect(gate.mayDecide(summary.session_id, summary.call_id, people.adult)).toBe(false);
+    expect(gate.mayDecide(summary.session_id, summary.call_id, owner)).toBe(true);
+    const inSecretary = await ask(people.child, 'smart_home', 'make notes', 'secretary');
+    expect(gate.mayDecide(inSecretary.summary.session_id, inSecretary.summary.call_id, people.adult)).toBe(true);
   });
 
   it('a call whose session names nobody who lives here waits for the owner alone', async () => {
