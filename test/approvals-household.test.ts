@@ -116,7 +116,7 @@ describe('approvals in a household', () => {
     // Nothing of it reached the other adult's page, no card nor notification, before one of their own that follows it.
     await hearth.deps.notifications.raise({ title: 'Bins go out tonight', body: '', personId: other.person.id });
     await otherPage.nextMatching((event: any) => event.type === 'notification', 'their own notification');
-    expect(otherPage.types().filter((type) => (type as string) === 'approvals_changed' || type === 'notification')).toEqual(['notification']);
+    expect(otherPage.types().filter((type: string) => type === 'approvals_changed' || type === 'notification')).toEqual(['notification']);
     socket.close();
     otherPage.close();
   });
