@@ -22,7 +22,7 @@ import { PanelSwitcher } from './panel-switcher.js';
 import { PeoplePanel } from './people-panel.js';
 import { PersonMenu } from './person-menu.js';
 import { SchedulesPanel } from './schedules-panel.js';
-import { SessionSharing } from './session-sharing.js';
+import { showSharing as showSharingMark } from './session-sharing.js';
 import { SessionView } from './session-view.js';
 import { Sidebar } from './sidebar.js';
 import { ToolsPanel } from './tools-panel.js';
@@ -78,14 +78,9 @@ const panels = new PanelSwitcher({
     new PeoplePanel(byId('people-panel'), { me: () => me, dialog: byId('remove-person-dialog'), onChanged: () => loadMe() }),
   ],
 });
-const personMenu = new PersonMenu({ anchor: document.querySelector('.person-anchor'), button: byId('person-button'), popover: byId('person-menu') });
+const personMenu = new PersonMenu({ anchor: document.querySelector('.person-anchor'), button: byId('person-button'), drawerButton: byId('sidebar-person'), popover: byId('person-menu') });
 const asksForYou = new AsksForYou(byId('asks-for-you'));
-const sessionSharing = new SessionSharing({
-  mark: byId('session-shared'),
-  toggle: byId('share-toggle'),
-  onChanged: () => sidebar.refresh(),
-  onError: (message) => composer.showError(message),
-});
+
 const sidebar = new Sidebar({
   list: byId('session-list'),
   empty: byId('session-list-empty'),
@@ -94,6 +89,8 @@ const sidebar = new Sidebar({
   openButton: document.querySelector('.open-drawer'),
   profileName,
   sharingLabel: (session) => (!session.shared ? '' : session.owner && session.owner.id !== me?.id ? `${session.owner.name}’s, shared` : 'Shared'),
+  isOwn: (session) => !me || !session.owner || session.owner.id === me.id,
+  mayShare: () => householdOfMany,
   onDeleted: (id) => {
     if (view?.sessionId === id) location.hash = '';
   },
@@ -172,7 +169,7 @@ function listenToHearth() {
 /** The open session's sharing under its title, from the session list. */
 function showSharing() {
   const current = view && listedSessions.find((session) => session.session_id === view.sessionId);
-  sessionSharing.show(current, me, householdOfMany);
+  showSharingMark(byId('session-shared'), current, me);
 }
 
 /** Who uses the page; the owner also learns whether they are alone (the People entry and the account menu follow). */
@@ -383,6 +380,7 @@ function wireChrome() {
   document.querySelector('.close-drawer').addEventListener('click', () => setDrawer(false));
   drawerBackdrop.addEventListener('click', () => setDrawer(false));
   byId('people-toggle').addEventListener('click', () => setDrawer(false));
+  byId('sidebar-person').addEventListener('click', () => setDrawer(false));
   byId('session-list').addEventListener('click', (event) => {
     if (event.target.closest('.session-link')) setDrawer(false);
   });

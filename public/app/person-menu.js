@@ -1,31 +1,42 @@
 import { AccountSection } from './account-section.js';
 import { api } from './api.js';
 import { element, replaceContent } from './dom.js';
+import { icon } from './icons.js';
 import { forgetToken } from './login.js';
 
 const roleNames = { owner: 'owner', adult: 'adult', child: 'child', guest: 'guest' };
 
 /**
- * The header's name of who uses the page, with a menu: sign out of this device or everywhere, the
- * personal API tokens, a Telegram link code. A one-person Hearth on this machine shows none of it
- * (nobody signs in there); its owner finds the same account in the People panel.
+ * The name of who uses the page, with a menu: sign out of this device or everywhere, the personal
+ * API tokens, a Telegram link code. Its button is in the header, and at the foot of the session
+ * drawer on a phone, where the header has no room. A one-person Hearth on this machine shows none
+ * of it (nobody signs in there); its owner finds the same account in the People panel.
  */
 export class PersonMenu {
   #account;
+  #opener;
 
-  constructor({ anchor, button, popover }) {
+  /** `anchor` holds the header's `button`; `drawerButton` is the drawer's. */
+  constructor({ anchor, button, drawerButton, popover }) {
     this.anchor = anchor;
-    this.button = button;
+    this.drawerButton = drawerButton;
+    this.buttons = [button, drawerButton];
     this.popover = popover;
-    button.addEventListener('click', () => (popover.hidden ? this.open() : this.close()));
+    for (const each of this.buttons) {
+      each.addEventListener('click', () => {
+        this.#opener = each;
+        if (popover.hidden) this.open();
+        else this.close();
+      });
+    }
     document.addEventListener('keydown', (event) => {
       if (event.key === 'Escape' && !popover.hidden) {
         this.close();
-        button.focus();
+        this.#opener?.focus();
       }
     });
     document.addEventListener('click', (event) => {
-      if (!popover.hidden && !popover.contains(event.target) && !button.contains(event.target)) this.close();
+      if (!popover.hidden && !popover.contains(event.target) && !this.buttons.some((each) => each.contains(event.target))) this.close();
     });
   }
 
@@ -33,16 +44,20 @@ export class PersonMenu {
   show(me, shown) {
     this.me = me;
     this.anchor.hidden = !shown;
-    this.button.textContent = me.name;
-    this.button.setAttribute('aria-label', `${me.name}: your account`);
-    this.button.title = `Signed in as ${me.name} (${roleNames[me.role] ?? me.role})`;
+    this.drawerButton.hidden = !shown;
+    for (const button of this.buttons) {
+      // On a narrow header only the icon shows; the name stays in the label.
+      button.replaceChildren(icon('person'), element('span', { className: 'person-name' }, me.name));
+      button.setAttribute('aria-label', `${me.name}: your account`);
+      button.title = `Signed in as ${me.name} (${roleNames[me.role] ?? me.role})`;
+    }
     this.#account = new AccountSection(me);
     this.close();
   }
 
   open() {
     this.popover.hidden = false;
-    this.button.setAttribute('aria-expanded', 'true');
+    for (const button of this.buttons) button.setAttribute('aria-expanded', 'true');
     const signOut = (everywhere) => element('button', { type: 'button', onclick: () => this.#signOut(everywhere) }, everywhere ? 'Sign out everywhere' : 'Sign out');
     replaceContent(
       this.popover,
@@ -55,7 +70,7 @@ export class PersonMenu {
 
   close() {
     this.popover.hidden = true;
-    this.button.setAttribute('aria-expanded', 'false');
+    for (const button of this.buttons) button.setAttribute('aria-expanded', 'false');
   }
 
   /** Ends this page's sign-in (or every one of this person's), then starts the page again at its sign-in screen. */

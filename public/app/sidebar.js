@@ -29,7 +29,12 @@ export class Sidebar {
    * deleted, `onRefreshed(sessions)` after the list was read again (titles may have changed),
    * `onError(message)` shows a failure.
    */
-  constructor({ list, empty, filter, dialog, openButton, profileName, sharingLabel = () => '', onDeleted, onRefreshed, onError }) {
+  /**
+   * In a household, `sharingLabel(session)` names a shared session's sharing ('' when not shared),
+   * `isOwn(session)` says whether it is the viewer's (only its person renames, shares or deletes
+   * it) and `mayShare()` whether anyone else lives here to share with.
+   */
+  constructor({ list, empty, filter, dialog, openButton, profileName, sharingLabel = () => '', isOwn = () => true, mayShare = () => false, onDeleted, onRefreshed, onError }) {
     this.list = list;
     this.empty = empty;
     this.filter = filter;
@@ -37,6 +42,8 @@ export class Sidebar {
     this.openButton = openButton;
     this.profileName = profileName;
     this.sharingLabel = sharingLabel;
+    this.isOwn = isOwn;
+    this.mayShare = mayShare;
     this.onDeleted = onDeleted;
     this.onRefreshed = onRefreshed;
     this.onError = onError;
@@ -154,6 +161,8 @@ export class Sidebar {
       id === this.#currentId,
       this.pendingApprovals(id),
       this.sharingLabel(session),
+      this.isOwn(session),
+      this.mayShare(),
     ]);
   }
 
@@ -163,6 +172,7 @@ export class Sidebar {
     const current = id === this.#currentId;
     const waiting = this.pendingApprovals(id);
     const sharing = this.sharingLabel(session);
+    const own = this.isOwn(session);
     const label =
       this.#renaming === id
         ? this.#renameInput(session)
@@ -185,13 +195,27 @@ export class Sidebar {
       element(
         'div',
         { className: 'session-actions' },
-        element('button', { type: 'button', className: 'icon-button', 'aria-label': 'Rename', title: 'Rename', onclick: () => this.#startRename(id) }, icon('edit')),
-        element(
-          'button',
-          { type: 'button', className: 'icon-button', 'aria-label': session.pinned ? 'Unpin' : 'Pin', title: session.pinned ? 'Unpin' : 'Pin', onclick: () => this.#setPinned(id, !session.pinned) },
-          icon('star', { filled: session.pinned }),
-        ),
-        element('button', { type: 'button', className: 'icon-button', 'aria-label': 'Delete', title: 'Delete', onclick: () => this.#confirmDelete(session) }, icon('trash')),
+        own && element('button', { type: 'button', className: 'icon-button', 'aria-label': 'Rename', title: 'Rename', onclick: () => this.#startRename(id) }, icon('edit')),
+        own &&
+          element(
+            'button',
+            { type: 'button', className: 'icon-button', 'aria-label': session.pinned ? 'Unpin' : 'Pin', title: session.pinned ? 'Unpin' : 'Pin', onclick: () => this.#setPinned(id, !session.pinned) },
+            icon('star', { filled: session.pinned }),
+          ),
+        own &&
+          this.mayShare() &&
+          element(
+            'button',
+            {
+              type: 'button',
+              className: 'icon-button',
+              'aria-label': session.shared ? 'Stop sharing' : 'Share with the household',
+              title: session.shared ? 'Stop sharing: yours alone again' : 'Share with the household: everyone whose role may use its profile sees and uses it',
+              onclick: () => this.#setShared(id, !session.shared),
+            },
+            icon('share', { filled: session.shared }),
+          ),
+        own && element('button', { type: 'button', className: 'icon-button', 'aria-label': 'Delete', title: 'Delete', onclick: () => this.#confirmDelete(session) }, icon('trash')),
       ),
     );
   }
@@ -233,6 +257,15 @@ export class Sidebar {
   #startRename(id) {
     this.#renaming = id;
     this.render();
+  }
+
+  async #setShared(id, shared) {
+    try {
+      await api.updateSession(id, { shared });
+    } catch (error) {
+      this.onError(error.message);
+    }
+    await this.refresh();
   }
 
   async #setPinned(id, pinned) {

@@ -13,6 +13,7 @@ import { appendMessage } from '../../src/store/messages-repository.ts';
 import { expectNoViolations } from '../support/axe.ts';
 import { browserTest, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
 import type { Hearth } from '../support/hearth-server.ts';
+import { checkHeader, headerViewports, measureHeader } from '../support/header-layout.ts';
 import { household, type SignedIn } from '../support/people.ts';
 
 /** The shipped server_admin, as an owner who lets children use it (its adults deciding their asks) would edit it. */
@@ -154,6 +155,58 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await sessionTitles(adultPage)).toEqual(['Tax return']);
   });
 
+  it("a session shared on purpose: the other sees it with whose it is, cannot change it, and loses it when unshared; the header keeps one row", { timeout: 90_000 }, async () => {
+    const hearth = await browser.hearth();
+    const { people } = await household(hearth, ['adult', 'child']);
+    const [adult, child] = people;
+    const shopping = await adult.createSession('secretary');
+    await adult.request('PATCH', `/sessions/${shopping}`, { title: 'Shopping list for the weekend' });
+    await said(hearth, shopping, 'Milk, eggs, bread');
+    const adultPage = await pageOf(browser, hearth, adult, shopping);
+    const childPage = await pageOf(browser, hearth, child);
+    await childPage.locator(sel.sessionList).waitFor();
+    await waitForEventsSocket(childPage);
+    expect(await sessionTitles(childPage)).toEqual([]);
+
+    // The adult shares it from the session list.
+    const entry = adultPage.locator(`${sel.sessionItem}[data-session-id="${shopping}"]`);
+    await entry.hover();
+    await entry.getByRole('button', { name: 'Share with the household' }).click();
+    await entry.locator('[data-role="shared"]').waitFor();
+    expect(await entry.locator('[data-role="shared"]').textContent()).toBe('Shared');
+    await adultPage.locator('#session-shared:not([hidden])').waitFor();
+    expect(await adultPage.locator('#session-shared').textContent()).toBe('Shared with the household');
+
+    // The child's list gains it, saying whose it is; its header says so; the child may not rename, share or delete it.
+    const shared = childPage.locator(`${sel.sessionItem}[data-session-id="${shopping}"]`);
+    await shared.waitFor();
+    expect(await shared.locator('[data-role="shared"]').textContent()).toBe(`${adult.person.name}’s, shared`);
+    expect(await shared.locator('.session-actions button').count()).toBe(0);
+    await shared.locator('.session-link').click();
+    await childPage.locator('#session-shared:not([hidden])').waitFor();
+    expect(await childPage.locator('#session-shared').textContent()).toBe(`${adult.person.name}’s, shared with the household`);
+    await expectNoViolations(childPage, "someone else's shared session");
+
+    // With the name in the header and a shared session open, the header keeps its one row at each width.
+    for (const viewport of headerViewports) {
+      await childPage.setViewportSize(viewport);
+      await childPage.waitForFunction((width) => window.innerWidth === width, viewport.width);
+      checkHeader(await measureHeader(childPage), viewport.width, 'a household, a shared session open');
+    }
+
+    // Unshared, it is the adult's alone again: the child's page, read again, no longer lists or opens it.
+    // (The server tells only those who still see a session of its changes, so the child's open page learns it on reading again.)
+    await entry.hover();
+    await entry.getByRole('button', { name: 'Stop sharing' }).click();
+    await entry.locator('[data-role="shared"]').waitFor({ state: 'detached' });
+    expect(await adultPage.locator('#session-shared').isVisible()).toBe(false);
+    browser.allowErrors(new RegExp(`\\b404\\b.*/sessions/${shopping}|WebSocket connection to .*/ws/sessions/${shopping}`));
+    await childPage.reload();
+    await waitForApp(childPage);
+    await childPage.locator(`${sel.transcript}:has-text("This session no longer exists.")`).waitFor();
+    expect(await sessionTitles(childPage)).toEqual([]);
+  });
+
   it('signs in with a name and passphrase, refuses a wrong one, and signing out leaves the cookie useless', browserTest, async () => {
     const hearth = await browser.hearth();
     const { people } = await household(hearth, ['adult']);
@@ -202,12 +255,17 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
 
   it('the owner of a one-person Hearth sees the page as before, invites someone from the People panel, and the invited person joins', { timeout: 90_000 }, async () => {
     const hearth = await browser.hearth();
-    const ownerPage = await browser.openPage(hearth, { permissions: ['clipboard-read', 'clipboard-write'] });
+    const ownerSession = await hearth.createSession();
+    await said(hearth, ownerSession, 'Water the plants');
+    const ownerPage = await browser.openPage(hearth, { hash: ownerSession, permissions: ['clipboard-read', 'clipboard-write'] });
     await waitForApp(ownerPage);
+    await ownerPage.locator(sel.sessionItem).first().waitFor();
     // One person on this machine: no sign-in, no account menu, no sharing; only a quiet People entry.
     expect(await ownerPage.locator(signInForm).isVisible()).toBe(false);
     expect(await ownerPage.locator('.person-anchor').isVisible()).toBe(false);
-    expect(await ownerPage.locator('#share-toggle').isVisible()).toBe(false);
+    expect(await ownerPage.locator(`${sel.sessionItem} button[aria-label="Share with the household"]`).count()).toBe(0);
+    expect(await ownerPage.locator('#session-shared').isVisible()).toBe(false);
+    expect(await ownerPage.locator(`${sel.sessionItem} .session-actions button`).evaluateAll((buttons) => buttons.map((button) => button.getAttribute('aria-label')))).toEqual(['Rename', 'Pin', 'Delete']);
     const peopleToggle = ownerPage.locator('#people-toggle');
     await peopleToggle.waitFor({ state: 'visible' });
 
