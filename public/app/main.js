@@ -166,10 +166,20 @@ function listenToHearth() {
   });
 }
 
-/** The open session's sharing under its title, from the session list. */
+/** The open session's sharing under its title, from the session list; someone else's shared session keeps its profile and model. */
 function showSharing() {
   const current = view && listedSessions.find((session) => session.session_id === view.sessionId);
   showSharingMark(byId('session-shared'), current, me);
+  if (view) showEditable(view);
+}
+
+/** The profile and model can be switched between runs, by the session's own person. */
+function showEditable(openedView) {
+  const current = listedSessions.find((session) => session.session_id === openedView.sessionId);
+  const own = !me || !current?.owner || current.owner.id === me.id;
+  const editable = own && openedView.synced && !openedView.running;
+  header.show({ editable });
+  modelPicker.setEditable(editable);
 }
 
 /** Who uses the page; the owner also learns whether they are alone (the People entry and the account menu follow). */
@@ -240,8 +250,7 @@ function onViewChange(openedView, change) {
   if (change.profileId !== undefined) panels.notify({ type: 'profile_changed' });
   if (change.running !== undefined || change.synced !== undefined || change.connection !== undefined) {
     composer.setState({ running: openedView.running, canSend: openedView.synced });
-    header.show({ editable: openedView.synced && !openedView.running });
-    modelPicker.setEditable(openedView.synced && !openedView.running);
+    showEditable(openedView);
   }
   if (change.running !== undefined) sidebar.refreshSoon();
 }

@@ -185,6 +185,10 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await shared.locator('.session-link').click();
     await childPage.locator('#session-shared:not([hidden])').waitFor();
     expect(await childPage.locator('#session-shared').textContent()).toBe(`${adult.person.name}’s, shared with the household`);
+    // Its profile is the adult's to switch, not the child's.
+    await childPage.locator(`${sel.send}:not([disabled])`).waitFor();
+    expect(await childPage.locator(sel.sessionProfile).isDisabled()).toBe(true);
+    expect(await adultPage.locator(sel.sessionProfile).isDisabled()).toBe(false);
     await expectNoViolations(childPage, "someone else's shared session");
 
     // With the name in the header and a shared session open, the header keeps its one row at each width.
@@ -238,6 +242,17 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/', secure: false });
     // The page's script never holds it.
     expect(await page.evaluate(() => document.cookie)).not.toContain('hearth_session');
+
+    // On a phone the account is at the foot of the session drawer.
+    await page.setViewportSize({ width: 360, height: 740 });
+    expect(await page.locator(personButton).isVisible()).toBe(false);
+    await page.locator(sel.openSessions).click();
+    await page.locator('#sidebar-person').click();
+    await page.locator('#person-menu').waitFor({ state: 'visible' });
+    expect(await page.locator('#person-menu').textContent()).toContain(`Signed in as ${adult.person.name}`);
+    await page.keyboard.press('Escape');
+    await page.locator('#person-menu').waitFor({ state: 'hidden' });
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // The menu: sign out of this device.
     await page.locator(personButton).click();
