@@ -10,6 +10,7 @@ import type { Tool } from '../src/tools/tool.ts';
 import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { household, type SignedIn } from './support/people.ts';
+import { softwarePasskey, type SoftwarePasskey } from './support/software-passkey.ts';
 import { readRightsTable, type RightsRow, type Whose } from './support/rights-table.ts';
 
 // docs/protocol.md's *Who may do what*, row by row, against one real server: each role acts on a
@@ -144,6 +145,24 @@ let madePeople = 0;
 async function postPublic(url: string, body: unknown): Promise<{ status: number; body: any; cookies: string[] }> {
   const response = await fetch(hearth.baseUrl + url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: response.status, body: await response.json(), cookies: response.headers.getSetCookie() };
+}
+
+/** The server as a browser at http://localhost:<port> reaches it: passkeys are offered only there or over HTTPS. */
+const localhostOrigin = () => hearth.baseUrl.replace('127.0.0.1', 'localhost');
+async function atLocalhost(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const response = await fetch(localhostOrigin() + url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** A new passkey of the person's, registered through their page. */
+async function passkeyOf(person: Person): Promise<SoftwarePasskey> {
+  const authenticator = softwarePasskey();
+  const headers = signedIn[person.role].cookieHeaders;
+  const options = await atLocalhost('/me/passkeys/options', {}, headers);
+  const created = await atLocalhost('/me/passkeys', { name: 'a key', credential: authenticator.create(options.body, localhostOrigin()) }, headers);
+  expect(created.status).toBe(201);
+  return authenticator;
 }
 
 /** One case per row of the table, by its route cell. */
@@ -328,6 +347,28 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     return answer(await context.request('DELETE', `/people/${id}?sessions=delete`), context.missing);
   },
   'POST /people/invitations': status('POST', '/people/invitations', { role: 'adult' }),
+  'POST /auth/passkey/options': async (context) => answer(await atLocalhost('/auth/passkey/options', {}), context.missing),
+  'POST /auth/passkey': async (context) => {
+    const authenticator = await passkeyOf(context.caller);
+    const options = await atLocalhost('/auth/passkey/options', {});
+    return answer(await atLocalhost('/auth/passkey', { credential: authenticator.get(options.body, localhostOrigin()) }), context.missing);
+  },
+  'POST /me/passkeys/options': async (context) => answer(await atLocalhost('/me/passkeys/options', {}, context.headers), context.missing),
+  'POST /me/passkeys': async (context) => {
+    const options = await atLocalhost('/me/passkeys/options', {}, context.headers);
+    return answer(await atLocalhost('/me/passkeys', { name: 'a key', credential: softwarePasskey().create(options.body, localhostOrigin()) }, context.headers), context.missing);
+  },
+  'GET /me/passkeys': async (context) => {
+    await passkeyOf(context.target);
+    const id = (await hearth.deps.accounts.passkeys.list(context.target.id)).at(-1)!.id;
+    const { body } = await context.request('GET', '/me/passkeys');
+    return listed(body.some((passkey: any) => passkey.id === id));
+  },
+  'DELETE /me/passkeys/:id': async (context) => {
+    await passkeyOf(context.target);
+    const id = (await hearth.deps.accounts.passkeys.list(context.target.id)).at(-1)!.id;
+    return answer(await context.request('DELETE', `/me/passkeys/${id}`), context.missing);
+  },
   'POST /memory/extract': async (context) => {
     const sessionId = await session(context.target);
     const response = await context.request('POST', '/memory/extract');

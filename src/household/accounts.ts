@@ -5,6 +5,7 @@ import type { Clock } from '../time/clock.ts';
 import { ApiTokens } from './api-tokens.ts';
 import type { Household } from './household.ts';
 import { Invitations } from './invitations.ts';
+import { Passkeys } from './passkeys.ts';
 import { PeopleAdmin } from './people-admin.ts';
 import { SignInThrottle, defaultThrottleSettings, type ThrottleSettings } from './sign-in-throttle.ts';
 import { SignIns } from './sign-ins.ts';
@@ -17,12 +18,13 @@ export interface AccountsOptions {
   throttle?: ThrottleSettings;
 }
 
-/** How people prove who they are and how the household changes: sign-ins, personal tokens, people, invitations. */
+/** How people prove who they are and how the household changes: sign-ins, passkeys, personal tokens, people, invitations. */
 export class Accounts {
   readonly signIns: SignIns;
   readonly tokens: ApiTokens;
   readonly people: PeopleAdmin;
   readonly invitations: Invitations;
+  readonly passkeys: Passkeys;
 
   constructor(options: AccountsOptions) {
     const { db, household, clock, logger } = options;
@@ -30,6 +32,7 @@ export class Accounts {
     this.tokens = new ApiTokens({ db, household, clock });
     this.people = new PeopleAdmin({ db, household, signIns: this.signIns });
     this.invitations = new Invitations({ db, household, clock });
+    this.passkeys = new Passkeys({ db, household, clock, logger });
   }
 
   /** What identify() asks of a request's cookie and Bearer token (server/identify.ts `Credentials`). */

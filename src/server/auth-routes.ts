@@ -1,10 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance } from 'fastify';
 import type { Accounts } from '../household/accounts.ts';
 import { passphraseLength } from '../household/passphrase.ts';
 import { ApiError } from '../errors.ts';
 import { readCookie, signInCookie } from './identify.ts';
 import { personJson } from './person-json.ts';
+import { relyingParty } from './relying-party.ts';
 import { clearSignInCookie, setSignInCookie } from './sign-in-cookie.ts';
 
 const SignInBody = Type.Object(
@@ -19,9 +21,12 @@ const AcceptBody = Type.Object(
   },
   { additionalProperties: false },
 );
+/** A WebAuthn answer as the browser's JSON form of it; @simplewebauthn/server checks its shape. */
+const Credential = Type.Object({ id: Type.String({ minLength: 1, maxLength: 1024 }), type: Type.Literal('public-key') }, { additionalProperties: true });
+const PasskeySignInBody = Type.Object({ credential: Credential }, { additionalProperties: false });
 const SignOutBody = Type.Union([Type.Object({ everywhere: Type.Optional(Type.Boolean()) }, { additionalProperties: false }), Type.Null()]);
 
-/** The routes anyone may call, outside identify(): signing in and out, accepting an invitation (docs/people.md). */
+/** The routes anyone may call, outside identify(): signing in (by passphrase or passkey) and out, accepting an invitation (docs/people.md). */
 export async function authRoutes(app: FastifyInstance, options: { accounts: Accounts }) {
   const { accounts } = options;
 
@@ -50,5 +55,16 @@ export async function authRoutes(app: FastifyInstance, options: { accounts: Acco
     request.log.info({ person: result.person.name, role: result.person.role }, 'joined the household');
     setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, request.ip));
     return reply.code(201).send(personJson(result.person));
+  });
+
+  app.post('/auth/passkey/options', async (request) => accounts.passkeys.signInOptions(relyingParty(request)));
+
+  app.post<{ Body: Static<typeof PasskeySignInBody> }>('/auth/passkey', { schema: { body: PasskeySignInBody } }, async (request, reply) => {
+    const rp = relyingParty(request);
+    const result = await accounts.passkeys.signIn(request.body.credential as unknown as AuthenticationResponseJSON, rp, request.ip);
+    if (!result.ok) throw new ApiError(result.code, result.message);
+    setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, request.ip));
+    const { id, name, role } = result.person;
+    return { id, name, role };
   });
 }

@@ -1,9 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance } from 'fastify';
 import type { Accounts } from '../household/accounts.ts';
+import type { StoredPasskey } from '../household/passkeys.ts';
 import { passphraseLength } from '../household/passphrase.ts';
 import { ApiError } from '../errors.ts';
 import { personJson } from './person-json.ts';
+import { relyingParty } from './relying-party.ts';
 import { setSignInCookie } from './sign-in-cookie.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
@@ -14,8 +17,12 @@ const MeChanges = Type.Object(
 );
 const TokenBody = Type.Object({ name: Name }, { additionalProperties: false });
 const TokenParams = Type.Object({ id: Type.String() });
+/** A WebAuthn answer as the browser's JSON form of it; @simplewebauthn/server checks its shape. */
+const Credential = Type.Object({ id: Type.String({ minLength: 1, maxLength: 1024 }), type: Type.Literal('public-key') }, { additionalProperties: true });
+const PasskeyBody = Type.Object({ name: Name, credential: Credential }, { additionalProperties: false });
+const PasskeyParams = Type.Object({ id: Type.String() });
 
-/** The caller's own account: who they are, their name and passphrase, their personal API tokens (docs/people.md). */
+/** The caller's own account: who they are, their name and passphrase, their personal API tokens and passkeys (docs/people.md). */
 export async function meRoutes(app: FastifyInstance, options: { accounts: Accounts }) {
   const { accounts } = options;
 
@@ -48,4 +55,24 @@ export async function meRoutes(app: FastifyInstance, options: { accounts: Accoun
     if (!(await accounts.tokens.revoke(request.caller.person.id, request.params.id))) throw new ApiError('token_not_found', `You have no token with id ${request.params.id}.`);
     return reply.code(204).send();
   });
+
+  app.post('/me/passkeys/options', async (request) => accounts.passkeys.registrationOptions(request.caller.person, relyingParty(request)));
+
+  app.post<{ Body: Static<typeof PasskeyBody> }>('/me/passkeys', { schema: { body: PasskeyBody } }, async (request, reply) => {
+    const { name, credential } = request.body;
+    const result = await accounts.passkeys.register(request.caller.person, credential as unknown as RegistrationResponseJSON, relyingParty(request), name.trim());
+    if (!result.ok) throw new ApiError(result.code, result.message);
+    return reply.code(201).send(passkeyJson(result.passkey));
+  });
+
+  app.get('/me/passkeys', async (request) => (await accounts.passkeys.list(request.caller.person.id)).map(passkeyJson));
+
+  app.delete<{ Params: Static<typeof PasskeyParams> }>('/me/passkeys/:id', { schema: { params: PasskeyParams } }, async (request, reply) => {
+    if (!(await accounts.passkeys.remove(request.caller.person.id, request.params.id))) throw new ApiError('passkey_not_found', `You have no passkey with id ${request.params.id}.`);
+    return reply.code(204).send();
+  });
+}
+
+function passkeyJson(passkey: StoredPasskey) {
+  return { id: passkey.id, name: passkey.name, created_at: passkey.createdAt, last_used_at: passkey.lastUsedAt };
 }

@@ -206,6 +206,21 @@ export interface ApiTokensTable {
   last_used_at: string | null;
 }
 
+/** A passkey (WebAuthn credential) of a person; `id` is the credential id, base64url. */
+export interface PasskeysTable {
+  id: string;
+  person_id: string;
+  name: string;
+  /** COSE public key, base64url. */
+  public_key: string;
+  /** The signature counter last seen (0 for authenticators that keep none). */
+  counter: number;
+  /** JSON array of the transports the authenticator named. */
+  transports: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
 /** A one-time invitation to join the household with a role. */
 export interface InvitationsTable {
   id: string;
@@ -242,6 +257,7 @@ export interface Database {
   sign_ins: SignInsTable;
   api_tokens: ApiTokensTable;
   invitations: InvitationsTable;
+  passkeys: PasskeysTable;
   sessions: SessionsTable;
   messages: MessagesTable;
   scratchpad_sections: ScratchpadSectionsTable;

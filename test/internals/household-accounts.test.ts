@@ -6,6 +6,7 @@ import { SignInThrottle, defaultThrottleSettings } from '../../src/household/sig
 import type { Person } from '../../src/people/person.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { softwarePasskey } from '../support/software-passkey.ts';
 
 // The household service on `:memory:` SQLite: sign-ins, tokens, invitations, people, the slowing of failures.
 
@@ -185,5 +186,45 @@ describe('people', () => {
   it('refuse a name already taken whatever its case', async () => {
     await person('Sam');
     expect(await accounts.people.add({ name: ' SAM ', role: 'guest', passphrase: 'passphrase again' })).toMatchObject({ ok: false, code: 'name_taken' });
+  });
+});
+
+describe('passkeys', () => {
+  const rp = { id: 'localhost', origin: 'http://localhost:8000' };
+
+  it('take each challenge once, for its purpose, host and person, for five minutes', async () => {
+    const sam = await person('Sam');
+    const alex = await person('Alex');
+    const authenticator = softwarePasskey();
+
+    const late = await accounts.passkeys.registrationOptions(sam, rp);
+    later(5 * 60_000);
+    expect(await accounts.passkeys.register(sam, authenticator.create(late, rp.origin) as never, rp, 'laptop')).toMatchObject({ ok: false, code: 'invalid_request' });
+
+    const someoneElses = await accounts.passkeys.registrationOptions(alex, rp);
+    expect(await accounts.passkeys.register(sam, authenticator.create(someoneElses, rp.origin) as never, rp, 'laptop')).toMatchObject({ ok: false });
+
+    const otherHost = await accounts.passkeys.registrationOptions(sam, rp);
+    expect(await accounts.passkeys.register(sam, authenticator.create(otherHost, rp.origin) as never, { id: 'hearth.localhost', origin: 'http://hearth.localhost:8000' }, 'laptop')).toMatchObject({ ok: false });
+
+    const options = await accounts.passkeys.registrationOptions(sam, rp);
+    expect(await accounts.passkeys.register(sam, authenticator.create(options, rp.origin) as never, rp, 'laptop')).toMatchObject({ ok: true, passkey: { personId: sam.id, name: 'laptop' } });
+
+    // A registration's challenge does not sign in.
+    const registration = await accounts.passkeys.registrationOptions(sam, rp);
+    expect(await accounts.passkeys.signIn(authenticator.get({ challenge: registration.challenge, rpId: rp.id }, rp.origin) as never, rp, '192.0.2.1')).toMatchObject({ ok: false, code: 'passkey_failed' });
+    const signIn = await accounts.passkeys.signInOptions(rp);
+    expect(await accounts.passkeys.signIn(authenticator.get(signIn, rp.origin) as never, rp, '192.0.2.1')).toMatchObject({ ok: true, person: { id: sam.id } });
+    expect(warnings).toContainEqual(expect.objectContaining({ address: '192.0.2.1', why: expect.any(String) }));
+  });
+
+  it('go with their person', async () => {
+    const sam = await person('Sam');
+    const authenticator = softwarePasskey();
+    const options = await accounts.passkeys.registrationOptions(sam, rp);
+    await accounts.passkeys.register(sam, authenticator.create(options, rp.origin) as never, rp, 'laptop');
+    expect(await accounts.people.remove(sam.id)).toBe(true);
+    const signIn = await accounts.passkeys.signInOptions(rp);
+    expect(await accounts.passkeys.signIn(authenticator.get(signIn, rp.origin) as never, rp, '192.0.2.1')).toMatchObject({ ok: false });
   });
 });

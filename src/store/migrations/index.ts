@@ -12,6 +12,7 @@ import * as sessionModel from './2026-11-28-session-model.ts';
 import * as sessionsOfSchedules from './2026-11-28-sessions-of-schedules.ts';
 import * as people from './2026-11-28-people.ts';
 import * as signIns from './2026-11-28-sign-ins.ts';
+import * as passkeys from './2026-11-28-webauthn-passkeys.ts';
 import * as peopleApprovers from './2026-11-28-people-approvers.ts';
 import * as peopleMemory from './2026-11-28-people-memory.ts';
 import * as telegramLinks from './2026-11-28-telegram-links.ts';
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-28-sessions-of-schedules': sessionsOfSchedules,
   '2026-11-28-people': people,
   '2026-11-28-sign-ins': signIns,
+  '2026-11-28-webauthn-passkeys': passkeys,
   '2026-11-28-people-approvers': peopleApprovers,
   '2026-11-28-people-memory': peopleMemory,
   '2026-11-28-telegram-links': telegramLinks,
