@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { element, formatTime, replaceContent } from './dom.js';
+import { addPasskey, passkeyFailure, passkeysPossible } from './passkeys.js';
 
 /** A read-only field with a Copy button, for a secret or link shown once. */
 export function copyField(label, value) {
@@ -19,23 +20,27 @@ export function copyField(label, value) {
 
 /**
  * The caller's own keys to this Hearth (docs/people.md): personal API tokens for scripts (made,
- * shown once, listed, revoked) and a one-time code that links their Telegram account.
+ * shown once, listed, revoked), passkeys where the browser offers them, and a one-time code that
+ * links their Telegram account.
  */
 export class AccountSection {
   #tokens;
+  #passkeys;
   #telegram;
 
   /** `me` is GET /me's answer. */
   constructor(me) {
     this.me = me;
     this.#tokens = element('section', { className: 'account-tokens', 'aria-label': 'Personal API tokens' });
+    this.#passkeys = passkeysPossible() ? element('section', { className: 'account-passkeys', 'aria-label': 'Passkeys' }) : undefined;
     this.#telegram = element('section', { className: 'account-telegram', 'aria-label': 'Telegram' });
-    this.node = element('div', { className: 'account-section' }, this.#tokens, me.role !== 'guest' && this.#telegram);
+    this.node = element('div', { className: 'account-section' }, this.#tokens, this.#passkeys, me.role !== 'guest' && this.#telegram);
     this.#drawTelegram();
   }
 
-  /** Reads the tokens again (the section is shown). */
+  /** Reads the tokens (and passkeys) again (the section is shown). */
   async refresh() {
+    if (this.#passkeys) void this.#refreshPasskeys();
     let tokens;
     try {
       tokens = await api.tokens();
@@ -94,6 +99,55 @@ export class AccountSection {
       return;
     }
     await this.refresh();
+  }
+
+  async #refreshPasskeys(problem) {
+    let passkeys = [];
+    try {
+      passkeys = await api.passkeys();
+    } catch (error) {
+      problem ??= error.message;
+    }
+    const name = element('input', { type: 'text', 'aria-label': 'Passkey name', placeholder: 'This laptop, my phone…', maxlength: 100, required: true });
+    const add = async (event) => {
+      event.preventDefault();
+      try {
+        await addPasskey(name.value.trim());
+      } catch (error) {
+        await this.#refreshPasskeys(passkeyFailure(error));
+        return;
+      }
+      await this.#refreshPasskeys();
+    };
+    const remove = async (passkey) => {
+      try {
+        await api.removePasskey(passkey.id);
+      } catch (error) {
+        await this.#refreshPasskeys(error.message);
+        return;
+      }
+      await this.#refreshPasskeys();
+    };
+    replaceContent(
+      this.#passkeys,
+      element('h3', {}, 'Passkeys'),
+      element('p', { className: 'muted' }, 'Sign in on this device without your passphrase.'),
+      passkeys.length > 0 &&
+        element(
+          'ul',
+          { className: 'token-list' },
+          passkeys.map((passkey) =>
+            element(
+              'li',
+              { dataset: { passkeyId: passkey.id } },
+              element('span', {}, element('strong', {}, passkey.name), element('span', { className: 'muted' }, ` · made ${formatTime(passkey.created_at)}`)),
+              element('button', { type: 'button', 'aria-label': `Remove passkey ${passkey.name}`, onclick: () => remove(passkey) }, 'Remove'),
+            ),
+          ),
+        ),
+      problem && element('p', { className: 'panel-error', role: 'alert' }, problem),
+      element('form', { className: 'token-form', onsubmit: add }, name, element('button', { type: 'submit' }, 'Add a passkey')),
+    );
   }
 
   #drawTelegram(code, problem) {

@@ -1,4 +1,5 @@
 import { ApiError, api } from './api.js';
+import { passkeyFailure, passkeysPossible, signInWithPasskey } from './passkeys.js';
 
 function storeToken(token) {
   const secure = location.protocol === 'https:' ? '; Secure' : '';
@@ -32,6 +33,7 @@ export function signIn(form, refusal) {
   const nameInput = ways.passphrase.querySelector('input[name=name]');
   const passphraseInput = ways.passphrase.querySelector('input[name=passphrase]');
   const switchWay = form.querySelector('.switch-way');
+  const usePasskey = form.querySelector('.use-passkey');
   const submitButton = form.querySelector('button[type=submit]');
   const errorLine = form.querySelector('.login-error');
   let way;
@@ -47,6 +49,7 @@ export function signIn(form, refusal) {
   };
   form.hidden = false;
   show(firstWay(refusal));
+  usePasskey.hidden = !passkeysPossible();
   return new Promise((resolve) => {
     const toggle = () => show(way === 'token' ? 'passphrase' : 'token');
     const fail = (message, input) => {
@@ -71,8 +74,25 @@ export function signIn(form, refusal) {
       } finally {
         submitButton.disabled = false;
       }
+      done();
+    };
+    const passkey = async () => {
+      usePasskey.disabled = true;
+      try {
+        await signInWithPasskey();
+      } catch (error) {
+        errorLine.textContent = passkeyFailure(error);
+        errorLine.hidden = false;
+        return;
+      } finally {
+        usePasskey.disabled = false;
+      }
+      done();
+    };
+    const done = () => {
       form.removeEventListener('submit', submit);
       switchWay.removeEventListener('click', toggle);
+      usePasskey.removeEventListener('click', passkey);
       form.hidden = true;
       tokenInput.value = '';
       passphraseInput.value = '';
@@ -80,5 +100,6 @@ export function signIn(form, refusal) {
     };
     form.addEventListener('submit', submit);
     switchWay.addEventListener('click', toggle);
+    usePasskey.addEventListener('click', passkey);
   });
 }

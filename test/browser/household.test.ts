@@ -268,6 +268,36 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(after.status).toBe(401);
   });
 
+  it('adds a passkey from the account menu on http://localhost and signs in with it after signing out', browserTest, async () => {
+    const started = await browser.hearth();
+    const { people } = await household(started, ['adult']);
+    const [adult] = people;
+    // Browsers offer passkeys to a secure page and never for an IP address: the page is opened as localhost.
+    const hearth = { ...started, baseUrl: started.baseUrl.replace('127.0.0.1', 'localhost') };
+    const page = await browser.openPage(hearth, { allowErrors: [/\b401\b/] });
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    await signInOnPage(page, adult.person.name, adult.passphrase);
+
+    await page.locator(personButton).click();
+    const menu = page.locator('#person-menu');
+    await menu.getByLabel('Passkey name').fill('Test laptop');
+    await menu.getByRole('button', { name: 'Add a passkey' }).click();
+    await menu.locator('[data-passkey-id]', { hasText: 'Test laptop' }).waitFor();
+    expect((await adult.request('GET', '/me/passkeys')).body).toEqual([expect.objectContaining({ name: 'Test laptop' })]);
+
+    await menu.getByRole('button', { name: 'Sign out', exact: true }).click();
+    const form = page.locator(signInForm);
+    await form.waitFor({ state: 'visible' });
+    await form.getByRole('button', { name: 'Use a passkey instead' }).click();
+    await form.waitFor({ state: 'hidden' });
+    await waitForApp(page);
+    expect(await page.locator(personButton).textContent()).toBe(adult.person.name);
+  });
+
   it('the owner of a one-person Hearth sees the page as before, invites someone from the People panel, and the invited person joins', { timeout: 90_000 }, async () => {
     const hearth = await browser.hearth();
     const ownerSession = await hearth.createSession();
