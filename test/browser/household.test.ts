@@ -211,7 +211,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await sessionTitles(childPage)).toEqual([]);
   });
 
-  it('signs in with a name and passphrase, refuses a wrong one, and signing out leaves the cookie useless', browserTest, async () => {
+  it('signs in with a name and passphrase, refuses a wrong one; the account menu makes and revokes a token and gives a Telegram code; signing out leaves the cookie useless', browserTest, async () => {
     const hearth = await browser.hearth();
     const { people } = await household(hearth, ['adult']);
     const [adult] = people;
@@ -261,6 +261,25 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await menu.textContent()).toContain(`Signed in as ${adult.person.name}`);
     await menu.locator('.token-form').waitFor();
     await expectNoViolations(page, 'the account menu');
+
+    // A personal API token: shown once, works as the adult, and refused at once when revoked.
+    await menu.getByLabel('Token name').fill('Backup script');
+    await menu.getByRole('button', { name: 'Create token' }).click();
+    const made = menu.getByRole('textbox', { name: 'New token' });
+    await made.waitFor();
+    const token = await made.inputValue();
+    const asToken = { authorization: `Bearer ${token}` };
+    expect((await hearth.request('GET', '/me', undefined, asToken)).body).toMatchObject({ id: adult.person.id, via: 'api_token' });
+    await menu.getByRole('button', { name: 'Revoke Backup script' }).click();
+    await menu.locator('[data-token-id]', { hasText: 'Backup script' }).waitFor({ state: 'detached' });
+    expect(await menu.getByRole('textbox', { name: 'New token' }).count()).toBe(0);
+    expect((await hearth.request('GET', '/me', undefined, asToken)).status).toBe(401);
+
+    // A Telegram link code to send the bot.
+    await menu.getByRole('button', { name: 'Get a link code' }).click();
+    const command = menu.getByRole('textbox', { name: 'Telegram link command' });
+    await command.waitFor();
+    expect(await command.inputValue()).toMatch(/^\/start \S+$/);
     await menu.getByRole('button', { name: 'Sign out', exact: true }).click();
     await form.waitFor({ state: 'visible' });
     expect(await page.locator(sel.message).isVisible()).toBe(false);
@@ -298,7 +317,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await page.locator(personButton).textContent()).toBe(adult.person.name);
   });
 
-  it('the owner of a one-person Hearth sees the page as before, invites someone from the People panel, and the invited person joins', { timeout: 90_000 }, async () => {
+  it('the owner of a one-person Hearth sees the page as before, invites someone from the People panel who joins, changes their role and passphrase, and removes them keeping their sessions', { timeout: 90_000 }, async () => {
     const hearth = await browser.hearth();
     const ownerSession = await hearth.createSession();
     await said(hearth, ownerSession, 'Water the plants');
@@ -355,15 +374,23 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await robin.getByLabel('Role of Robin').selectOption('adult');
     await panel.locator('.people-list li[data-role="adult"]', { hasText: 'Robin' }).waitFor();
     const robinId = (await robin.getAttribute('data-person-id'))!;
-    expect((await hearth.deps.household.person(robinId))?.role).toBe('adult');
-    // The owner's page is signed in with the passphrase it chose, now that loopback alone is not enough.
-    expect(await ownerPage.locator('.person-anchor').isVisible()).toBe(true);
-
-    // Robin starts a session of their own before being removed.
+    // Robin starts a session of their own (before the new passphrase below ends Robin's sign-ins).
     await joinPage.locator(sel.newSession).click();
     await joinPage.waitForFunction(() => location.hash.length > 1);
     const robinSession = decodeURIComponent((await joinPage.evaluate(() => location.hash)).slice(1));
     await said(hearth, robinSession, 'Remember the dentist');
+    // A new passphrase for Robin: the old one stops working, the new one signs in.
+    await robin.getByRole('button', { name: 'New passphrase' }).click();
+    await robin.getByLabel('New passphrase for Robin').fill('robin second passphrase');
+    await robin.getByRole('button', { name: 'Set' }).click();
+    await robin.getByLabel('New passphrase for Robin').waitFor({ state: 'detached' });
+    const signIn = (passphrase: string) => hearth.request('POST', '/auth/sign-in', { name: 'Robin', passphrase });
+    expect((await signIn('robin passphrase')).status).toBe(401);
+    expect((await signIn('robin second passphrase')).status).toBe(200);
+    expect((await hearth.deps.household.person(robinId))?.role).toBe('adult');
+    // The owner's page is signed in with the passphrase it chose, now that loopback alone is not enough.
+    expect(await ownerPage.locator('.person-anchor').isVisible()).toBe(true);
+
     await robin.getByRole('button', { name: 'Remove Robin' }).click();
     const dialog = ownerPage.locator('#remove-person-dialog');
     await dialog.waitFor({ state: 'visible' });
