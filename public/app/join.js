@@ -41,5 +41,7 @@ export function join(form, code) {
       resolve();
     };
     form.addEventListener('submit', submit);
+    // A code already used, or someone who already belongs here: the page starts again without it.
+    form.querySelector('.skip-join').addEventListener('click', () => location.replace(location.pathname));
   });
 }

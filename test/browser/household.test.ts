@@ -37,9 +37,9 @@ async function signInOnPage(page: Page, name: string, passphrase: string): Promi
 }
 
 /** Opens the page in a context of its own and signs `who` in through the form. */
-async function pageOf(browser: ReturnType<typeof useBrowser>, hearth: Hearth, who: SignedIn, hash?: string): Promise<Page> {
+async function pageOf(browser: ReturnType<typeof useBrowser>, hearth: Hearth, who: SignedIn, hash?: string, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
   // A context of its own (its own cookies), as another device would be.
-  const page = await browser.openPage(hearth, { ...(hash !== undefined && { hash }), allowErrors: [/\b401\b/] });
+  const page = await browser.openPage(hearth, { ...(hash !== undefined && { hash }), colorScheme, allowErrors: [/\b401\b/] });
   await signInOnPage(page, who.person.name, who.passphrase);
   return page;
 }
@@ -70,7 +70,8 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await child.request('PUT', '/memory/facts', { category: 'school', key: 'class', value: 'year five' });
 
     // The adult's page: their session and their fact only.
-    const adultPage = await pageOf(browser, hearth, adult);
+    // In dark colours: the axe checks below cover both schemes between the two pages.
+    const adultPage = await pageOf(browser, hearth, adult, undefined, 'dark');
     await adultPage.locator(sel.sessionItem).first().waitFor();
     expect(await sessionTitles(adultPage)).toEqual(['Tax return']);
     expect(await adultPage.locator(personButton).textContent()).toBe(adult.person.name);
@@ -321,7 +322,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     const hearth = await browser.hearth();
     const ownerSession = await hearth.createSession();
     await said(hearth, ownerSession, 'Water the plants');
-    const ownerPage = await browser.openPage(hearth, { hash: ownerSession, permissions: ['clipboard-read', 'clipboard-write'] });
+    const ownerPage = await browser.openPage(hearth, { hash: ownerSession, colorScheme: 'dark', permissions: ['clipboard-read', 'clipboard-write'] });
     await waitForApp(ownerPage);
     await ownerPage.locator(sel.sessionItem).first().waitFor();
     // One person on this machine: no sign-in, no account menu, no sharing; only a quiet People entry.
@@ -365,6 +366,17 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await joinPage.evaluate(() => location.hash)).toBe('');
     expect(await joinPage.locator(personButton).textContent()).toBe('Robin');
     expect(await joinPage.locator('#people-toggle').isVisible()).toBe(false);
+
+    // The link works once: opened again, the join form says so and offers the sign-in instead.
+    const again = await browser.openPage(hearth, { hash: new URL(url).hash.slice(1), allowErrors: [/\b401\b|\b410\b/] });
+    const joinAgain = again.locator('form[aria-label="Join Hearth"]');
+    await joinAgain.getByLabel('Your name').fill('Robin twice');
+    await joinAgain.getByLabel('Passphrase').fill('another passphrase');
+    await joinAgain.getByRole('button', { name: 'Join' }).click();
+    await joinAgain.locator('.login-error:not([hidden])').waitFor();
+    await joinAgain.getByRole('button', { name: 'I already belong here: sign in instead' }).click();
+    await again.locator(signInForm).waitFor({ state: 'visible' });
+    expect(await again.evaluate(() => location.hash)).toBe('');
 
     // The owner's panel lists Robin as a child; the owner makes Robin an adult, then removes Robin, keeping the sessions.
     await panel.getByRole('button', { name: 'Refresh people' }).click();
