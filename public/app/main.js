@@ -72,7 +72,7 @@ const panels = new PanelSwitcher({
   panels: [
     new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
     new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : newSessionProfile.value) }),
-    new MemoryPanel(byId('memory-panel')),
+    new MemoryPanel(byId('memory-panel'), { role: () => me?.role }),
     new IntegrationsPanel(byId('integrations-panel')),
     new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) }),
     new PeoplePanel(byId('people-panel'), { me: () => me, dialog: byId('remove-person-dialog'), onChanged: () => loadMe() }),

@@ -8,8 +8,10 @@ export class MemoryPanel {
   name = 'Memory';
   #editing;
 
-  constructor(aside) {
+  /** `role()` names the role of who uses the page: a guest's page says guests keep no memory. */
+  constructor(aside, { role = () => undefined } = {}) {
     this.aside = aside;
+    this.role = role;
   }
 
   async refresh() {
@@ -19,7 +21,13 @@ export class MemoryPanel {
     replaceContent(
       this.aside,
       heading(this.name, () => this.refresh()),
-      element('p', { className: 'memory-summary' }, memory.summary || 'Nothing remembered yet. Hearth writes down what it learns about you after a conversation has been idle for a while.'),
+      element(
+        'p',
+        { className: 'memory-summary' },
+        this.role() === 'guest'
+          ? 'Guests keep no memory: nothing said in your sessions is remembered after them.'
+          : memory.summary || 'Nothing remembered yet. Hearth writes down what it learns about you after a conversation has been idle for a while.',
+      ),
       [...byCategory].map(([category, facts]) =>
         element('section', {}, element('h3', {}, category), element('ul', { className: 'fact-list' }, facts.map((fact) => this.#fact(fact)))),
       ),

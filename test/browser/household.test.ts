@@ -288,6 +288,21 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(after.status).toBe(401);
   });
 
+  it("a guest's page says guests keep no memory and offers no Telegram link", browserTest, async () => {
+    const hearth = await browser.hearth();
+    const { people } = await household(hearth, ['guest']);
+    const [guest] = people;
+    const page = await pageOf(browser, hearth, guest);
+    const memory = await openPanel(page, 'Memory');
+    await memory.locator('.memory-summary').waitFor();
+    expect(await memory.locator('.memory-summary').textContent()).toContain('Guests keep no memory');
+    await page.locator(personButton).click();
+    const menu = page.locator('#person-menu');
+    await menu.locator('.token-form').waitFor();
+    expect(await menu.locator('section[aria-label="Telegram"]').count()).toBe(0);
+    expect(await page.locator('#people-toggle').isVisible()).toBe(false);
+  });
+
   it('adds a passkey from the account menu on http://localhost and signs in with it after signing out', browserTest, async () => {
     const started = await browser.hearth();
     const { people } = await household(started, ['adult']);
