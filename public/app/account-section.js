@@ -24,6 +24,7 @@ export function copyField(label, value) {
  * links their Telegram account.
  */
 export class AccountSection {
+  #passphrase;
   #tokens;
   #passkeys;
   #telegram;
@@ -31,10 +32,13 @@ export class AccountSection {
   /** `me` is GET /me's answer. */
   constructor(me) {
     this.me = me;
+    this.#passphrase = element('section', { className: 'account-passphrase', 'aria-label': 'Your passphrase' });
     this.#tokens = element('section', { className: 'account-tokens', 'aria-label': 'Personal API tokens' });
     this.#passkeys = passkeysPossible() ? element('section', { className: 'account-passkeys', 'aria-label': 'Passkeys' }) : undefined;
     this.#telegram = element('section', { className: 'account-telegram', 'aria-label': 'Telegram' });
-    this.node = element('div', { className: 'account-section' }, this.#tokens, this.#passkeys, me.role !== 'guest' && this.#telegram);
+    // A one-person owner chooses a first passphrase where inviting asks for it (the People panel).
+    this.node = element('div', { className: 'account-section' }, me.has_passphrase && this.#passphrase, this.#tokens, this.#passkeys, me.role !== 'guest' && this.#telegram);
+    this.#drawPassphrase();
     this.#drawTelegram();
   }
 
@@ -147,6 +151,28 @@ export class AccountSection {
         ),
       problem && element('p', { className: 'panel-error', role: 'alert' }, problem),
       element('form', { className: 'token-form', onsubmit: add }, name, element('button', { type: 'submit' }, 'Add a passkey')),
+    );
+  }
+
+  #drawPassphrase(said) {
+    const current = element('input', { type: 'password', 'aria-label': 'Current passphrase', autocomplete: 'current-password', required: true });
+    const chosen = element('input', { type: 'password', 'aria-label': 'New passphrase', autocomplete: 'new-password', minlength: 8, maxlength: 1024, required: true });
+    const change = async (event) => {
+      event.preventDefault();
+      try {
+        await api.updateMe({ passphrase: chosen.value, current_passphrase: current.value });
+      } catch (error) {
+        this.#drawPassphrase({ problem: error.message });
+        return;
+      }
+      this.#drawPassphrase({ done: 'Changed. Your other sign-ins ended; this page stays signed in.' });
+    };
+    replaceContent(
+      this.#passphrase,
+      element('h3', {}, 'Passphrase'),
+      said?.done && element('p', { role: 'status' }, said.done),
+      said?.problem && element('p', { className: 'panel-error', role: 'alert' }, said.problem),
+      element('form', { className: 'passphrase-form', onsubmit: change }, current, chosen, element('button', { type: 'submit' }, 'Change passphrase')),
     );
   }
 

@@ -212,7 +212,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await sessionTitles(childPage)).toEqual([]);
   });
 
-  it('signs in with a name and passphrase, refuses a wrong one; the account menu makes and revokes a token and gives a Telegram code; signing out leaves the cookie useless', browserTest, async () => {
+  it('signs in with a name and passphrase, refuses a wrong one; the account menu changes the passphrase, makes and revokes a token, gives a Telegram code; signing out leaves the cookie useless', browserTest, async () => {
     const hearth = await browser.hearth();
     const { people } = await household(hearth, ['adult']);
     const [adult] = people;
@@ -276,16 +276,27 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await menu.getByRole('textbox', { name: 'New token' }).count()).toBe(0);
     expect((await hearth.request('GET', '/me', undefined, asToken)).status).toBe(401);
 
+    // A new passphrase of their own, asked with the current one.
+    await menu.getByLabel('Current passphrase').fill(adult.passphrase);
+    await menu.getByLabel('New passphrase').fill('a newer passphrase');
+    await menu.getByRole('button', { name: 'Change passphrase' }).click();
+    await menu.getByText('Changed.').waitFor();
+    expect((await hearth.request('POST', '/auth/sign-in', { name: adult.person.name, passphrase: 'a newer passphrase' })).status).toBe(200);
+
     // A Telegram link code to send the bot.
     await menu.getByRole('button', { name: 'Get a link code' }).click();
     const command = menu.getByRole('textbox', { name: 'Telegram link command' });
     await command.waitFor();
     expect(await command.inputValue()).toMatch(/^\/start \S+$/);
+
+    // Signing out: the cookie the page holds now (the passphrase change gave it a fresh one) works until then, and never after.
+    const held = (await context.cookies()).find((each) => each.name === signInCookie)!;
+    const asHeld = { cookie: `${signInCookie}=${encodeURIComponent(held.value)}` };
+    expect((await hearth.request('GET', '/me', undefined, asHeld)).status).toBe(200);
     await menu.getByRole('button', { name: 'Sign out', exact: true }).click();
     await form.waitFor({ state: 'visible' });
     expect(await page.locator(sel.message).isVisible()).toBe(false);
-    const after = await hearth.request('GET', '/me', undefined, { cookie: `${signInCookie}=${encodeURIComponent(cookie.value)}` });
-    expect(after.status).toBe(401);
+    expect((await hearth.request('GET', '/me', undefined, asHeld)).status).toBe(401);
   });
 
   it("a guest's page says guests keep no memory and offers no Telegram link", browserTest, async () => {
