@@ -149,13 +149,14 @@ function quotedTerms(query: string): string[] {
 async function matchFts(db: Db, personId: string, expression: string, limit: number): Promise<MemoryFact[]> {
   // bm25() is lower for better matches; a key or value match counts more than a category match.
   // Ranking rowids alone first, then reading the few winning rows, keeps a common word cheap.
-  // The person's rows are chosen before ranking, so others' facts can never crowd theirs out of the limit.
+  // The person's rows are chosen before ranking, so others' facts can never crowd theirs out of the
+  // limit; as a lookup of each match (`rowid in (…)` would make FTS5 look up every one of their ids: 280 ms).
   const { rows } = await sql<FactRow>`
     select f.id, f.category, f.key, f.value, f.created_at, f.updated_at
     from (
       select rowid, rank from memory_facts_fts
       where memory_facts_fts match ${expression} and rank match 'bm25(0.5, 1.0, 1.0)'
-        and rowid in (select id from memory_facts where person_id = ${personId})
+        and exists (select 1 from memory_facts mine where mine.id = memory_facts_fts.rowid and mine.person_id = ${personId})
       order by rank limit ${limit}
     ) as hit join memory_facts f on f.id = hit.rowid
     order by hit.rank, f.id desc`.execute(db);
