@@ -1,9 +1,11 @@
 /** The REST API of README: REST API. Failures are thrown as ApiError carrying the server's code and message. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  /** `signIn`: on a 401, the ways this server accepts (`error.sign_in`: passphrase, passkey, api_token, auth_token). */
+  constructor(status, code, message, signIn = []) {
     super(message);
     this.status = status;
     this.code = code;
+    this.signIn = signIn;
   }
 }
 
@@ -29,7 +31,7 @@ async function request(method, url, body) {
   }
   if (!response.ok) {
     const error = data?.error;
-    throw new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `The server answered ${response.status}.`);
+    throw new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `The server answered ${response.status}.`, Array.isArray(error?.sign_in) ? error.sign_in : []);
   }
   return data;
 }

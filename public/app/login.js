@@ -12,13 +12,12 @@ export function forgetToken() {
 }
 
 /**
- * Which way the server asks for first, from its 401: a household signs in with a name and
- * passphrase (the message names POST /auth/sign-in once a second person lives here); a one-person
- * Hearth with AUTH_TOKEN asks for the token, as it always did.
+ * Which way the server asks for first, from its 401's `sign_in`: a household signs in with a name
+ * and passphrase; a one-person Hearth with AUTH_TOKEN asks for the token, as it always did.
  */
 function firstWay(refusal) {
-  const message = refusal?.message ?? '';
-  return /AUTH_TOKEN/.test(message) && !/\/auth\/sign-in/.test(message) ? 'token' : 'passphrase';
+  const ways = refusal?.signIn ?? [];
+  return ways.includes('auth_token') && !ways.includes('passphrase') ? 'token' : 'passphrase';
 }
 
 /**

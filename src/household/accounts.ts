@@ -3,6 +3,7 @@ import type { Caller } from '../people/person.ts';
 import type { Db } from '../store/database.ts';
 import type { Clock } from '../time/clock.ts';
 import { ApiTokens } from './api-tokens.ts';
+import { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
 import { Invitations } from './invitations.ts';
 import { Passkeys } from './passkeys.ts';
@@ -25,12 +26,14 @@ export class Accounts {
   readonly people: PeopleAdmin;
   readonly invitations: Invitations;
   readonly passkeys: Passkeys;
+  /** Where the open sockets learn that the sign-in, token or role they were opened with ended. */
+  readonly ends = new AccessEnds();
 
   constructor(options: AccountsOptions) {
     const { db, household, clock, logger } = options;
-    this.signIns = new SignIns({ db, household, clock, logger, throttle: new SignInThrottle(clock, options.throttle ?? defaultThrottleSettings) });
-    this.tokens = new ApiTokens({ db, household, clock });
-    this.people = new PeopleAdmin({ db, household, signIns: this.signIns });
+    this.signIns = new SignIns({ db, household, clock, logger, throttle: new SignInThrottle(clock, options.throttle ?? defaultThrottleSettings), ends: this.ends });
+    this.tokens = new ApiTokens({ db, household, clock, ends: this.ends });
+    this.people = new PeopleAdmin({ db, household, signIns: this.signIns, ends: this.ends });
     this.invitations = new Invitations({ db, household, clock });
     this.passkeys = new Passkeys({ db, household, clock, logger });
   }

@@ -3,6 +3,7 @@ import type { Caller } from '../people/person.ts';
 import { deleteApiToken, findApiToken, insertApiToken, listApiTokens, touchApiToken, type ApiToken } from '../store/api-tokens-repository.ts';
 import type { Db } from '../store/database.ts';
 import type { Clock } from '../time/clock.ts';
+import type { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
 import { digestOf, newSecret } from './secrets.ts';
 
@@ -18,7 +19,7 @@ const touchEveryMs = 60 * 60_000;
  * refused by the very next request.
  */
 export class ApiTokens {
-  constructor(private readonly options: { db: Db; household: Household; clock: Clock }) {}
+  constructor(private readonly options: { db: Db; household: Household; clock: Clock; ends: AccessEnds }) {}
 
   async create(personId: string, name: string): Promise<ApiToken & { token: string }> {
     const token = newSecret(tokenPrefix);
@@ -32,8 +33,10 @@ export class ApiTokens {
   }
 
   /** False when the person has no token of that id (another's included). */
-  revoke(personId: string, id: string): Promise<boolean> {
-    return deleteApiToken(this.options.db, personId, id);
+  async revoke(personId: string, id: string): Promise<boolean> {
+    const revoked = await deleteApiToken(this.options.db, personId, id);
+    if (revoked) this.options.ends.ended({ personId, via: 'api_token', credentialId: id });
+    return revoked;
   }
 
   /** Whose token this is (server/identify.ts `Credentials.apiToken`). */
@@ -46,6 +49,6 @@ export class ApiTokens {
     if (!person) return undefined;
     const now = clock.now().getTime();
     if (token.lastUsedAt === null || now - Date.parse(token.lastUsedAt) >= touchEveryMs) await touchApiToken(db, token.id, new Date(now).toISOString());
-    return { person, via: 'api_token' };
+    return { person, via: 'api_token', credentialId: token.id };
   }
 }

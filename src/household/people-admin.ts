@@ -5,6 +5,7 @@ import { deleteFact, listFacts } from '../store/memory-repository.ts';
 import { deleteNotificationsOf } from '../store/notifications-repository.ts';
 import { deletePerson, findPerson, findPersonByName, insertPerson, listPeople, updatePerson } from '../store/people-repository.ts';
 import { giveSessionsTo } from '../store/sessions-repository.ts';
+import type { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
 import { hashPassphrase, verifyPassphrase } from './passphrase.ts';
 import type { SignIns } from './sign-ins.ts';
@@ -19,7 +20,7 @@ export interface PersonChanges {
 
 /** Adding people and changing them; every write tells the household cache (`household.changed()`). */
 export class PeopleAdmin {
-  constructor(private readonly options: { db: Db; household: Household; signIns: SignIns }) {}
+  constructor(private readonly options: { db: Db; household: Household; signIns: SignIns; ends: AccessEnds }) {}
 
   async add({ name, role, passphrase }: { name: string; role: Role; passphrase: string }): Promise<PersonResult> {
     const { db, household } = this.options;
@@ -50,6 +51,8 @@ export class PeopleAdmin {
     });
     household.changed();
     if (changes.passphrase !== undefined) await signIns.endAll(id);
+    // What was opened under the old role keeps its rights no longer: it opens again as the new one.
+    if (updated && updated.role !== person.role) this.options.ends.ended({ personId: id });
     return updated ? { ok: true, person: updated } : notFound(id);
   }
 
@@ -93,6 +96,7 @@ export class PeopleAdmin {
     await deleteNotificationsOf(db, personId);
     const removed = await deletePerson(db, personId);
     household.changed();
+    this.options.ends.ended({ personId });
     return removed;
   }
 }

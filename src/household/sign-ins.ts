@@ -5,6 +5,7 @@ import type { Db } from '../store/database.ts';
 import { findPersonByName } from '../store/people-repository.ts';
 import { deleteSignIn, deleteSignInsOf, deleteSignInsUsedBefore, findSignIn, insertSignIn, touchSignIn } from '../store/sign-ins-repository.ts';
 import type { Clock } from '../time/clock.ts';
+import type { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
 import { verifyPassphrase } from './passphrase.ts';
 import { digestOf, newSecret } from './secrets.ts';
@@ -23,6 +24,7 @@ export interface SignInsOptions {
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'info'>;
   throttle: SignInThrottle;
+  ends: AccessEnds;
 }
 
 /** Signing in with a name and passphrase, what a sign-in's cookie proves, and signing out. */
@@ -77,21 +79,25 @@ export class SignIns {
     const person = await household.person(signIn.personId);
     if (!person) return undefined;
     if (now - lastUsed >= touchEveryMs) await touchSignIn(db, signIn.id, new Date(now).toISOString());
-    return { person, via: 'sign_in' };
+    return { person, via: 'sign_in', credentialId: signIn.id };
   }
 
   /** Ends this sign-in, or every sign-in of its person on every device; returns how many ended. */
   async signOut(secret: string, everywhere: boolean): Promise<number> {
-    const { db } = this.options;
+    const { db, ends } = this.options;
     const signIn = await findSignIn(db, digestOf(secret));
     if (!signIn) return 0;
-    if (everywhere) return deleteSignInsOf(db, signIn.personId);
-    return (await deleteSignIn(db, digestOf(secret))) ? 1 : 0;
+    if (everywhere) return this.endAll(signIn.personId);
+    const ended = (await deleteSignIn(db, digestOf(secret))) ? 1 : 0;
+    ends.ended({ personId: signIn.personId, via: 'sign_in', credentialId: signIn.id });
+    return ended;
   }
 
   /** Every sign-in of the person (a passphrase reset, signing out everywhere by token). */
-  endAll(personId: string): Promise<number> {
-    return deleteSignInsOf(this.options.db, personId);
+  async endAll(personId: string): Promise<number> {
+    const ended = await deleteSignInsOf(this.options.db, personId);
+    this.options.ends.ended({ personId, via: 'sign_in' });
+    return ended;
   }
 
   /** Drops sign-ins that ended by age; returns how many. */

@@ -25,6 +25,8 @@ export type CallerVia = 'auth_token' | 'loopback' | 'sign_in' | 'api_token' | 't
 export interface Caller {
   person: Person;
   via: CallerVia;
+  /** The sign-in's or personal token's id, so what was opened with it can end with it. */
+  credentialId?: string;
 }
 
 /** A person as events and the audit name them: enough to say who, nothing more. */

@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { ApprovalGate } from '../agent/approval-gate.ts';
 import type { Audience, HearthEvent, HearthEventHub } from '../events/hearth-events.ts';
+import type { AccessEnds } from '../household/ended-access.ts';
 import type { Notifications } from '../events/notifications.ts';
 import type { BackendStatusMonitor } from '../llm/backend-status.ts';
 import type { Sessions } from '../sessions/sessions.ts';
+import { signedOutCloseCode } from './websocket-routes.ts';
 
 /** `/ws/events` (README: The events socket): one socket per open page for what concerns the whole Hearth. */
 export interface EventsSocketOptions {
@@ -14,10 +16,12 @@ export interface EventsSocketOptions {
   backendStatus: BackendStatusMonitor;
   /** Who may see a session: its sessions_changed reach only their pages. */
   sessions: Pick<Sessions, 'seenBy'>;
+  /** The sign-in, token or role the socket was opened with ended: it closes with 4001. */
+  ends: Pick<AccessEnds, 'whenEnded'>;
 }
 
 export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSocketOptions) {
-  const { events, notifications, approvals, backendStatus, sessions } = options;
+  const { events, notifications, approvals, backendStatus, sessions, ends } = options;
   // What is published without an audience and still concerns only some: news of a session (a run's start and end).
   const audienceOf = (event: HearthEvent): Audience | undefined => (event.type === 'sessions_changed' ? sessions.seenBy(event.session_id) : undefined);
 
@@ -47,6 +51,7 @@ export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSo
     // Nothing is read from this socket; a client that writes to it is ignored, not answered.
     // Each page hears only what is its person's: their notifications, sessions they can see.
     socket.on('close', events.subscribeFor(person, send, audienceOf));
+    socket.on('close', ends.whenEnded(request.caller, () => socket.close(signedOutCloseCode, 'signed out')));
     const pendingApprovals = approvals.pendingFor(person);
     toldPending = JSON.stringify(pendingApprovals);
     send({ type: 'hello', unread_notifications: unreadNotifications, pending_approvals: pendingApprovals, backend: backendStatus.current() });

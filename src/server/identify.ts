@@ -64,13 +64,17 @@ export function identify({ authToken, household, credentials }: IdentifyOptions)
   }
 }
 
-function unauthorized(hasAuthToken: boolean, household: boolean): ErrorBody {
-  const ways = [
-    household ? 'sign in (POST /auth/sign-in)' : undefined,
+/** How one may prove who one is to this server, as the 401's `error.sign_in` lists them (docs/protocol.md). */
+export type SignInWay = 'passphrase' | 'passkey' | 'api_token' | 'auth_token';
+
+function unauthorized(hasAuthToken: boolean, household: boolean): ErrorBody & { error: { sign_in: SignInWay[] } } {
+  const ways: SignInWay[] = [...(household ? (['passphrase', 'passkey'] as const) : []), 'api_token', ...(hasAuthToken ? (['auth_token'] as const) : [])];
+  const told = [
+    household ? 'sign in (POST /auth/sign-in, or a passkey)' : undefined,
     'send a personal API token as "Authorization: Bearer <token>"',
     hasAuthToken ? 'or the AUTH_TOKEN as a Bearer header, a "token" cookie, or ?token= on the WebSocket URL' : undefined,
   ].filter((way) => way !== undefined);
-  return { error: { code: 'unauthorized', message: `This Hearth server needs to know who you are: ${ways.join(', ')}.` } };
+  return { error: { code: 'unauthorized', message: `This Hearth server needs to know who you are: ${told.join(', ')}.`, sign_in: ways } };
 }
 
 function bearerToken(request: FastifyRequest): string | undefined {

@@ -1,15 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { HearthEventHub } from '../events/hearth-events.ts';
+import type { AccessEnds } from '../household/ended-access.ts';
 import type { AgentEvent } from '../protocol/events.ts';
 import type { SendResult, Sessions } from '../sessions/sessions.ts';
 import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';
 import type { JsonParser } from './json-parser.ts';
 
 export const unknownSessionCloseCode = 4004;
+/** The sign-in, token or role a socket was opened with ended: it opens again only as who the person now is. */
+export const signedOutCloseCode = 4001;
 
-export async function websocketRoutes(app: FastifyInstance, options: { sessions: Sessions; events: HearthEventHub; jsonParser: JsonParser }) {
-  const { sessions, events, jsonParser } = options;
+export interface WebsocketRoutesOptions {
+  sessions: Sessions;
+  events: HearthEventHub;
+  jsonParser: JsonParser;
+  ends: Pick<AccessEnds, 'whenEnded'>;
+}
+
+export async function websocketRoutes(app: FastifyInstance, options: WebsocketRoutesOptions) {
+  const { sessions, events, jsonParser, ends } = options;
 
   app.get<{ Params: { id: string } }>('/ws/sessions/:id', { websocket: true }, async (socket: WebSocket, request) => {
     const sessionId = request.params.id;
@@ -33,15 +43,18 @@ export async function websocketRoutes(app: FastifyInstance, options: { sessions:
       socket.send(JSON.stringify(told));
     };
     const unsubscribe = sessions.follow(sessionId, send);
-    // A session deleted elsewhere ends its sockets as an unknown one would: every client learns at once.
-    const stopWatching = events.subscribe((event) => {
-      if (event.type === 'sessions_changed' && event.change === 'deleted' && event.session_id === sessionId) {
-        socket.close(unknownSessionCloseCode, 'session deleted');
-      }
+    // A session deleted elsewhere, or no longer shared with this person, ends their sockets as an unknown one would.
+    const stopWatching = events.subscribe((event, audience) => {
+      if (event.type !== 'sessions_changed' || event.change !== 'deleted' || event.session_id !== sessionId) return;
+      void Promise.resolve(audience?.(person) ?? true).then((lost) => {
+        if (lost) socket.close(unknownSessionCloseCode, 'session not found');
+      });
     });
+    const stopAccess = ends.whenEnded(request.caller, () => socket.close(signedOutCloseCode, 'signed out'));
     socket.on('close', () => {
       unsubscribe();
       stopWatching();
+      stopAccess();
     });
 
     const refuseWhenBusy = (sent: SendResult) => {

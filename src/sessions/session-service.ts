@@ -171,7 +171,8 @@ export class SessionService implements Sessions {
 
   async update(sessionId: string, changes: SessionUpdate): Promise<SessionResult> {
     const { db } = this.options;
-    if (!(await this.find(sessionId))) return this.notFound(sessionId);
+    const before = await this.find(sessionId);
+    if (!before) return this.notFound(sessionId);
     if (changes.profileId !== undefined && !this.hasProfile(changes.profileId)) return this.unknownProfile(changes.profileId);
     await updateSession(db, sessionId, {
       ...(changes.title !== undefined && { title: changes.title.trim(), titleSetByUser: true }),
@@ -183,15 +184,30 @@ export class SessionService implements Sessions {
       const switched = await this.switchQuietly(sessionId, changes.profileId, 'user');
       if (!switched.ok) return switched;
     }
-    this.announce(sessionId, 'updated');
     const session = await this.find(sessionId);
-    return session ? { ok: true, session } : this.notFound(sessionId);
+    if (!session) return this.notFound(sessionId);
+    this.announceChange(before, session);
+    return { ok: true, session };
   }
 
   async switchProfile(sessionId: string, profileId: string, by: SwitchedBy): Promise<SwitchedProfile> {
+    const before = await this.find(sessionId);
     const switched = await this.switchQuietly(sessionId, profileId, by);
-    if (switched.ok && switched.switched) this.announce(sessionId, 'updated');
+    if (before && switched.ok && switched.switched) this.announceChange(before, switched.session);
     return switched;
+  }
+
+  /**
+   * A changed session is `updated` for those who still see it and `deleted` for those who no
+   * longer may (unshared, or shared under a profile their role may not use): their list drops it
+   * and their open sockets on it close as on a missing session.
+   */
+  private announceChange(before: Session, after: Session): void {
+    if (before.shared && (!after.shared || after.profileId !== before.profileId)) {
+      const lost = (person: Person) => this.visibleTo(person, before) && !this.visibleTo(person, after);
+      this.options.events.publish({ type: 'sessions_changed', session_id: after.id, change: 'deleted' }, lost);
+    }
+    this.announce(after.id, 'updated');
   }
 
   /** The switch without the session list's announcement, which `update` makes once for all its changes. */
