@@ -394,12 +394,12 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(scheduleRoutes, { scheduler, clock, db: deps.db, sessions, household: deps.household });
     await api.register(notificationRoutes, { db: deps.db, notifications: deps.notifications });
     await api.register(telegramLinkRoutes, { links: channelLinks });
-    await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser });
+    await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser, ends: deps.accounts.ends });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(meRoutes, { accounts: deps.accounts });
     await api.register(peopleRoutes, { accounts: deps.accounts, household: deps.household, sessions, scheduler, db: deps.db });
     await api.register(integrationRoutes, { integrations: deps.integrations });
-    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions });
+    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions, ends: deps.accounts.ends });
   });
   await app.register(vendorRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });
