@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { migrationProvider } from './migrations/index.ts';
+import { Kysely, SqliteDialect } from 'kysely';
+import { migratorFor } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 import { withStatementCache } from './statement-cache.ts';
 
@@ -17,7 +17,7 @@ export async function openDatabase(file: string): Promise<Db> {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  const { error, results } = await migratorFor(db).migrateToLatest();
   if (error) {
     await db.destroy();
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setupForSession } from '../../src/agent/round-setup.ts';
 import { parseConfig } from '../../src/config.ts';
@@ -28,7 +28,7 @@ import {
   writeSummary,
 } from '../../src/store/memory-repository.ts';
 import { appendMessage } from '../../src/store/messages-repository.ts';
-import { migrationProvider } from '../../src/store/migrations/index.ts';
+import { migratorFor } from '../../src/store/migrations/index.ts';
 import { deletePerson, insertPerson } from '../../src/store/people-repository.ts';
 import { createSession, findSession } from '../../src/store/sessions-repository.ts';
 import { createMemoryForgetTool } from '../../src/tools/builtin/memory-forget.ts';
@@ -271,7 +271,7 @@ describe('the migration of memory to people', () => {
   it("gives an install's facts and summary to the first owner, keeping ids, the full-text index and the count of ids", async () => {
     const file = path.join(folder, 'before.db');
     const before = new Kysely<any>({ dialect: new SqliteDialect({ database: new SqliteDatabase(file) }) });
-    expect((await new Migrator({ db: before, provider: migrationProvider }).migrateTo('2026-11-28-people')).error).toBeUndefined();
+    expect((await migratorFor(before).migrateTo('2026-11-28T20-people')).error).toBeUndefined();
     const at = '2026-11-28T08:00:00.000Z';
     const fact = (category: string, key: string, value: string) => ({ category, key, value, created_at: at, updated_at: at });
     await before.insertInto('memory_facts').values([fact('places', 'home_city', 'Leipzig'), fact('environment', 'nas', 'Synology'), fact('people', 'sister', 'Anna')]).execute();

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { HearthEventHub, type HearthEvent } from '../../src/events/hearth-events.ts';
 import { Notifications } from '../../src/events/notifications.ts';
@@ -14,7 +14,7 @@ import { createLogger } from '../../src/logger.ts';
 import { notifyFinishedRuns } from '../../src/scheduler/run-notifications.ts';
 import { Scheduler, type RunFinished } from '../../src/scheduler/scheduler.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
-import { migrationProvider } from '../../src/store/migrations/index.ts';
+import { migratorFor } from '../../src/store/migrations/index.ts';
 import { insertPerson, listPeople } from '../../src/store/people-repository.ts';
 import { listNotifications } from '../../src/store/notifications-repository.ts';
 import { listScheduleRuns, listSchedules, type Schedule } from '../../src/store/schedules-repository.ts';
@@ -387,7 +387,7 @@ describe('restarts', () => {
     onTestFinished(() => rm(folder, { recursive: true, force: true }));
     const file = path.join(folder, 'hearth.db');
     const before = new Kysely<any>({ dialect: new SqliteDialect({ database: new SqliteDatabase(file) }) });
-    expect((await new Migrator({ db: before, provider: migrationProvider }).migrateTo('2026-11-25-schedules')).error).toBeUndefined();
+    expect((await migratorFor(before).migrateTo('2026-11-25-schedules')).error).toBeUndefined();
     const schedule = (id: string, lastStatus: string) => ({
       id, name: id, prompt: 'Check', cron: '0 9 * * *', every_ms: null, at: null, timezone: zone, profile_id: 'secretary', session_id: null,
       enabled: 1, created_at: '2026-11-24T06:00:00.000Z', next_run_at: '2026-11-25T08:00:00.000Z', last_run_at: '2026-11-24T06:30:00.000Z', last_status: lastStatus,

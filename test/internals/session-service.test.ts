@@ -6,7 +6,7 @@ import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRuns } from '../../src/agent/agent-runs.ts';
 import type { Decision, DecisionOutcome } from '../../src/agent/approval-gate.ts';
@@ -20,7 +20,7 @@ import { SessionService } from '../../src/sessions/session-service.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { MessageImages } from '../../src/store/message-images.ts';
 import { appendMessage, listMessages } from '../../src/store/messages-repository.ts';
-import { migrationProvider } from '../../src/store/migrations/index.ts';
+import { migratorFor } from '../../src/store/migrations/index.ts';
 import { insertPerson } from '../../src/store/people-repository.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
@@ -280,7 +280,7 @@ describe("the migration of the scheduler's sessions into session_keys", () => {
   it('copies each schedule\'s session to its key `schedule:<id>`, skips a deleted one, and the scheduler finds it after a restart', async () => {
     const file = path.join(folder, 'hearth.db');
     const before = new Kysely<any>({ dialect: new SqliteDialect({ database: new SqliteDatabase(file) }) });
-    expect((await new Migrator({ db: before, provider: migrationProvider }).migrateTo('2026-11-28-session-model')).error).toBeUndefined();
+    expect((await migratorFor(before).migrateTo('2026-11-28-session-model')).error).toBeUndefined();
     const at = '2026-11-28T08:00:00.000Z';
     await before
       .insertInto('sessions')

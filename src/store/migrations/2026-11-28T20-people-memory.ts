@@ -73,5 +73,5 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(): Promise<void> {
-  throw new Error('2026-11-28-people-memory cannot be undone: facts of several people cannot share one memory.');
+  throw new Error('2026-11-28T20-people-memory cannot be undone: facts of several people cannot share one memory.');
 }
