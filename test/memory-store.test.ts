@@ -173,7 +173,7 @@ describe('extraction state', () => {
     await setLastActive(idle.id, minutesAgo(40));
     await setLastActive(empty.id, minutesAgo(40));
 
-    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, personId: owner, afterPosition: 0 }]);
+    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, personId: owner, afterPosition: 0, shared: false }]);
     expect((await sessionsDueForExtraction(db)).map((due) => due.sessionId).sort()).toEqual([idle.id, active.id].sort());
 
     const messages = await displayMessagesAfter(db, idle.id, 0);
@@ -186,7 +186,7 @@ describe('extraction state', () => {
     // New activity makes it due again, from where the last extraction stopped.
     await appendMessage(db, idle.id, { role: 'user', content: 'Actually I moved to Halle.' });
     await setLastActive(idle.id, minutesAgo(40));
-    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, personId: owner, afterPosition: 2 }]);
+    expect(await sessionsDueForExtraction(db, minutesAgo(30))).toEqual([{ sessionId: idle.id, personId: owner, afterPosition: 2, shared: false }]);
     expect((await displayMessagesAfter(db, idle.id, 2)).map((entry) => entry.message.content)).toEqual(['Actually I moved to Halle.']);
 
     await deleteSession(db, idle.id);

@@ -94,7 +94,7 @@ export function profileNamed(profileId: string | undefined, profiles: ProfileReg
  * profile, so a switch never loosens them.
  */
 export async function setupForSession(
-  session: Pick<Session, 'profileId' | 'model' | 'personId'> | undefined,
+  session: Pick<Session, 'profileId' | 'model' | 'personId' | 'shared'> | undefined,
   sources: SetupSources,
   runProfileId?: string,
 ): Promise<ProfileSetup> {
@@ -102,7 +102,7 @@ export async function setupForSession(
   if (!('prompt' in profile)) return { ok: false, error: profile };
   const chosen = runProfileId === undefined || runProfileId === profile.id ? undefined : sources.profiles.get(runProfileId);
   return setupForProfile(profile, sources, {
-    memory: session && (await sources.memorySummary(session.personId)),
+    memory: session && !session.shared ? await sources.memorySummary(session.personId) : undefined,
     sessionModel: session?.model ?? null,
     ...(chosen && { governingPolicies: [chosen.approvals] }),
   });

@@ -45,7 +45,7 @@ export function createSubagentRunner(dependencies: () => SubagentDependencies): 
         setup: async () =>
           setupForProfile(profile, deps, {
             subagent: true,
-            memory: session && (await deps.memorySummary(session.personId)),
+            memory: session && !session.shared ? await deps.memorySummary(session.personId) : undefined,
             governingPolicies: parent.approvalPolicies ?? [],
             sessionProfileId: parent.sessionProfileId ?? session?.profileId,
           }),

@@ -143,8 +143,9 @@ export class MemoryService {
     const idleSince = new Date(Date.now() - this.options.config.MEMORY_IDLE_MINUTES * 60_000).toISOString();
     for (const due of await sessionsDueForExtraction(this.db, idleSince, ignoreIdleOf)) {
       const person = await this.options.person(due.personId);
-      if (!person || !keepsMemory(person)) {
-        // Nothing said in a guest's session is ever remembered, not even if they later join for good.
+      if (!person || !keepsMemory(person) || due.shared) {
+        // Nothing said in a guest's session is ever remembered, not even if they later join for good;
+        // nor in a shared one, where what others wrote would be filed as its person's.
         await applyExtraction(this.db, due, await lastDisplayPosition(this.db, due.sessionId), []);
         continue;
       }

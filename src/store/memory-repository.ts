@@ -254,6 +254,8 @@ export interface DueSession {
   personId: string;
   /** Display-buffer positions after this one have not been extracted yet. */
   afterPosition: number;
+  /** Shared with the household: others write in it, so nothing in it is anyone's to remember. */
+  shared: boolean;
 }
 
 /**
@@ -263,8 +265,8 @@ export interface DueSession {
  */
 export async function sessionsDueForExtraction(db: Db, idleSince?: string, eager: readonly string[] = []): Promise<DueSession[]> {
   const eagerPeople = eager.length > 0 ? sql`s.person_id in (${sql.join(eager)})` : sql`0`;
-  const { rows } = await sql<{ session_id: string; person_id: string; after_position: number }>`
-    select s.id as session_id, coalesce(s.person_id, ${firstOwnerId()}) as person_id, coalesce(m.last_position, 0) as after_position
+  const { rows } = await sql<{ session_id: string; person_id: string; after_position: number; shared: number }>`
+    select s.id as session_id, coalesce(s.person_id, ${firstOwnerId()}) as person_id, coalesce(m.last_position, 0) as after_position, s.shared
     from sessions s left join session_memory_state m on m.session_id = s.id
     where (${idleSince ?? null} is null or s.last_active <= ${idleSince ?? null} or ${eagerPeople})
       and exists (
@@ -273,7 +275,7 @@ export async function sessionsDueForExtraction(db: Db, idleSince?: string, eager
           and messages.position > coalesce(m.last_position, 0) and messages.role = 'user'
       )
     order by s.last_active`.execute(db);
-  return rows.map((row) => ({ sessionId: row.session_id, personId: row.person_id, afterPosition: Number(row.after_position) }));
+  return rows.map((row) => ({ sessionId: row.session_id, personId: row.person_id, afterPosition: Number(row.after_position), shared: row.shared === 1 }));
 }
 
 export interface PositionedMessage {

@@ -4,7 +4,7 @@
  */
 export interface ToolSessions {
   /** The session (its profile, and whose it is), or undefined when there is none of that id (it was deleted). */
-  find(sessionId: string): Promise<{ profileId: string; personId: string } | undefined>;
+  find(sessionId: string): Promise<{ profileId: string; personId: string; shared: boolean } | undefined>;
   /**
    * Moves the session to another profile as the model asked (`agent`); `switched` is false when it
    * had that one already; refused (`forbidden`) when the session's person may not use that profile.

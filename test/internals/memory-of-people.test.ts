@@ -30,9 +30,9 @@ import {
 import { appendMessage } from '../../src/store/messages-repository.ts';
 import { migratorFor } from '../../src/store/migrations/index.ts';
 import { deletePerson, insertPerson } from '../../src/store/people-repository.ts';
-import { createSession, findSession } from '../../src/store/sessions-repository.ts';
+import { createSession, findSession, updateSession } from '../../src/store/sessions-repository.ts';
 import { createMemoryForgetTool } from '../../src/tools/builtin/memory-forget.ts';
-import { memoryOwnerOf } from '../../src/tools/builtin/memory-owner.ts';
+import { memoryOwnerOf, sharedSessionsKeepNoMemory } from '../../src/tools/builtin/memory-owner.ts';
 import { createMemorySaveTool } from '../../src/tools/builtin/memory-save.ts';
 import { createMemorySearchTool } from '../../src/tools/builtin/memory-search.ts';
 import { ToolRegistry } from '../../src/tools/tool-registry.ts';
@@ -264,6 +264,38 @@ describe('extraction and the summary in the prompt', () => {
     const memory = new MemoryService({ db, backends, config, logger: recordingLogger().logger, person: (id) => household.person(id) });
     expect(await memory.summary(gus.id)).toBeUndefined();
     expect(await memory.summary(ada.id)).toBeUndefined();
+  });
+});
+
+describe('a session shared with the household', () => {
+  it("keeps no memory: the tools refuse, nothing said in it is extracted, and its prompt holds no summary of its person", async () => {
+    const shared = await sessionOf(ada, 'I live in Leipzig.');
+    await updateSession(db, shared, { shared: true });
+    await upsertFact(db, ada.id, { category: 'preferences', key: 'coffee', value: 'Flat white' });
+    await writeSummary(db, ada.id, 'Ada drinks flat whites.', (await readSummary(db, ada.id)).factsVersion);
+    const owner = memoryOwnerOf({ sessions: () => ({ find: (id) => findSession(db, id), switchProfile: async () => ({ ok: true, switched: false }) }), person: (id) => household.person(id) });
+    for (const [tool, call] of [
+      [createMemorySearchTool(db, owner), { query: 'coffee' }],
+      [createMemorySaveTool(db, owner, () => {}), { category: 'places', key: 'home_city', value: 'Leipzig' }],
+      [createMemoryForgetTool(db, owner, () => {}), { category: 'preferences', key: 'coffee' }],
+    ] as const) {
+      expect(await runTool(tool, call, { sessionId: shared })).toEqual({ output: sharedSessionsKeepNoMemory, success: false });
+    }
+    expect((await listFacts(db, ada.id)).map((fact) => fact.value)).toEqual(['Flat white']);
+
+    const backend = new RememberingBackend();
+    const config = parseConfig({ DATA_DIR: folder });
+    const backends = new BackendRegistry({ ollama: backend }, 'ollama', 1, modelLimitsFrom(config));
+    const memory = new MemoryService({ db, backends, config, logger: recordingLogger().logger, person: (id) => household.person(id) });
+    expect(await memory.runExtraction({ ignoreIdleOf: ada.id })).toEqual({ processed: [], failed: [], summariesUpdated: [] });
+    expect(backend.extractions).toEqual([]);
+
+    const profiles = await ProfileRegistry.open(path.resolve('profiles'));
+    const sources = { profiles, backends, tools: new ToolRegistry([]), persona: '', memorySummary: (personId: string) => memory.summary(personId) };
+    const setup = await setupForSession(await findSession(db, shared), sources);
+    if (!setup.ok) throw new Error(setup.error.message);
+    expect(setup.setup.systemMessages.slice(1)).toEqual([]);
+    expect(await memory.summary(ada.id)).toBe('Ada drinks flat whites.');
   });
 });
 
