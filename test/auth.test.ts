@@ -21,7 +21,7 @@ async function createSession(server: Hearth): Promise<string> {
 
 function expectUnauthorized(response: { status: number; body: any }): void {
   expect(response.status).toBe(401);
-  expect(response.body).toEqual({ error: { code: 'unauthorized', message: expect.stringContaining('AUTH_TOKEN') } });
+  expect(response.body).toEqual({ error: { code: 'unauthorized', message: expect.stringContaining('AUTH_TOKEN'), sign_in: ['api_token', 'auth_token'] } });
 }
 
 describe('with AUTH_TOKEN, REST', () => {

@@ -148,7 +148,7 @@ describe('the one-person path', () => {
     expect(added.status).toBe(201);
     const refused = await hearth.request('GET', '/sessions');
     expect(refused.status).toBe(401);
-    expect(refused.body.error).toEqual({ code: 'unauthorized', message: expect.stringContaining('POST /auth/sign-in') });
+    expect(refused.body.error).toEqual({ code: 'unauthorized', message: expect.stringContaining('POST /auth/sign-in'), sign_in: ['passphrase', 'passkey', 'api_token'] });
     const me = await hearth.request('GET', '/me', undefined, ownerCookie);
     expect(me.body).toMatchObject({ name: 'Owner', via: 'sign_in' });
   });

@@ -3,7 +3,7 @@ import { signInCookie } from '../src/server/identify.ts';
 import { EventSocket } from './support/event-socket.ts';
 import type { Hearth } from './support/hearth-server.ts';
 import { useHearth } from './support/hearth-server.ts';
-import { addPerson, household, sessionFrom, type SignedIn } from './support/people.ts';
+import { household, sessionFrom, type SignedIn } from './support/people.ts';
 
 // An open socket was judged when it opened; these check that it ends once that judgement no longer holds.
 
@@ -96,7 +96,7 @@ describe('the owner', () => {
     expect((await owner.request('PATCH', `/people/${adult.person.id}`, { role: 'child' })).status).toBe(200);
     expect(await adultPage.closed()).toBe(4001);
     const reopened = await adult.events();
-    expect((await reopened.next('hello' as never)).type).toBe('hello');
+    await reopened.nextMatching((frame: any) => frame.type === 'hello', 'hello');
     expect((await adult.request('GET', '/me')).body.role).toBe('child');
 
     expect((await owner.request('DELETE', `/people/${child.person.id}?sessions=give_to_owner`)).status).toBe(204);

@@ -93,7 +93,7 @@ describe('sign-ins', () => {
     const result = await accounts.signIns.signIn('sam', 'passphrase of Sam', '192.0.2.1');
     expect(result.ok).toBe(true);
     const secret = result.ok ? result.secret : '';
-    expect(await accounts.signIns.caller(secret)).toEqual({ person: sam, via: 'sign_in' });
+    expect(await accounts.signIns.caller(secret)).toEqual({ person: sam, via: 'sign_in', credentialId: expect.any(String) });
     later(29 * day);
     expect((await accounts.signIns.caller(secret))?.person.id).toBe(sam.id);
     later(29 * day);
@@ -136,7 +136,7 @@ describe('personal API tokens', () => {
     const sam = await person('Sam');
     const alex = await person('Alex');
     const { id, token } = await accounts.tokens.create(sam.id, 'script');
-    expect(await accounts.tokens.caller(token)).toEqual({ person: sam, via: 'api_token' });
+    expect(await accounts.tokens.caller(token)).toEqual({ person: sam, via: 'api_token', credentialId: expect.any(String) });
     expect((await accounts.tokens.list(sam.id))[0]).toEqual({ id, name: 'script', createdAt: '2026-11-28T12:00:00.000Z', lastUsedAt: '2026-11-28T12:00:00.000Z' });
     expect(await accounts.tokens.revoke(alex.id, id)).toBe(false);
     expect(await accounts.tokens.revoke(sam.id, id)).toBe(true);
