@@ -1,4 +1,6 @@
 const closedUnknownSession = 4004;
+/** What the socket was opened with (a sign-in, a token, a role) ended. */
+const closedSignedOut = 4001;
 const firstRetryMs = 250;
 const longestRetryMs = 8000;
 
@@ -6,7 +8,8 @@ const longestRetryMs = 8000;
  * A WebSocket to one of the server's paths, reopened whenever it drops with jittered exponential
  * backoff (250 ms doubling to 8 s, ±25 %). Frames are parsed JSON; unparsable ones are dropped.
  * `onStatus` hears 'connecting' | 'open' | 'disconnected', and 'gone' when the server closed it
- * with a code listed in `finalCodes` (it is then not reopened).
+ * with a code listed in `finalCodes` (it is then not reopened). 'signed-out' (4001) waits for
+ * `retryNow()`: the page first finds out who it still is, rather than knock with what ended.
  */
 export class ReconnectingSocket {
   #socket;
@@ -70,6 +73,10 @@ export class ReconnectingSocket {
       if (this.finalCodes.includes(close.code)) {
         this.#closed = true;
         this.onStatus('gone');
+        return;
+      }
+      if (close.code === closedSignedOut) {
+        this.onStatus('signed-out');
         return;
       }
       this.onStatus('disconnected');

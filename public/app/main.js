@@ -162,6 +162,7 @@ function listenToHearth() {
     onStatus: (status) => {
       // With a session open its own socket reports the drop (and checks the token); without one, this socket does.
       if (status === 'disconnected' && !view) checkToken();
+      else if (status === 'signed-out' && !view) recheckSignIn();
     },
   });
 }
@@ -210,7 +211,7 @@ function showConnection(status) {
     banner.replaceChildren('Disconnected from Hearth — reconnecting… ', element('button', { type: 'button', onclick: () => view?.reconnectNow() }, 'Retry now'));
     banner.hidden = false;
     checkToken();
-  }
+  } else if (status === 'signed-out') recheckSignIn();
 }
 
 /** A socket refused for its token looks like any other drop; the server says which it was. */
@@ -218,6 +219,22 @@ function checkToken() {
   api.health().catch((error) => {
     if (error instanceof ApiError && error.status === 401) signInAgain(error);
   });
+}
+
+/**
+ * The sockets were closed because what they were opened with ended: sign in again, or reopen them
+ * when the page still is someone (its own new passphrase gave it a fresh cookie; a new role).
+ */
+function recheckSignIn() {
+  api.health().then(
+    () => {
+      view?.reconnectNow();
+      hearthEvents?.retryNow();
+    },
+    (error) => {
+      if (error instanceof ApiError && error.status === 401) signInAgain(error);
+    },
+  );
 }
 
 let signingIn;

@@ -138,7 +138,7 @@ export class SessionView {
 
   #status(status) {
     if (status === 'open') this.#held = [];
-    else if (status === 'disconnected') this.#held = undefined;
+    else if (status === 'disconnected' || status === 'signed-out') this.#held = undefined;
     this.onChange({ connection: status, synced: false });
   }
 
