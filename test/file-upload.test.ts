@@ -65,7 +65,8 @@ async function folderEntries(folder: string): Promise<string[]> {
 
 function expectError(response: Response, status: number, code: string, mentioning?: string): void {
   expect(response.status).toBe(status);
-  expect(response.body).toEqual({ error: { code, message: expect.any(String) } });
+  // A 401 also says how one may prove who one is (docs/protocol.md: Reaching the server).
+  expect(response.body).toEqual({ error: { code, message: expect.any(String), ...(status === 401 && { sign_in: expect.any(Array) }) } });
   if (mentioning !== undefined) expect(response.body.error.message).toContain(mentioning);
 }
 
