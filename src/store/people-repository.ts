@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Person, Role } from '../people/person.ts';
 import type { Db } from './database.ts';
 import type { PeopleTable } from './schema.ts';
@@ -22,9 +23,8 @@ export async function findPerson(db: Db, id: string): Promise<Person | undefined
 
 /** By name whatever its case, with the stored passphrase hash (null when none was chosen). */
 export async function findPersonByName(db: Db, name: string): Promise<{ person: Person; passphraseHash: string | null } | undefined> {
-  const row = await db.selectFrom('people').select(columns).where('name', '=', name).executeTakeFirst();
-  // `=` on SQLite text compares case-sensitively; the unique index is nocase, so look again without case.
-  const found = row ?? (await db.selectFrom('people').select(columns).where((expression) => expression(expression.fn('lower', ['name']), '=', name.toLowerCase())).executeTakeFirst());
+  // The same comparison as the unique index on name, so the index answers it.
+  const found = await db.selectFrom('people').select(columns).where(sql<boolean>`name = ${name} collate nocase`).executeTakeFirst();
   return found && { person: fromRow(found), passphraseHash: found.passphrase_hash };
 }
 
