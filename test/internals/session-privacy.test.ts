@@ -21,6 +21,7 @@ import { appendMessage } from '../../src/store/messages-repository.ts';
 import { insertPerson } from '../../src/store/people-repository.ts';
 import { listSessionIds } from '../../src/store/sessions-repository.ts';
 import { createScheduleTool } from '../../src/tools/builtin/schedule.ts';
+import { createSpawnAgentTool } from '../../src/tools/builtin/spawn-agent.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { runTool } from '../support/tool-context.ts';
 
@@ -276,5 +277,56 @@ describe('the schedule tool', () => {
     expect(await run(ownersConversation, { action: 'pause', id: plants!.id })).toMatchObject({ success: false });
     expect(scheduler.list().map((schedule) => [schedule.name, schedule.enabled])).toEqual([['Plants', true], ['Backups', true]]);
     scheduler.stop();
+  });
+
+  it("makes a schedule only under a profile its person may use, and touches none in a session shared with the household", async () => {
+    const scheduler = new Scheduler({
+      db,
+      sessions: service,
+      clock: new ManualClock('2026-11-24T07:00:00Z'),
+      defaultTimezone: () => 'UTC',
+      logger: createLogger('silent'),
+      maxConcurrentRuns: 1,
+    });
+    const household = new Household(db);
+    const profiles = await ProfileRegistry.open(folder);
+    const tool = createScheduleTool({ sessions: () => service, schedules: () => scheduler, profiles, person: (id) => household.person(id) });
+    const run = (sessionId: string, args: Record<string, unknown>) => runTool(tool, args, { sessionId });
+
+    const childsConversation = await sessionOf(people.child);
+    const refused = await run(childsConversation, { action: 'create', name: 'Disks', prompt: 'Check the disks', every: '1d', profile: 'grown' });
+    expect(refused).toMatchObject({ success: false, output: expect.stringContaining('may not use the profile "grown"') });
+    expect((await run(childsConversation, { action: 'create', name: 'Teeth', prompt: 'Brush your teeth', every: '1d' })).success).toBe(true);
+
+    const adultsShared = await sessionOf(people.adult, { shared: true });
+    await run(await sessionOf(people.adult), { action: 'create', name: 'Doctor', prompt: 'The doctor at 9', every: '1d' });
+    const doctor = scheduler.list().find((schedule) => schedule.name === 'Doctor')!;
+    for (const args of [{ action: 'list' }, { action: 'cancel', id: doctor.id }, { action: 'create', name: 'Sneaky', prompt: 'Hello', every: '1h' }]) {
+      expect(await run(adultsShared, args)).toMatchObject({ success: false, output: expect.stringContaining('shared with the household keeps no schedules') });
+    }
+    expect(scheduler.list().map((schedule) => schedule.name)).toEqual(['Teeth', 'Doctor']);
+    scheduler.stop();
+  });
+});
+
+describe('the spawn_agent tool', () => {
+  it("starts a sub-agent only under a profile the conversation's person may use, and in a shared session only under its own", async () => {
+    const household = new Household(db);
+    const profiles = await ProfileRegistry.open(folder);
+    const started: string[] = [];
+    const tool = createSpawnAgentTool(async (_task, profileId) => {
+      started.push(profileId ?? 'its own');
+      return 'Done.';
+    }, { sessions: () => service, profiles, person: (id) => household.person(id) });
+    const spawn = (sessionId: string, profileId?: string) => runTool(tool, { task: 'Look around', ...(profileId && { profile_id: profileId }) }, { sessionId });
+
+    expect(await spawn(await sessionOf(people.child), 'grown')).toMatchObject({ success: false, output: expect.stringContaining('may not use the profile "grown"') });
+    expect(await spawn(await sessionOf(people.guest), 'grown')).toMatchObject({ success: false });
+    expect(await spawn(await sessionOf(people.adult, { shared: true }), 'grown')).toMatchObject({ success: false, output: expect.stringContaining('shared with the household') });
+    expect(started).toEqual([]);
+    expect((await spawn(await sessionOf(people.child))).success).toBe(true);
+    expect((await spawn(await sessionOf(people.adult, { shared: true }), 'everyone')).success).toBe(true);
+    expect((await spawn(await sessionOf(people.adult), 'grown')).success).toBe(true);
+    expect(started).toEqual(['its own', 'everyone', 'grown']);
   });
 });

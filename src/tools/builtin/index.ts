@@ -87,13 +87,13 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createWebSearchTool({ config, network }),
     createWebViewTool({ network }),
     createSwitchProfileTool({ sessions, profiles }),
-    createSpawnAgentTool(deps.runSubagent),
+    createSpawnAgentTool(deps.runSubagent, { sessions, profiles, ...(deps.person && { person: deps.person }) }),
     createMemorySearchTool(db, memoryOwner),
     createMemorySaveTool(db, memoryOwner, deps.onMemoryChanged),
     createMemoryForgetTool(db, memoryOwner, deps.onMemoryChanged),
     createHomeAssistantTool(deps.homeAssistant),
     createMqttTool(deps.mqtt),
-    createScheduleTool({ sessions, schedules: deps.schedules ?? (() => undefined) }),
+    createScheduleTool({ sessions, schedules: deps.schedules ?? (() => undefined), profiles, ...(deps.person && { person: deps.person }) }),
   ]);
   const userTools = deps.userTools ?? (() => undefined);
   registry.addBuiltins([

@@ -7,6 +7,7 @@ import type { Schedule } from '../../store/schedules-repository.ts';
 import type { Tool, ToolContext, ToolOutput } from '../tool.ts';
 import type { ToolSessions } from '../tool-sessions.ts';
 import { toolFailure } from '../../failure.ts';
+import { conversationOf, profileRefusal, type PersonReach } from './profile-reach.ts';
 
 /** What the schedule tool needs of the scheduler (the server's Scheduler is one). */
 export interface ScheduleBook {
@@ -56,21 +57,30 @@ function describe(schedule: Schedule, now: Date): string {
   return `- ${schedule.name} (id ${schedule.id}, profile ${schedule.profileId})${state}: ${timingText(schedule)}; ${next}${last}\n  prompt: ${schedule.prompt}`;
 }
 
-/** The agent's own schedules (README: Schedules, reminders and notifications): reminders and recurring jobs that run as whole turns. */
-export function createScheduleTool(deps: { sessions: () => ToolSessions | undefined; schedules: () => ScheduleBook | undefined }): Tool<ScheduleArguments> {
+export const sharedSessionsKeepNoSchedules =
+  "A session shared with the household keeps no schedules: others write in it, so its person's schedules are neither shown, made nor changed here. Ask in a private session.";
+
+/**
+ * The agent's own schedules (README: Schedules, reminders and notifications): reminders and
+ * recurring jobs that run as whole turns. With `profiles` and `person`, a schedule is made only
+ * under a profile its person may use.
+ */
+export function createScheduleTool(deps: {
+  sessions: () => ToolSessions | undefined;
+  schedules: () => ScheduleBook | undefined;
+  profiles?: PersonReach['profiles'];
+  person?: PersonReach['person'];
+}): Tool<ScheduleArguments> {
   /** The profile a schedule is created for: the session's unless the model names another (which is asked about first). */
   async function targetProfile(args: ScheduleArguments, context: ToolContext): Promise<string | undefined> {
     return args.profile ?? context.sessionProfileId ?? (await deps.sessions()?.find(context.parentSessionId ?? context.sessionId))?.profileId;
   }
 
-  /** Whose conversation this is: the tool creates, lists and changes only their schedules. */
-  async function personOf(context: ToolContext): Promise<string | undefined> {
-    return (await deps.sessions()?.find(context.parentSessionId ?? context.sessionId))?.personId;
-  }
-
   async function create(book: ScheduleBook, args: ScheduleArguments, context: ToolContext, personId: string): Promise<ToolOutput> {
     const timezone = args.timezone ?? book.defaultTimezone;
     const profile = await targetProfile(args, context);
+    const refused = profile === undefined || !deps.profiles ? undefined : await profileRefusal({ ...deps, profiles: deps.profiles }, personId, profile);
+    if (refused !== undefined) return toolFailure(`Not created: ${refused} Nothing was stored.`);
     const created = await book.create({
       ...(args.name !== undefined && { name: args.name }),
       ...(args.prompt !== undefined && { prompt: args.prompt }),
@@ -116,8 +126,11 @@ export function createScheduleTool(deps: { sessions: () => ToolSessions | undefi
     async execute(args, context) {
       const book = deps.schedules();
       if (!book) return toolFailure('Schedules are not available in this server.');
-      const personId = await personOf(context);
-      if (personId === undefined) return toolFailure('This conversation no longer exists, so it has no schedules.');
+      // Whose conversation this is: the tool creates, lists and changes only their schedules.
+      const conversation = await conversationOf(deps, context);
+      if (conversation === undefined) return toolFailure('This conversation no longer exists, so it has no schedules.');
+      if (conversation.shared) return toolFailure(sharedSessionsKeepNoSchedules);
+      const { personId } = conversation;
       const action: Action = args.action;
       switch (action) {
         case 'create':
