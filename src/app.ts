@@ -18,7 +18,7 @@ import { removeStaleEmptySessions } from './sessions/empty-sessions.ts';
 import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';
-import type { Config } from './config.ts';
+import { profileOverridesDir, type Config } from './config.ts';
 import { HomeAssistant } from './integrations/home-assistant/home-assistant.ts';
 import { IntegrationRegistry } from './integrations/integration-registry.ts';
 import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
@@ -132,7 +132,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   const services = new ServiceList(logger);
   services.add({ name: 'database', close: () => db.destroy() });
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
-  const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR));
+  const profiles = overrides.profiles ?? (await ProfileRegistry.open(config.PROFILES_DIR, profileOverridesDir(config)));
   // First of all: a tool process a killed or crashed run left behind would go on acting unseen.
   await endLeftoverProcesses(config.DATA_DIR, logger);
   // Sub-agents need the finished dependencies, the registry included, and write_tool/reload_tools
@@ -197,6 +197,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   await toolSwitches.reload();
   const userTools = new UserToolManager({
     toolsDir: config.TOOLS_DIR,
+    shippedToolsDir: config.SHIPPED_TOOLS_DIR,
     db,
     source: tools.addSource('user', 'user'),
     timeoutMs: config.USER_TOOL_TIMEOUT_MS,
@@ -416,7 +417,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       start: async () => {
         watchers = await startWatchers({
           toolsDir: config.TOOLS_DIR,
+          shippedToolsDir: config.SHIPPED_TOOLS_DIR,
           profilesDir: config.PROFILES_DIR,
+          profileOverridesDir: profileOverridesDir(config),
           userTools: deps.userTools,
           toolSwitches: deps.toolSwitches,
           profiles: deps.profiles,

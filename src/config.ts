@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { backendIds } from './backend-ids.ts';
+import { packagePath } from './package-root.ts';
 
 const Flag = (defaultValue: boolean) => Type.Boolean({ default: defaultValue });
 const Text = (defaultValue: string) => Type.String({ default: defaultValue });
@@ -14,7 +16,7 @@ const ConfigSchema = Type.Object({
   HOST: Text('127.0.0.1'),
   PORT: Type.Integer({ default: 8000, minimum: 0, maximum: 65535 }),
   AUTH_TOKEN: Text(''),
-  DATA_DIR: Text('./data'),
+  DATA_DIR: Text(''),
   DB_PATH: Text(''),
   LLM_BACKEND: Type.Union(backendIds.map((id) => Type.Literal(id)), { default: 'ollama' }),
   OLLAMA_HOST: Type.String({ default: 'http://localhost:11434', format: 'uri' }),
@@ -25,10 +27,11 @@ const ConfigSchema = Type.Object({
   OPENAI_API_KEY: Text(''),
   OPENAI_MODEL: Text(''),
   PERSONA_FILE: Text(''),
-  PROFILES_DIR: Text('./profiles'),
-  TOOLS_DIR: Text('./user-tools'),
-  MANUALS_DIR: Text('./manuals'),
-  SESSION_FILES_DIR: Text('./session-files'),
+  PROFILES_DIR: Text(packagePath('profiles')),
+  TOOLS_DIR: Text(''),
+  SHIPPED_TOOLS_DIR: Text(packagePath('user-tools')),
+  MANUALS_DIR: Text(packagePath('manuals')),
+  SESSION_FILES_DIR: Text(''),
   SESSION_FILES_MAX_SIZE_MB: Count(200),
   SESSION_FILES_TTL_HOURS: Count(24),
   CONTEXT_COMPRESSION_ENABLED: Flag(true),
@@ -39,7 +42,7 @@ const ConfigSchema = Type.Object({
   FS_ALLOWED_PATHS: Text('*'),
   FS_WRITABLE_PATHS: Text(''),
   TERMINAL_ALLOWED_COMMANDS: Text('*'),
-  SSH_HOSTS_FILE: Text('ssh_hosts.json'),
+  SSH_HOSTS_FILE: Text(''),
   USER_TOOL_TIMEOUT_MS: Count(30000, 100),
   WEB_SEARCH_URL: Text(''),
   APPROVAL_TIMEOUT_S: Count(600),
@@ -59,7 +62,7 @@ const ConfigSchema = Type.Object({
   TELEGRAM_BOT_TOKEN: Text(''),
   TELEGRAM_ALLOWED_USERS: Text(''),
   TELEGRAM_API_ROOT: Type.String({ default: 'https://api.telegram.org', format: 'uri' }),
-  MCP_CONFIG_FILE: Text('mcp.json'),
+  MCP_CONFIG_FILE: Text(''),
   MCP_TOOL_TIMEOUT_MS: Count(60000, 100),
   JAIL: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   JAIL_MAX_PROCESSES: Count(256, 16),
@@ -144,7 +147,7 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
     throw new ConfigError(`Invalid ${key}=${JSON.stringify(environment[key])}: expected ${expectation(schema)}.`);
   }
   const config = candidate as Static<typeof ConfigSchema>;
-  if (config.DB_PATH === '') config.DB_PATH = path.join(config.DATA_DIR, 'hearth.db');
+  placeStateInDataDir(config, environment);
   if (!isLoopback(config.HOST) && config.AUTH_TOKEN === '') {
     throw new ConfigError(
       `Refusing to listen on HOST=${config.HOST} without AUTH_TOKEN: anyone on the network could use this assistant. Set AUTH_TOKEN, or HOST=127.0.0.1.`,
@@ -153,12 +156,52 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
   return Object.freeze(config);
 }
 
+/** Where Hearth keeps what the person and the agent change when DATA_DIR is unset: `$XDG_DATA_HOME/hearth`, else `~/.local/share/hearth`. */
+export function defaultDataDir(environment: Record<string, string | undefined>): string {
+  const dataHome = environment.XDG_DATA_HOME?.trim() || path.join(homeOf(environment), '.local', 'share');
+  return path.join(dataHome, 'hearth');
+}
+
+/** The `.env` read when the working folder has none: `$XDG_CONFIG_HOME/hearth/env`, else `~/.config/hearth/env`. */
+export function userEnvFile(environment: Record<string, string | undefined>): string {
+  const configHome = environment.XDG_CONFIG_HOME?.trim() || path.join(homeOf(environment), '.config');
+  return path.join(configHome, 'hearth', 'env');
+}
+
+function homeOf(environment: Record<string, string | undefined>): string {
+  return environment.HOME?.trim() || os.homedir();
+}
+
+/** The keys that point at state and were left unset get their place under DATA_DIR. */
+function placeStateInDataDir(config: Static<typeof ConfigSchema>, environment: Record<string, string | undefined>): void {
+  if (config.DATA_DIR === '') config.DATA_DIR = defaultDataDir(environment);
+  const inDataDir = (name: string) => path.join(config.DATA_DIR, name);
+  if (config.DB_PATH === '') config.DB_PATH = inDataDir('hearth.db');
+  if (config.TOOLS_DIR === '') config.TOOLS_DIR = inDataDir('user-tools');
+  if (config.SESSION_FILES_DIR === '') config.SESSION_FILES_DIR = inDataDir('session-files');
+  if (config.MCP_CONFIG_FILE === '') config.MCP_CONFIG_FILE = inDataDir('mcp.json');
+  if (config.SSH_HOSTS_FILE === '') config.SSH_HOSTS_FILE = inDataDir('ssh_hosts.json');
+  // The built-in persona serves until the person writes one there.
+  if (config.PERSONA_FILE === '' && existsSync(inDataDir('persona.md'))) config.PERSONA_FILE = inDataDir('persona.md');
+}
+
+/** The folder profile overrides live in: a file here replaces the same-named one in PROFILES_DIR. */
+export function profileOverridesDir(config: Pick<Config, 'DATA_DIR'>): string {
+  return path.join(config.DATA_DIR, 'profiles');
+}
+
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-/** Reads `.env` (when present) beneath the real environment, whose non-empty values win. */
-export function loadConfig(environment: NodeJS.ProcessEnv = process.env, envFile = '.env'): Config {
+/** The `.env` Hearth reads: the working folder's when there is one, else the one in the person's config folder. */
+export function envFileFor(environment: Record<string, string | undefined>, workingFolder = process.cwd()): string {
+  const local = path.join(workingFolder, '.env');
+  return existsSync(local) ? local : userEnvFile(environment);
+}
+
+/** Reads the `.env` (when present) beneath the real environment, whose non-empty values win. */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, envFile = envFileFor(environment)): Config {
   let fileValues: Record<string, string | undefined> = {};
   try {
     fileValues = parseEnv(readFileSync(envFile, 'utf8'));

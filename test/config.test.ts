@@ -1,11 +1,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtempSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { builtStartCommand } from './support/hearth-build.ts';
 import { unusedPort } from './support/llm-helpers.ts';
-import { ConfigError, loadConfig, parseConfig } from '../src/config.ts';
+import { ConfigError, envFileFor, loadConfig, parseConfig } from '../src/config.ts';
+import { packageRoot } from '../src/package-root.ts';
+import { testHomeFolders } from './support/test-home-folders.ts';
 
 /** Calls `parse` and returns the ConfigError it throws. */
 function configErrorOf(parse: () => unknown): ConfigError {
@@ -20,13 +23,14 @@ function configErrorOf(parse: () => unknown): ConfigError {
 
 describe('parseConfig defaults', () => {
   it('gives every key of docs/configuration.md its default', () => {
-    const config = parseConfig({});
-    expect({ ...config, DB_PATH: path.resolve(config.DB_PATH) }).toEqual({
+    const config = parseConfig({ HOME: '/home/someone' });
+    const state = '/home/someone/.local/share/hearth';
+    expect(config).toEqual({
       HOST: '127.0.0.1',
       PORT: 8000,
       AUTH_TOKEN: '',
-      DATA_DIR: './data',
-      DB_PATH: path.resolve('data', 'hearth.db'),
+      DATA_DIR: state,
+      DB_PATH: `${state}/hearth.db`,
       LLM_BACKEND: 'ollama',
       OLLAMA_HOST: 'http://localhost:11434',
       OLLAMA_DEFAULT_MODEL: 'qwen3:8b',
@@ -36,10 +40,12 @@ describe('parseConfig defaults', () => {
       OPENAI_API_KEY: '',
       OPENAI_MODEL: '',
       PERSONA_FILE: '',
-      PROFILES_DIR: './profiles',
-      TOOLS_DIR: './user-tools',
-      MANUALS_DIR: './manuals',
-      SESSION_FILES_DIR: './session-files',
+      // Shipped with Hearth: found from the installation, whatever the working folder.
+      PROFILES_DIR: path.join(packageRoot, 'profiles'),
+      TOOLS_DIR: `${state}/user-tools`,
+      SHIPPED_TOOLS_DIR: path.join(packageRoot, 'user-tools'),
+      MANUALS_DIR: path.join(packageRoot, 'manuals'),
+      SESSION_FILES_DIR: `${state}/session-files`,
       SESSION_FILES_MAX_SIZE_MB: 200,
       SESSION_FILES_TTL_HOURS: 24,
       CONTEXT_COMPRESSION_ENABLED: true,
@@ -50,7 +56,7 @@ describe('parseConfig defaults', () => {
       FS_ALLOWED_PATHS: '*',
       FS_WRITABLE_PATHS: '',
       TERMINAL_ALLOWED_COMMANDS: '*',
-      SSH_HOSTS_FILE: 'ssh_hosts.json',
+      SSH_HOSTS_FILE: `${state}/ssh_hosts.json`,
       USER_TOOL_TIMEOUT_MS: 30000,
       // Empty means the built-in DuckDuckGo HTML endpoint.
       WEB_SEARCH_URL: '',
@@ -71,7 +77,7 @@ describe('parseConfig defaults', () => {
       TELEGRAM_BOT_TOKEN: '',
       TELEGRAM_ALLOWED_USERS: '',
       TELEGRAM_API_ROOT: 'https://api.telegram.org',
-      MCP_CONFIG_FILE: 'mcp.json',
+      MCP_CONFIG_FILE: `${state}/mcp.json`,
       MCP_TOOL_TIMEOUT_MS: 60000,
       JAIL: 'on',
       JAIL_MAX_PROCESSES: 256,
@@ -80,6 +86,34 @@ describe('parseConfig defaults', () => {
       LOG_FORMAT: '',
       LOG_LEVEL: 'info',
     });
+  });
+
+  it('puts DATA_DIR under XDG_DATA_HOME when that is set', () => {
+    expect(parseConfig({ HOME: '/home/someone', XDG_DATA_HOME: '/srv/xdg' }).DATA_DIR).toBe('/srv/xdg/hearth');
+  });
+
+  it('places every unset key that points at state under DATA_DIR, and keeps the ones set', () => {
+    expect(parseConfig({ DATA_DIR: '/var/lib/hearth' })).toMatchObject({
+      DB_PATH: '/var/lib/hearth/hearth.db',
+      TOOLS_DIR: '/var/lib/hearth/user-tools',
+      SESSION_FILES_DIR: '/var/lib/hearth/session-files',
+      MCP_CONFIG_FILE: '/var/lib/hearth/mcp.json',
+      SSH_HOSTS_FILE: '/var/lib/hearth/ssh_hosts.json',
+      PERSONA_FILE: '',
+    });
+    const set = { TOOLS_DIR: '/srv/tools', SESSION_FILES_DIR: '/srv/files', MCP_CONFIG_FILE: '/etc/hearth/mcp.json', SSH_HOSTS_FILE: '/etc/hearth/ssh.json', PERSONA_FILE: '/etc/hearth/persona.md' };
+    expect(parseConfig({ DATA_DIR: '/var/lib/hearth', ...set })).toMatchObject(set);
+  });
+
+  it('reads DATA_DIR/persona.md as PERSONA_FILE once the person has written one', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-persona-'));
+    try {
+      expect(parseConfig({ DATA_DIR: dataDir }).PERSONA_FILE).toBe('');
+      await writeFile(path.join(dataDir, 'persona.md'), 'You are terse.');
+      expect(parseConfig({ DATA_DIR: dataDir }).PERSONA_FILE).toBe(path.join(dataDir, 'persona.md'));
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('derives DB_PATH from DATA_DIR', () => {
@@ -179,6 +213,21 @@ describe('loadConfig', () => {
     expect(loadConfig({}, path.join(directory, 'missing.env'))).toEqual(parseConfig({}));
   });
 
+  it('reads the working folder\'s .env, else $XDG_CONFIG_HOME/hearth/env, else ~/.config/hearth/env', async () => {
+    const workingFolder = path.join(directory, 'work');
+    await mkdir(workingFolder);
+    const environment = { HOME: '/home/someone', XDG_CONFIG_HOME: path.join(directory, 'config') };
+    expect(envFileFor(environment, workingFolder)).toBe(path.join(directory, 'config', 'hearth', 'env'));
+    expect(envFileFor({ HOME: '/home/someone' }, workingFolder)).toBe('/home/someone/.config/hearth/env');
+    await writeFile(path.join(workingFolder, '.env'), 'PORT=9003\n');
+    expect(envFileFor(environment, workingFolder)).toBe(path.join(workingFolder, '.env'));
+
+    await mkdir(path.join(directory, 'config', 'hearth'), { recursive: true });
+    await writeFile(path.join(directory, 'config', 'hearth', 'env'), 'PORT=9004\n');
+    expect(loadConfig(environment, envFileFor(environment, directory)).PORT).toBe(9004);
+    expect(loadConfig(environment, envFileFor(environment, workingFolder)).PORT).toBe(9003);
+  });
+
   it('names a malformed variable that came from the .env file', async () => {
     const file = await envFile('OLLAMA_NUM_CTX=lots\n');
     expect(configErrorOf(() => loadConfig({}, file)).message).toContain('OLLAMA_NUM_CTX');
@@ -188,6 +237,7 @@ describe('loadConfig', () => {
 describe('src/main.ts as a process', () => {
   let child: ChildProcessWithoutNullStreams | undefined;
   let dataDir: string | undefined;
+  const homes: string[] = [];
   afterEach(async () => {
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = exitOf(child);
@@ -197,12 +247,16 @@ describe('src/main.ts as a process', () => {
     child = undefined;
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
     dataDir = undefined;
+    for (const home of homes.splice(0)) await rm(home, { recursive: true, force: true });
   });
 
   function startMain(environment: Record<string, string>): ChildProcessWithoutNullStreams {
     // Built from these sources once per run and started as `npm start` starts dist/main.js.
     const start = builtStartCommand();
-    child = spawn(start.executable, start.args, { env: { ...process.env, ...environment } });
+    // Its working folder and config folder are its own: neither the checkout's .env nor the person's is read.
+    const home = mkdtempSync(path.join(tmpdir(), 'hearth-main-home-'));
+    homes.push(home);
+    child = spawn(start.executable, start.args, { cwd: home, env: { ...process.env, ...testHomeFolders(home), ...environment } });
     return child;
   }
 

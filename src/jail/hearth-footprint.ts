@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Config } from '../config.ts';
+import { profileOverridesDir, userEnvFile, type Config } from '../config.ts';
 import { packageRoot } from '../package-root.ts';
 
 /** The folder Hearth is installed in (the one holding `src/`, `node_modules/`, `.env`). */
@@ -43,8 +43,8 @@ export interface FootprintEntry {
 
 /**
  * Every file and folder of Hearth's: the installation (sources, tool sources, `.env`), the
- * working folder, DATA_DIR (database and its journal files), every session's folder, profiles,
- * manuals, the persona, `mcp.json`, the SSH hosts file and the keys it names, and the user's
+ * working folder, DATA_DIR (database and its journal files), every session's folder, profiles
+ * (shipped and the person's), the shipped and the person's user tools, manuals, the persona, `mcp.json`, the SSH hosts file and the keys it names, and the user's
  * ~/.ssh. Paths that do not exist yet are listed too, so a file created later is covered as well.
  */
 export function hearthFootprint(config: Config, workingFolder = process.cwd()): FootprintEntry[] {
@@ -58,11 +58,14 @@ export function hearthFootprint(config: Config, workingFolder = process.cwd()): 
     folder('working folder', workingFolder),
     file('.env', path.join(workingFolder, '.env')),
     file('.env', path.join(projectFolder, '.env')),
+    file('.env', userEnvFile(process.env)),
     folder('DATA_DIR', dataDir),
     ...['', '-wal', '-shm', '-journal'].map((suffix) => file('DB_PATH', database + suffix)),
     folder('SESSION_FILES_DIR', config.SESSION_FILES_DIR),
     folder('PROFILES_DIR', config.PROFILES_DIR),
+    folder('PROFILES_DIR', profileOverridesDir(config)),
     folder('TOOLS_DIR', config.TOOLS_DIR),
+    folder('SHIPPED_TOOLS_DIR', config.SHIPPED_TOOLS_DIR),
     folder('MANUALS_DIR', config.MANUALS_DIR),
     file('SSH_HOSTS_FILE', config.SSH_HOSTS_FILE),
     ...sshKeyFiles(at(config.SSH_HOSTS_FILE)).map((key) => file('SSH key', key)),

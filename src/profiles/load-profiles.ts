@@ -27,19 +27,24 @@ const matterOptions = {
   },
 };
 
+/**
+ * The profiles of `directory` (the shipped ones), with each file of `overridesDirectory` (the
+ * person's, under DATA_DIR) taking the place of the same-named one: a profile or a heartbeat checklist.
+ */
 export async function loadProfiles(
   directory: string,
+  overridesDirectory?: string,
 ): Promise<{ profiles: Profile[]; errors: ProfileError[] }> {
-  const entries = await readdir(directory, { withFileTypes: true });
-  const names = entries
-    .filter((entry) => !entry.isDirectory() && entry.name.endsWith('.md') && !entry.name.startsWith('.') && !isHeartbeatChecklist(entry.name))
-    .map((entry) => entry.name)
-    .sort();
+  const files = new Map<string, string>();
+  for (const folder of layers(directory, overridesDirectory)) {
+    for (const name of await markdownFiles(folder, folder === directory)) files.set(name, path.join(folder, name));
+  }
+  const names = [...files.keys()].filter((name) => !isHeartbeatChecklist(name)).sort();
 
   const profiles: Profile[] = [];
   const errors: ProfileError[] = [];
   for (const name of names) {
-    const file = path.join(directory, name);
+    const file = files.get(name)!;
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -54,11 +59,28 @@ export async function loadProfiles(
       errors.push(result.error);
       continue;
     }
-    const checklist = await readHeartbeatChecklist(directory, result.profile.id);
+    const checklist = await readHeartbeatChecklist(files.get(result.profile.id + heartbeatSuffix));
     if (typeof checklist === 'object') errors.push(checklist);
     profiles.push(typeof checklist === 'string' ? { ...result.profile, heartbeat_checklist: checklist } : result.profile);
   }
   return { profiles, errors };
+}
+
+/** The folders to read, later ones overriding: one when both name the same folder. */
+function layers(directory: string, overridesDirectory: string | undefined): string[] {
+  return overridesDirectory === undefined || path.resolve(overridesDirectory) === path.resolve(directory) ? [directory] : [directory, overridesDirectory];
+}
+
+/** The `.md` files of a folder; a missing folder has none unless it is `required`. */
+async function markdownFiles(folder: string, required: boolean): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(folder, { withFileTypes: true });
+  } catch (error) {
+    if (!required && (error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return entries.filter((entry) => !entry.isDirectory() && entry.name.endsWith('.md') && !entry.name.startsWith('.')).map((entry) => entry.name);
 }
 
 const heartbeatSuffix = '.heartbeat.md';
@@ -69,8 +91,8 @@ export function isHeartbeatChecklist(fileName: string): boolean {
 }
 
 /** The checklist's text; undefined when the profile has none (or it is empty). */
-async function readHeartbeatChecklist(directory: string, profileId: string): Promise<string | undefined | ProfileError> {
-  const file = path.join(directory, profileId + heartbeatSuffix);
+async function readHeartbeatChecklist(file: string | undefined): Promise<string | undefined | ProfileError> {
+  if (file === undefined) return undefined;
   try {
     const text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '').trim();
     return text === '' ? undefined : text;

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { loadProfiles, type ProfileError } from './load-profiles.ts';
 import type { Profile } from './profile.ts';
 
@@ -6,10 +7,14 @@ export class ProfileRegistry {
   private loadErrors: ProfileError[] = [];
   private reloadQueue: Promise<void> = Promise.resolve();
 
-  constructor(readonly directory: string) {}
+  /** `directory` holds the shipped profiles; a same-named file in `overridesDirectory` (the person's) replaces one. */
+  constructor(
+    readonly directory: string,
+    readonly overridesDirectory?: string,
+  ) {}
 
-  static async open(directory: string): Promise<ProfileRegistry> {
-    const registry = new ProfileRegistry(directory);
+  static async open(directory: string, overridesDirectory?: string): Promise<ProfileRegistry> {
+    const registry = new ProfileRegistry(directory, overridesDirectory);
     await registry.reload();
     return registry;
   }
@@ -31,9 +36,9 @@ export class ProfileRegistry {
   }
 
   /**
-   * Re-reads the folder. A profile whose file no longer parses keeps its last good
+   * Re-reads the folders. A profile whose file no longer parses keeps its last good
    * version (and its error is reported); a profile whose file is gone is dropped.
-   * If the folder itself cannot be read, this rejects and nothing changes.
+   * If the shipped folder itself cannot be read, this rejects and nothing changes.
    */
   reload(): Promise<void> {
     // One save can fire several watcher events; running reloads one after another keeps
@@ -44,12 +49,13 @@ export class ProfileRegistry {
   }
 
   private async reloadNow(): Promise<void> {
-    const { profiles, errors } = await loadProfiles(this.directory);
-    const previousByFile = new Map([...this.profiles.values()].map((profile) => [profile.file, profile]));
+    const { profiles, errors } = await loadProfiles(this.directory, this.overridesDirectory);
+    // By file name: an override that does not parse keeps the version it was to replace.
+    const previousByFile = new Map([...this.profiles.values()].map((profile) => [path.basename(profile.file), profile]));
 
     const next = [...profiles];
     const reportedErrors = errors.map((error) => {
-      const previous = previousByFile.get(error.file);
+      const previous = previousByFile.get(path.basename(error.file));
       if (!previous) return error;
       next.push(previous);
       return { file: error.file, message: `${error.message} (still using the last version that loaded)` };

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { existsSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from '../logger.ts';
@@ -9,7 +9,11 @@ import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
 
 export interface WatcherOptions {
   toolsDir: string;
+  /** SHIPPED_TOOLS_DIR: watched when it exists (an upgrade changes it), never created. */
+  shippedToolsDir?: string;
   profilesDir: string;
+  /** DATA_DIR/profiles: the person's overrides of the shipped profiles. */
+  profileOverridesDir?: string;
   userTools: Pick<UserToolManager, 'reload'>;
   /** Read again when enabled.json changes; a switch needs no reload of the tools. */
   toolSwitches?: Pick<ToolSwitches, 'reload'>;
@@ -32,7 +36,7 @@ const toolExtensions = new Set(['.ts', '.mts', '.js', '.mjs']);
 const toolsDepth = 4;
 
 /**
- * Watches TOOLS_DIR and PROFILES_DIR and reloads the user tools or the profiles after a
+ * Watches the tool folders and the profile folders and reloads the user tools or the profiles after a
  * change: writes are awaited until the file stops growing, bursts become one reload per
  * folder, and a failed reload is logged while the server keeps serving the last good set.
  */
@@ -71,9 +75,12 @@ export async function startWatchers(options: WatcherOptions): Promise<Watchers> 
     }
   });
 
+  const shipped = (folder: string | undefined, own: string) => (folder === undefined || path.resolve(folder) === path.resolve(own) ? [] : [folder]);
   const watchers = await Promise.all([
     watchFolder(options.toolsDir, toolsDepth, isToolsFile, (relative) => (relative === switchesFileName ? switchesReload : toolsReload), stabilityMs, logger),
-    watchFolder(options.profilesDir, 0, isProfileFile, () => profilesReload, stabilityMs, logger),
+    ...shipped(options.shippedToolsDir, options.toolsDir).map((folder) => watchFolder(folder, toolsDepth, isToolsFile, () => toolsReload, stabilityMs, logger, { create: false })),
+    watchFolder(options.profilesDir, 0, isProfileFile, () => profilesReload, stabilityMs, logger, { create: false }),
+    ...shipped(options.profileOverridesDir, options.profilesDir).map((folder) => watchFolder(folder, 0, isProfileFile, () => profilesReload, stabilityMs, logger)),
   ]);
 
   return {
@@ -101,10 +108,13 @@ async function watchFolder(
   reloadFor: (relative: string) => DebouncedTask,
   stabilityMs: number,
   logger: Logger,
+  /** Whether a missing folder is made (the person's folders); a shipped one is only read. */
+  { create } = { create: true },
 ): Promise<FSWatcher | undefined> {
   const folder = path.resolve(root);
   try {
-    await mkdir(folder, { recursive: true });
+    if (create) await mkdir(folder, { recursive: true });
+    else if (!existsSync(folder)) return undefined;
   } catch (error) {
     logger.error({ err: error, folder }, 'cannot create the folder; it is not watched');
     return undefined;

@@ -20,6 +20,7 @@ import { prepareProfiles } from '../support/server-child.ts';
 import { waitUntil } from '../support/wait-until.ts';
 import { hearthAddresses, type AttackTargets, type Findings } from './jail-attack-programs.ts';
 import { toolModule, type ToolFile } from './user-tools-harness.ts';
+import { testHomeFolders } from '../support/test-home-folders.ts';
 
 function secret(label: string): string {
   return `${label}-${randomBytes(6).toString('hex')}`;
@@ -148,8 +149,10 @@ export async function startJailedHearth(options: JailedHearthOptions = {}): Prom
     DATA_DIR: dataDir,
     PROFILES_DIR: path.join(dataDir, 'profiles'),
     TOOLS_DIR: toolsDir,
+    SHIPPED_TOOLS_DIR: path.join(dataDir, 'no-shipped-tools'),
     MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
     SESSION_FILES_DIR: sessionFilesDir,
+    ...testHomeFolders(root),
     LOG_LEVEL: 'warn',
     LLM_BACKEND: 'ollama',
     OLLAMA_HOST: llm.url,

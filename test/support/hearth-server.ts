@@ -75,6 +75,8 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     DATA_DIR: dataDir,
     PROFILES_DIR: profilesDir,
     TOOLS_DIR: path.join(dataDir, 'user-tools'),
+    // A folder that is not there: no shipped example tool joins a test's tools unless the test puts it in TOOLS_DIR.
+    SHIPPED_TOOLS_DIR: path.join(dataDir, 'no-shipped-tools'),
     MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
     SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
     LOG_LEVEL: 'silent',

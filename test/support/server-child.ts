@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { EventSocket } from './event-socket.ts';
 import { builtStartCommand, type StartCommand } from './hearth-build.ts';
 import { unusedPort } from './llm-helpers.ts';
+import { testHomeFolders } from './test-home-folders.ts';
 import { waitUntil } from './wait-until.ts';
 
 export interface ChildServer {
@@ -47,7 +48,7 @@ export function sourcesStartCommand(): StartCommand {
 }
 
 export interface ChildServerOptions {
-  /** The working folder (where `.env` is read); the project checkout by default. */
+  /** The working folder (where `.env` is read); the data folder by default, so no `.env` of the checkout is read. */
   cwd?: string;
   /** Run the server as this user (test/support/unprivileged-user.ts) rather than the test's. */
   user?: { uid: number; gid: number; home: string };
@@ -61,7 +62,7 @@ export async function startChildServer(dataDir: string, environment: Record<stri
   const port = await unusedPort();
   const command = options.command ?? builtStartCommand();
   const child: ChildProcess = spawn(command.executable, command.args, {
-    cwd: options.cwd ?? path.resolve('.'),
+    cwd: options.cwd ?? dataDir,
     ...(options.user && { uid: options.user.uid, gid: options.user.gid }),
     env: {
       PATH: process.env.PATH,
@@ -71,8 +72,10 @@ export async function startChildServer(dataDir: string, environment: Record<stri
       DATA_DIR: dataDir,
       PROFILES_DIR: path.join(dataDir, 'profiles'),
       TOOLS_DIR: path.join(dataDir, 'user-tools'),
+      SHIPPED_TOOLS_DIR: path.join(dataDir, 'no-shipped-tools'),
       MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
       SESSION_FILES_DIR: path.join(dataDir, 'session-files'),
+      ...testHomeFolders(dataDir),
       LOG_LEVEL: 'warn',
       ...environment,
     },

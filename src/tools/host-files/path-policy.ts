@@ -79,6 +79,7 @@ const neverText: Record<string, { what: string; instead: string }> = {
   SESSION_FILES_DIR: { what: 'the folder of every session\'s files (SESSION_FILES_DIR)', instead: 'This session\'s own folder is "." (relative paths start there).' },
   PROFILES_DIR: { what: 'in PROFILES_DIR, where the profiles and their approval rules live', instead: 'Ask the person to change the profile.' },
   TOOLS_DIR: { what: 'in TOOLS_DIR, where user tools live', instead: 'Use write_tool to create or change a user tool, and list_tools to see them.' },
+  SHIPPED_TOOLS_DIR: { what: 'in SHIPPED_TOOLS_DIR, the user tools shipped with Hearth', instead: 'Use write_tool to create or change a user tool (a tool of the same name replaces a shipped one), and list_tools to see them.' },
   MANUALS_DIR: { what: 'in MANUALS_DIR, Hearth\'s tool manuals', instead: 'Use tool_manual to read a manual; ask the person if one needs changing.' },
   SSH_HOSTS_FILE: { what: 'the SSH hosts file (SSH_HOSTS_FILE), which may hold passwords', instead: 'Ask the person to add or change SSH connections; ssh_exec names the known ones.' },
   'SSH key': { what: 'a private key named in the SSH hosts file', instead: 'ssh_exec uses it for you.' },

@@ -7,19 +7,29 @@ import { switchesFileName } from './tool-switches.ts';
 
 const toolExtensions = new Set(['.ts', '.mts', '.js', '.mjs']);
 
-/** Tool files in TOOLS_DIR: `.ts`, `.mts`, `.js`, `.mjs`, except names starting with `_` or `.`. */
-export async function listToolFiles(toolsDir: string): Promise<string[]> {
+/** Tool files in a folder: `.ts`, `.mts`, `.js`, `.mjs`, except names starting with `_` or `.`. */
+async function toolFilesIn(folder: string): Promise<string[]> {
   let entries;
   try {
-    entries = await readdir(toolsDir, { withFileTypes: true });
+    entries = await readdir(folder, { withFileTypes: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
   return entries
     .filter((entry) => entry.isFile() && !/^[_.]/.test(entry.name) && toolExtensions.has(path.extname(entry.name)))
-    .map((entry) => path.join(toolsDir, entry.name))
-    .sort();
+    .map((entry) => path.join(folder, entry.name));
+}
+
+/**
+ * The tool files to load: TOOLS_DIR's, and those of SHIPPED_TOOLS_DIR (the examples that come
+ * with Hearth) whose tool TOOLS_DIR does not hold under any extension: the person's file wins.
+ */
+export async function listToolFiles(toolsDir: string, shippedToolsDir?: string): Promise<string[]> {
+  const own = await toolFilesIn(toolsDir);
+  const ownNames = new Set(own.map(toolNameOf));
+  const shipped = shippedToolsDir === undefined || path.resolve(shippedToolsDir) === path.resolve(toolsDir) ? [] : await toolFilesIn(shippedToolsDir);
+  return [...own, ...shipped.filter((file) => !ownNames.has(toolNameOf(file)))].sort((first, second) => toolNameOf(first).localeCompare(toolNameOf(second)) || first.localeCompare(second));
 }
 
 export function toolNameOf(file: string): string {
@@ -84,10 +94,15 @@ export async function buildToolSource(name: string, code: string, toolsDir: stri
 }
 
 /**
- * A digest of everything in TOOLS_DIR a load depends on (tool files, helpers in any
+ * A digest of everything in the tool folders a load depends on (tool files, helpers in any
  * folder, permissions.json), skipping dot entries: equal digests mean a reload would load the same.
  */
-export async function fingerprintToolsDir(toolsDir: string): Promise<string> {
+export async function fingerprintToolsDir(toolsDir: string, shippedToolsDir?: string): Promise<string> {
+  const own = await fingerprintFolder(toolsDir);
+  return shippedToolsDir === undefined ? own : `${own}:${await fingerprintFolder(shippedToolsDir)}`;
+}
+
+async function fingerprintFolder(toolsDir: string): Promise<string> {
   const hash = createHash('sha256');
   let entries;
   try {

@@ -23,7 +23,10 @@ import { LinkScan, packageFolders, type Sandbox } from './sandbox.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
 export interface UserToolManagerOptions {
+  /** TOOLS_DIR: the person's and the agent's tools; write_tool, the switches and the grants write here. */
   toolsDir: string;
+  /** SHIPPED_TOOLS_DIR: the tools that come with Hearth, read-only; one of the same name in `toolsDir` replaces one. */
+  shippedToolsDir?: string;
   db: Db;
   /** The registry's `user` source, whose tools each reload replaces as a set. */
   source: ToolSource;
@@ -82,7 +85,7 @@ interface Verdict {
 }
 
 /**
- * Loads the user tools of TOOLS_DIR and keeps the registry in step with them. Each reload
+ * Loads the user tools of TOOLS_DIR and SHIPPED_TOOLS_DIR and keeps the registry in step with them. Each reload
  * bundles the tools into a new generation, loads them once in a host that may write nothing
  * to learn their names and schemas, swaps the registry's user tools at once and retires the
  * previous generation's hosts, so old module versions never pile up.
@@ -134,10 +137,18 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     return this.failures;
   }
 
-  /** The file a loaded user tool came from, relative to TOOLS_DIR. */
+  /** The file a loaded user tool came from, relative to its folder (TOOLS_DIR or SHIPPED_TOOLS_DIR). */
   fileOf(name: string): string | undefined {
     const file = this.generation?.fileOf.get(name);
-    return file === undefined ? undefined : path.relative(this.options.toolsDir, file);
+    return file === undefined ? undefined : this.shown(file);
+  }
+
+  /** A file as reports name it: relative to the tool folder holding it. */
+  private shown(file: string): string {
+    const { toolsDir, shippedToolsDir } = this.options;
+    const inFolder = (folder: string | undefined) => (folder === undefined ? undefined : path.relative(folder, file));
+    const relative = [inFolder(toolsDir), inFolder(shippedToolsDir)].find((candidate) => candidate !== undefined && candidate !== '' && !candidate.startsWith('..'));
+    return relative ?? file;
   }
 
   /** How long importing one module may take before it is given up. */
@@ -230,11 +241,11 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   private async load(force: boolean): Promise<ReloadReport> {
     if (this.closed) return { loaded: [], errors: [] };
-    const { toolsDir } = this.options;
-    const fingerprint = await fingerprintToolsDir(toolsDir);
+    const { toolsDir, shippedToolsDir } = this.options;
+    const fingerprint = await fingerprintToolsDir(toolsDir, shippedToolsDir);
     if (!force && fingerprint === this.current?.fingerprint && this.generation) return this.current.report;
     const outDir = this.freshBuildDir('generation');
-    const files = await listToolFiles(toolsDir);
+    const files = await listToolFiles(toolsDir, shippedToolsDir);
     const [{ modules, errors: buildErrors }, { grants, problem: grantsProblem }, digests] = await Promise.all([
       buildToolFiles(files, outDir),
       readGrants(toolsDir),
@@ -250,7 +261,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     const refusal = this.jailRefusal();
     if (refusal !== undefined) {
       // Kept as load errors, so GET /agents/tools and the page name each refused file and why.
-      this.failures = files.map((file) => ({ file: path.relative(toolsDir, file) || file, message: refusal }));
+      this.failures = files.map((file) => ({ file: this.shown(file), message: refusal }));
       const report = { loaded: [], errors: this.failures };
       this.current = { fingerprint, report };
       this.emit('changed', report);
@@ -288,7 +299,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       ...grantsFailure,
       ...refused.map(({ name, message }) => ({ file: generation.fileOf.get(name) ?? name, message })),
     ]
-      .map(({ file, message }) => ({ file: path.relative(toolsDir, file) || file, message }))
+      .map(({ file, message }) => ({ file: this.shown(path.resolve(toolsDir, file)), message }))
       .sort((first, second) => first.file.localeCompare(second.file));
 
     const previous = this.generation;
