@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../src/people/person.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
-import { household, type SignedIn } from './support/people.ts';
+import { addPerson, household, type SignedIn } from './support/people.ts';
 
 let hearth: Hearth;
 const signedIn = {} as Record<Role, SignedIn>;
@@ -90,5 +90,33 @@ describe("the schedule tool in a session shared with the household", () => {
     expect(results.join('\n')).not.toContain('doctor');
     const { body } = await adult.request('GET', '/schedules');
     expect(body.schedules.map((schedule: any) => schedule.name)).toEqual(['Doctor']);
+  });
+});
+
+describe('the last owner', () => {
+  it('stays when two owners demote each other at the same moment, and when they remove each other', async () => {
+    const second = await addPerson(hearth, { role: 'owner' });
+    const third = await addPerson(hearth, { role: 'owner' });
+    const { owner } = signedIn;
+    const demoted = await Promise.all([
+      owner.request('PATCH', `/people/${second.person.id}`, { role: 'adult' }),
+      second.request('PATCH', `/people/${owner.person.id}`, { role: 'adult' }),
+      third.request('PATCH', `/people/${third.person.id}`, { role: 'adult' }),
+    ]);
+    expect(demoted.map((answer) => answer.status).sort()).toEqual([200, 200, 403]);
+    const owners = async () => (await hearth.deps.household.people()).filter((person) => person.role === 'owner');
+    expect(await owners()).toHaveLength(1);
+
+    const [survivor] = await owners();
+    const fourth = await addPerson(hearth, { role: 'owner' });
+    const asSurvivor = [owner, second, third].find((each) => each.person.id === survivor!.id)!;
+    const removed = await Promise.all([
+      asSurvivor.request('DELETE', `/people/${fourth.person.id}?sessions=delete`),
+      fourth.request('DELETE', `/people/${survivor!.id}?sessions=delete`),
+    ]);
+    // The other is refused: as the last owner (403), or because its sender was removed a moment before (401).
+    expect(removed.map((answer) => answer.status).sort()).toEqual([204, expect.toSatisfy((status: number) => status === 401 || status === 403)]);
+    expect(await owners()).toHaveLength(1);
+    expect((await hearth.request('GET', '/health', undefined, (await owners())[0]!.id === fourth.person.id ? fourth.cookieHeaders : asSurvivor.cookieHeaders)).status).toBe(200);
   });
 });

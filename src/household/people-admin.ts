@@ -20,7 +20,22 @@ export interface PersonChanges {
 
 /** Adding people and changing them; every write tells the household cache (`household.changed()`). */
 export class PeopleAdmin {
+  /** The changes that could take the last owner away, one after another (see `exclusively`). */
+  private changing: Promise<unknown> = Promise.resolve();
+
   constructor(private readonly options: { db: Db; household: Household; signIns: SignIns; ends: AccessEnds }) {}
+
+  /**
+   * Runs `work` once every change of roles or removal begun before it has ended, so its check
+   * that an owner stays sees what they did: two owners demoted or removed at the same moment
+   * would each see the other still there, and leave a household nobody manages (and that every
+   * request then fails on).
+   */
+  private exclusively<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.changing.then(work, work);
+    this.changing = done.catch(() => undefined);
+    return done;
+  }
 
   async add({ name, role, passphrase }: { name: string; role: Role; passphrase: string }): Promise<PersonResult> {
     const { db, household } = this.options;
@@ -35,7 +50,11 @@ export class PeopleAdmin {
    * The owner's changes to someone: name, role, a new passphrase (which ends their sign-ins). The
    * last owner keeps the role, so the household always has someone to manage it.
    */
-  async update(id: string, changes: PersonChanges): Promise<PersonResult> {
+  update(id: string, changes: PersonChanges): Promise<PersonResult> {
+    return this.exclusively(() => this.updateNow(id, changes));
+  }
+
+  private async updateNow(id: string, changes: PersonChanges): Promise<PersonResult> {
     const { db, household, signIns } = this.options;
     const person = await findPerson(db, id);
     if (!person) return notFound(id);
@@ -78,6 +97,21 @@ export class PeopleAdmin {
     const heir = people.find((candidate) => candidate.role === 'owner' && candidate.id !== id);
     if (!heir) return refusal('forbidden', `${person.name} is the only owner: make someone else an owner first.`);
     return { ok: true, person, heir };
+  }
+
+  /**
+   * Removes the person once `settle` has dealt with what is theirs and not this service's (their
+   * sessions and schedules, given the heir who receives them), all while no other removal or role
+   * change runs; refused, before `settle`, for someone unknown or the last owner.
+   */
+  removeSettling(id: string, settle: (person: Person, heir: Person) => Promise<void>): Promise<Removal> {
+    return this.exclusively(async () => {
+      const removal = await this.removal(id);
+      if (!removal.ok) return removal;
+      await settle(removal.person, removal.heir);
+      await this.remove(id);
+      return removal;
+    });
   }
 
   /** Gives the person's sessions to `heir`; returns their ids. */

@@ -72,22 +72,21 @@ export async function peopleRoutes(app: FastifyInstance, options: PeopleRoutesOp
     '/people/:id',
     { schema: { params: PersonParams, querystring: RemoveQuery } },
     async (request, reply) => {
-      const removal = await accounts.people.removal(request.params.id);
-      if (!removal.ok) throw new ApiError(removal.code, removal.message);
       const fate = request.query.sessions;
-      if (fate === undefined) {
-        throw new ApiError('invalid_request', `Say what becomes of ${removal.person.name}'s sessions: ?sessions=delete, or ?sessions=give_to_owner (to ${removal.heir.name}).`);
-      }
-      const { person, heir } = removal;
-      // A schedule acts for its person: it goes with them rather than running on as someone else.
-      for (const schedule of await listSchedules(db)) if (schedule.personId === person.id) await scheduler.remove(schedule.id);
-      if (fate === 'delete') {
-        for (const id of await listSessionIdsOf(db, person.id)) await sessions.delete(id);
-      } else {
-        for (const id of await accounts.people.giveSessions(person.id, heir)) sessions.announce(id, 'updated');
-      }
-      await accounts.people.remove(person.id);
-      request.log.info({ person: person.name, sessions: fate, by: request.caller.person.name }, 'person removed');
+      const removal = await accounts.people.removeSettling(request.params.id, async (person, heir) => {
+        if (fate === undefined) {
+          throw new ApiError('invalid_request', `Say what becomes of ${person.name}'s sessions: ?sessions=delete, or ?sessions=give_to_owner (to ${heir.name}).`);
+        }
+        // A schedule acts for its person: it goes with them rather than running on as someone else.
+        for (const schedule of await listSchedules(db)) if (schedule.personId === person.id) await scheduler.remove(schedule.id);
+        if (fate === 'delete') {
+          for (const id of await listSessionIdsOf(db, person.id)) await sessions.delete(id);
+        } else {
+          for (const id of await accounts.people.giveSessions(person.id, heir)) sessions.announce(id, 'updated');
+        }
+      });
+      if (!removal.ok) throw new ApiError(removal.code, removal.message);
+      request.log.info({ person: removal.person.name, sessions: fate, by: request.caller.person.name }, 'person removed');
       return reply.code(204).send();
     },
   );

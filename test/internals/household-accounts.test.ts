@@ -174,6 +174,29 @@ describe('people', () => {
     expect((await household.person(owner.id))?.role).toBe('adult');
   });
 
+  it('keep an owner when two are demoted at the same moment: one of the two changes is refused', async () => {
+    const owner = await household.firstOwner();
+    const second = await person('Pat', 'owner');
+    const results = await Promise.all([accounts.people.update(owner.id, { role: 'adult' }), accounts.people.update(second.id, { role: 'adult' })]);
+    expect(results.filter((result) => result.ok)).toHaveLength(1);
+    expect(results.find((result) => !result.ok)).toMatchObject({ code: 'forbidden' });
+    household.changed();
+    expect((await household.people()).filter((each) => each.role === 'owner')).toHaveLength(1);
+  });
+
+  it('keep an owner when two remove each other at the same moment', async () => {
+    const owner = await household.firstOwner();
+    const second = await person('Pat', 'owner');
+    const settled: string[] = [];
+    const remove = (id: string) => accounts.people.removeSettling(id, async (person) => void settled.push(person.name));
+    const removed = await Promise.all([remove(owner.id), remove(second.id)]);
+    expect(removed.filter((removal) => removal.ok)).toHaveLength(1);
+    expect(removed.find((removal) => !removal.ok)).toMatchObject({ code: 'forbidden' });
+    expect(settled).toEqual(['Owner']);
+    household.changed();
+    expect((await household.people()).filter((each) => each.role === 'owner')).toHaveLength(1);
+  });
+
   it('ask for the current passphrase before changing one that was chosen', async () => {
     const sam = await person('Sam');
     expect(await accounts.people.updateOwn(sam, { passphrase: 'a brand new one' })).toMatchObject({ ok: false, code: 'forbidden' });
