@@ -70,6 +70,24 @@ describe('a sub-agent under a profile the person may not use', () => {
   });
 });
 
+describe('switch_profile in a session shared with the household', () => {
+  it("is refused on the word of whoever writes there, even once its person allowed the ask", async () => {
+    const { owner, child } = signedIn;
+    const sessionId = await owner.createSession('smart_home');
+    await owner.request('PATCH', `/sessions/${sessionId}`, { shared: true });
+    hearth.llm.script({ toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'secretary' } }] }, { content: 'Done.' });
+    const socket = await owner.connect(sessionId);
+    await socket.next('session_sync');
+    const answered = child.request('POST', `/sessions/${sessionId}/messages`, { content: 'Switch to the secretary' });
+    const asked = await socket.next('approval_required');
+    socket.send({ type: 'approve', call_id: asked.call_id, decision: 'allow' });
+    expect((await answered).status).toBe(200);
+    socket.close();
+    expect((await toolResults(owner, sessionId))[0]).toMatch(/only its person switches its profile/);
+    expect((await owner.request('GET', `/sessions/${sessionId}`)).body.profile_id).toBe('smart_home');
+  });
+});
+
 describe("the schedule tool in a session shared with the household", () => {
   it("neither lists nor changes the session person's schedules for whoever writes there", async () => {
     const { adult, child } = signedIn;

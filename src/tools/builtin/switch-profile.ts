@@ -28,6 +28,10 @@ export function createSwitchProfileTool(options: { sessions: () => ToolSessions 
       if (!profile) return { output: `There is no profile "${profileId}". Profiles: ${known()}.`, success: false };
       const sessions = options.sessions();
       if (!sessions) return toolFailure('Sessions are not available here, so the profile cannot be switched.');
+      // Others write here: a switch on their word would give them the person's other profiles.
+      if ((await sessions.find(context.sessionId))?.shared) {
+        return toolFailure('This session is shared with the household: only its person switches its profile, by hand in the page.');
+      }
       const switched = await sessions.switchProfile(context.sessionId, profile.id, 'agent');
       if (!switched.ok) return toolFailure(switched.code === 'session_not_found' ? 'This conversation no longer exists.' : switched.message);
       if (!switched.switched) return `Already using the ${profile.name} profile.`;
