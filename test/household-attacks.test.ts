@@ -4,6 +4,7 @@
 // with the shipped profiles and a scripted model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '../src/people/person.ts';
+import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { addPerson, household, type SignedIn } from './support/people.ts';
 
@@ -108,6 +109,81 @@ describe("the schedule tool in a session shared with the household", () => {
     expect(results.join('\n')).not.toContain('doctor');
     const { body } = await adult.request('GET', '/schedules');
     expect(body.schedules.map((schedule: any) => schedule.name)).toEqual(['Doctor']);
+  });
+});
+
+describe('an ended sign-in or a revoked token', () => {
+  /** Every way in a page or a script has, tried with `headers`: each answer's status, or the socket's refusal. */
+  async function everyWayIn(headers: Record<string, string>, sessionId: string): Promise<string[]> {
+    const ws = hearth.baseUrl.replace('http', 'ws');
+    const form = new FormData();
+    form.append('file', new Blob(['a note']), 'note.txt');
+    const upload = await fetch(`${hearth.baseUrl}/sessions/${sessionId}/files`, { method: 'POST', body: form, headers });
+    const refused = (connecting: Promise<unknown>) => connecting.then(() => 'open', (error: Error) => error.message);
+    return [
+      String((await hearth.request('GET', '/me', undefined, headers)).status),
+      String((await hearth.request('GET', `/sessions/${sessionId}`, undefined, headers)).status),
+      String((await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello' }, headers)).status),
+      String((await hearth.request('GET', '/memory', undefined, headers)).status),
+      String((await hearth.request('GET', '/notifications', undefined, headers)).status),
+      String((await hearth.request('GET', '/schedules', undefined, headers)).status),
+      String((await hearth.request('GET', '/approvals', undefined, headers)).status),
+      String((await hearth.request('POST', '/me/tokens', { name: 'a new one' }, headers)).status),
+      String(upload.status),
+      await refused(EventSocketOf(`${ws}/ws/sessions/${sessionId}`, headers)),
+      await refused(EventSocketOf(`${ws}/ws/events`, headers)),
+    ];
+  }
+  const EventSocketOf = (url: string, headers: Record<string, string>) => EventSocket.connect(url, headers).then((socket) => socket.close());
+  const refusedEverywhere = [...Array<string>(9).fill('401'), 'HTTP 401', 'HTTP 401'];
+
+  it('is refused on every route and both sockets once signed out everywhere, while the token stays', async () => {
+    const someone = await addPerson(hearth, { role: 'adult' });
+    const sessionId = await someone.createSession('smart_home');
+    hearth.llm.script({ content: 'Hello.' });
+    expect(await everyWayIn(someone.cookieHeaders, sessionId)).toEqual(['200', '200', '200', '200', '200', '200', '200', '201', '200', 'open', 'open']);
+    expect((await someone.request('POST', '/auth/sign-out', { everywhere: true })).body).toEqual({ ended: 1 });
+    expect(await everyWayIn(someone.cookieHeaders, sessionId)).toEqual(refusedEverywhere);
+    // Signing in again gives a new cookie; the old one stays dead.
+    expect((await hearth.request('GET', '/me', undefined, someone.tokenHeaders)).status).toBe(200);
+  });
+
+  it('is refused on every route and both sockets at once when revoked, and a removed person\'s cookie and token alike', async () => {
+    const someone = await addPerson(hearth, { role: 'child' });
+    const sessionId = await someone.createSession('smart_home');
+    const { body: tokens } = await someone.request('GET', '/me/tokens');
+    expect((await someone.request('DELETE', `/me/tokens/${tokens[0].id}`)).status).toBe(204);
+    expect(await everyWayIn(someone.tokenHeaders, sessionId)).toEqual(refusedEverywhere);
+
+    const removed = await addPerson(hearth, { role: 'guest' });
+    const guestSession = await removed.createSession('smart_home');
+    expect((await signedIn.owner.request('DELETE', `/people/${removed.person.id}?sessions=give_to_owner`)).status).toBe(204);
+    expect(await everyWayIn(removed.cookieHeaders, guestSession)).toEqual(refusedEverywhere);
+    expect(await everyWayIn(removed.tokenHeaders, guestSession)).toEqual(refusedEverywhere);
+  });
+});
+
+describe('an invitation', () => {
+  it('lets one person in when two race with its code, and nobody after', async () => {
+    const { body: invitation } = await signedIn.owner.request('POST', '/people/invitations', { role: 'adult' });
+    const accept = (name: string) => hearth.request('POST', '/auth/invitations/accept', { code: invitation.code, name, passphrase: 'passphrase of a racer' });
+    const answers = await Promise.all([accept('Racer one'), accept('Racer two'), accept('Racer three')]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 410, 410]);
+    expect((await accept('Racer four')).body.error.code).toBe('invitation_not_valid');
+    const names = (await hearth.deps.household.people()).map((person) => person.name);
+    expect(names.filter((name) => name.startsWith('Racer'))).toHaveLength(1);
+  });
+});
+
+describe('a name changed by case or spaces', () => {
+  it('signs in the same person when only its case changed, and nobody when spaces or wide letters were added', async () => {
+    // The throttle counts a name lowercased (test/internals/household-accounts.test.ts); names are compared
+    // as the unique index compares them, ASCII case only, so no other spelling reaches a person past its count.
+    const someone = await addPerson(hearth, { role: 'adult', name: 'Quinn' });
+    const tries = ['Quinn ', ' Quinn', 'Qu inn', 'quinn', 'ＱＵＩＮＮ', 'QUINN'];
+    const answers = [];
+    for (const name of tries) answers.push((await hearth.request('POST', '/auth/sign-in', { name, passphrase: someone.passphrase })).status);
+    expect(answers).toEqual([401, 401, 401, 200, 401, 200]);
   });
 });
 
