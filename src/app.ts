@@ -55,6 +55,7 @@ import { startGuestSessionSweeper } from './sessions/guest-sessions.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
 import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
+import { startingTlsPair, tlsFilesOf, watchTlsPair, type SecureContextTarget, type TlsReloader } from './server/tls-certificate.ts';
 import { identify, type Credentials } from './server/identify.ts';
 import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
@@ -279,15 +280,30 @@ export interface BuildOptions {
 
 /** Builds the whole server without listening; tests use it with port 0. */
 export async function buildApp(config: Config, deps: AppDependencies, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const app: FastifyInstance = Fastify({
+  const tlsFiles = tlsFilesOf(config);
+  const tls = tlsFiles && startingTlsPair(tlsFiles);
+  // Typed as Fastify's plain-HTTP instance: routes and hooks are the same either way.
+  const app = Fastify({
+    ...(tls && { https: { cert: tls.cert, key: tls.key } }),
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // Every body is small but a message's (its route allows more); uploads are multipart, limited on their own.
     bodyLimit: 1024 * 1024,
     // Bodies are validated as sent: a number is not quietly turned into a flag, nor an unknown field dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
-  });
+  }) as unknown as FastifyInstance;
   const { services } = deps;
+  if (tlsFiles && tls) {
+    let reloader: TlsReloader | undefined;
+    const server = app.server as unknown as SecureContextTarget;
+    services.add({
+      name: 'TLS certificate reloader',
+      start: () => {
+        reloader = watchTlsPair({ files: tlsFiles, server, current: tls, logger: deps.logger });
+      },
+      close: () => reloader?.close(),
+    });
+  }
   const agent = new Agent(deps, { events: deps.events, notifications: deps.notifications });
   const sessions = new SessionService({
     runs: agent,

@@ -16,6 +16,8 @@ const ConfigSchema = Type.Object({
   HOST: Text('127.0.0.1'),
   PORT: Type.Integer({ default: 8000, minimum: 0, maximum: 65535 }),
   AUTH_TOKEN: Text(''),
+  TLS_CERT_FILE: Text(''),
+  TLS_KEY_FILE: Text(''),
   DATA_DIR: Text(''),
   DB_PATH: Text(''),
   LLM_BACKEND: Type.Union(backendIds.map((id) => Type.Literal(id)), { default: 'ollama' }),
@@ -148,6 +150,10 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
   }
   const config = candidate as Static<typeof ConfigSchema>;
   placeStateInDataDir(config, environment);
+  if ((config.TLS_CERT_FILE === '') !== (config.TLS_KEY_FILE === '')) {
+    const [set, missing] = config.TLS_CERT_FILE === '' ? ['TLS_KEY_FILE', 'TLS_CERT_FILE'] : ['TLS_CERT_FILE', 'TLS_KEY_FILE'];
+    throw new ConfigError(`${set} is set without ${missing}: HTTPS needs both the certificate and its private key. Set both, or neither for plain HTTP.`);
+  }
   if (!isLoopback(config.HOST) && config.AUTH_TOKEN === '') {
     throw new ConfigError(
       `Refusing to listen on HOST=${config.HOST} without AUTH_TOKEN: anyone on the network could use this assistant. Set AUTH_TOKEN, or HOST=127.0.0.1.`,

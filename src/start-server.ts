@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { startIdleMemoryTrim } from './idle-memory-trim.ts';
 import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
 import { logStartUpSummary } from './start-up-summary.ts';
+import { readTlsPair, tlsFilesOf } from './server/tls-certificate.ts';
 import type { HardeningReport } from './process-hardening/harden-process.ts';
 
 function stop(line: string): never {
@@ -21,6 +22,9 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   }
   const unwritable = unwritableDataFolder(config);
   if (unwritable) stop(unwritable);
+  const tlsFiles = tlsFilesOf(config);
+  const tls = tlsFiles && readTlsPair(tlsFiles);
+  if (tls && 'problem' in tls) stop(`${tls.problem}. Fix the file, or unset TLS_CERT_FILE and TLS_KEY_FILE for plain HTTP.`);
   const taken = await probeListen(config.HOST, config.PORT);
   if (taken) stop(taken);
   const deps = await createDependencies(config);

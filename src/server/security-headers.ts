@@ -22,6 +22,7 @@ export const securityHeaders: FastifyHelmetOptions = {
       frameAncestors: ["'none'"],
     },
   },
-  // Hearth speaks plain HTTP on a home network; TLS, and so HSTS, is a reverse proxy's to decide.
+  // Not sent even over Hearth's own HTTPS: a browser that has it can never reach this name over plain
+  // HTTP again, so a lapsed certificate would lock the household out. A reverse proxy may add it.
   strictTransportSecurity: false,
 };

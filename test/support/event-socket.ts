@@ -19,9 +19,10 @@ export class EventSocket {
     });
   }
 
-  static connect(url: string, headers: Record<string, string> = {}): Promise<EventSocket> {
+  /** `tls.ca` is the authority a wss:// server's certificate is checked against. */
+  static connect(url: string, headers: Record<string, string> = {}, tls: { ca?: string } = {}): Promise<EventSocket> {
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { headers });
+      const socket = new WebSocket(url, { headers, ...tls });
       const client = new EventSocket(socket);
       socket.once('open', () => resolve(client));
       socket.once('unexpected-response', (_request, response) => reject(new Error(`HTTP ${response.statusCode}`)));
