@@ -1,10 +1,26 @@
+import path from 'node:path';
 import { buildApp, createDependencies } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, defaultDataDir, loadConfig, type Config } from './config.ts';
 import { startIdleMemoryTrim } from './idle-memory-trim.ts';
+import { packageRoot } from './package-root.ts';
+import { logStateMigration, moveStateOutOfCheckout, type StateMigrationReport } from './state-migration.ts';
 import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
 import { logStartUpSummary } from './start-up-summary.ts';
-import { readTlsPair, tlsFilesOf } from './server/tls-certificate.ts';
 import type { HardeningReport } from './process-hardening/harden-process.ts';
+
+/**
+ * Run from Hearth's checkout, the state an older Hearth kept there moves out first
+ * (src/state-migration.ts): only while DATA_DIR is left to its default, since a DATA_DIR
+ * chosen by hand says where state goes and an older Hearth with one kept its database there.
+ */
+async function moveState(config: Config): Promise<StateMigrationReport | undefined> {
+  if (path.resolve(process.cwd()) !== packageRoot) return undefined;
+  try {
+    return await moveStateOutOfCheckout(config, packageRoot, { move: config.DATA_DIR === defaultDataDir(process.env) });
+  } catch (error) {
+    stop(`Moving your state out of Hearth's checkout into ${config.DATA_DIR} failed, so Hearth did not start: ${(error as Error).message}`);
+  }
+}
 
 function stop(line: string): never {
   console.error(`hearth: ${line}`);
@@ -22,13 +38,12 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   }
   const unwritable = unwritableDataFolder(config);
   if (unwritable) stop(unwritable);
-  const tlsFiles = tlsFilesOf(config);
-  const tls = tlsFiles && readTlsPair(tlsFiles);
-  if (tls && 'problem' in tls) stop(`${tls.problem}. Fix the file, or unset TLS_CERT_FILE and TLS_KEY_FILE for plain HTTP.`);
   const taken = await probeListen(config.HOST, config.PORT);
   if (taken) stop(taken);
+  const migration = await moveState(config);
   const deps = await createDependencies(config);
   const app = await buildApp(config, deps);
+  if (migration) logStateMigration(migration, deps.logger);
   if (hardening.problems.length > 0) {
     app.log.warn(`Hearth could not fully harden its own process (see docs/security.md): ${hardening.problems.join('; ')}.`);
   }
