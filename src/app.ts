@@ -65,6 +65,7 @@ import { statusRoutes } from './server/status-routes.ts';
 import { vendorRoutes } from './server/vendor-routes.ts';
 import { startWatchers, type Watchers } from './server/watchers.ts';
 import { websocketRoutes } from './server/websocket-routes.ts';
+import { backupBeforeMigrating } from './operations/migration-backup.ts';
 import { openDatabase } from './store/database.ts';
 import { MessageImages } from './store/message-images.ts';
 import { createToolRegistry } from './tools/builtin/index.ts';
@@ -128,7 +129,7 @@ export type DependencyOverrides = Partial<AppDependencies> & {
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
 export async function createDependencies(config: Config, overrides: DependencyOverrides = {}): Promise<AppDependencies> {
-  const db = overrides.db ?? (await openDatabase(config.DB_PATH));
+  const db = overrides.db ?? (await openDatabase(config.DB_PATH, { beforeMigrating: () => backupBeforeMigrating(config) }));
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
   const services = new ServiceList(logger);
   services.add({ name: 'database', close: () => db.destroy() });

@@ -1,26 +1,13 @@
-import path from 'node:path';
 import { buildApp, createDependencies } from './app.ts';
-import { ConfigError, defaultDataDir, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { startIdleMemoryTrim } from './idle-memory-trim.ts';
-import { packageRoot } from './package-root.ts';
-import { logStateMigration, moveStateOutOfCheckout, type StateMigrationReport } from './state-migration.ts';
+import { acquireInstanceLock } from './operations/instance-lock.ts';
+import { restoreAdvice } from './operations/migration-backup.ts';
+import { DatabaseStartError } from './store/database.ts';
 import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
 import { logStartUpSummary } from './start-up-summary.ts';
+import { readTlsPair, tlsFilesOf } from './server/tls-certificate.ts';
 import type { HardeningReport } from './process-hardening/harden-process.ts';
-
-/**
- * Run from Hearth's checkout, the state an older Hearth kept there moves out first
- * (src/state-migration.ts): only while DATA_DIR is left to its default, since a DATA_DIR
- * chosen by hand says where state goes and an older Hearth with one kept its database there.
- */
-async function moveState(config: Config): Promise<StateMigrationReport | undefined> {
-  if (path.resolve(process.cwd()) !== packageRoot) return undefined;
-  try {
-    return await moveStateOutOfCheckout(config, packageRoot, { move: config.DATA_DIR === defaultDataDir(process.env) });
-  } catch (error) {
-    stop(`Moving your state out of Hearth's checkout into ${config.DATA_DIR} failed, so Hearth did not start: ${(error as Error).message}`);
-  }
-}
 
 function stop(line: string): never {
   console.error(`hearth: ${line}`);
@@ -38,12 +25,23 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   }
   const unwritable = unwritableDataFolder(config);
   if (unwritable) stop(unwritable);
+  // Held until the process ends: `hearth restore` refuses while it is, and so does a second Hearth
+  // on this DATA_DIR, after waiting a little for one that is still closing (a restart).
+  const locked = acquireInstanceLock(config.DATA_DIR, 5000);
+  if (!locked.ok) stop(`${locked.message} Two cannot share one DATA_DIR: stop the other, or give this one its own.`);
+  const tlsFiles = tlsFilesOf(config);
+  const tls = tlsFiles && readTlsPair(tlsFiles);
+  if (tls && 'problem' in tls) stop(`${tls.problem}. Fix the file, or unset TLS_CERT_FILE and TLS_KEY_FILE for plain HTTP.`);
   const taken = await probeListen(config.HOST, config.PORT);
   if (taken) stop(taken);
-  const migration = await moveState(config);
-  const deps = await createDependencies(config);
+  let deps;
+  try {
+    deps = await createDependencies(config);
+  } catch (error) {
+    if (!(error instanceof DatabaseStartError)) throw error;
+    stop(error.backupFile ? `${error.message} ${restoreAdvice(error.backupFile)}` : error.message);
+  }
   const app = await buildApp(config, deps);
-  if (migration) logStateMigration(migration, deps.logger);
   if (hardening.problems.length > 0) {
     app.log.warn(`Hearth could not fully harden its own process (see docs/security.md): ${hardening.problems.join('; ')}.`);
   }
@@ -59,7 +57,11 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       app.log.info(`${signal}: shutting down`);
-      void app.close().then(() => process.exit(0));
+      // Released by hand rather than left to the exit: a lock nothing refers to would be collected, and closed, early.
+      void app.close().then(() => {
+        locked.lock.release();
+        process.exit(0);
+      });
     });
   }
   void logStartUpSummary(url, deps);

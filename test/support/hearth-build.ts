@@ -32,3 +32,10 @@ export function builtStartCommand(): StartCommand {
   if (command !== 'node' || !args.includes('dist/main.js')) throw new Error(`package.json's start script is not the node command the tests know: ${manifest.scripts.start}`);
   return { executable: process.execPath, args: args.map((arg) => (arg === 'dist/main.js' ? build.main : arg)) };
 }
+
+/** `npx hearth` (package.json's bin, bin/hearth.js, which runs the build's dist/cli.js) with this run's build of src/cli.ts. */
+export function builtCliCommand(): StartCommand {
+  const { executable, args } = builtStartCommand();
+  const main = args.find((arg) => arg.endsWith(`${path.sep}main.mjs`))!;
+  return { executable, args: [...args.filter((arg) => arg !== main), path.join(path.dirname(main), 'cli.mjs')] };
+}

@@ -1,0 +1,109 @@
+// `hearth backup` while a turn streams, and `hearth restore` of that archive on another DATA_DIR,
+// both run as the command-line tool in child processes against a server in a child process
+// (the lock a restore checks is the running server's).
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { builtCliCommand } from './support/hearth-build.ts';
+import { useHearth } from './support/hearth-server.ts';
+import type { ScriptedLlm } from './support/scripted-llm.ts';
+import { startScriptedOllama } from './support/scripted-ollama.ts';
+import { prepareProfiles, startChildServer, type ChildServer } from './support/server-child.ts';
+import { testHomeFolders } from './support/test-home-folders.ts';
+import { waitUntil } from './support/wait-until.ts';
+
+const run = promisify(execFile);
+
+let folder: string;
+let llm: ScriptedLlm;
+let child: ChildServer | undefined;
+
+beforeEach(async () => {
+  folder = await mkdtemp(path.join(tmpdir(), 'hearth-backup-'));
+  llm = await startScriptedOllama();
+});
+afterEach(async () => {
+  await child?.kill();
+  child = undefined;
+  await llm.close();
+  await rm(folder, { recursive: true, force: true });
+});
+// Registered after the hook above, so the app is closed before its folder is removed.
+const startApp = useHearth();
+
+/** `npx hearth <args>` as a child process, in a working folder with no `.env`, reading nothing of the person's. */
+async function hearthCli(args: string[], environment: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { executable, args: nodeArgs } = builtCliCommand();
+  const env = { PATH: process.env.PATH!, HOME: folder, ...testHomeFolders(folder), ...environment };
+  try {
+    const { stdout, stderr } = await run(executable, [...nodeArgs, ...args], { cwd: folder, env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout: string; stderr: string };
+    if (typeof failed.code !== 'number') throw error;
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('hearth backup and restore', () => {
+  it('an archive taken mid-answer brings back every session and fact on another DATA_DIR; restore refuses while the server runs', async () => {
+    const dataDir = path.join(folder, 'data');
+    await prepareProfiles(dataDir);
+    llm.respondWith((request) => {
+      const last = request.body.messages.at(-1)?.content ?? '';
+      if (last === 'Write at length') return { chunkCount: 100_000, chunkText: (index: number) => `word${index} `, delayMs: 2 };
+      return { content: 'A short answer.' };
+    });
+    child = await startChildServer(dataDir, { LLM_BACKEND: 'ollama', OLLAMA_HOST: llm.url });
+    const first = (await child.request('POST', '/sessions', {})).body.session_id;
+    expect((await child.request('POST', `/sessions/${first}/messages`, { content: 'First question' })).body.content).toBe('A short answer.');
+    const fact = await child.request('PUT', '/memory/facts', { category: 'home', key: 'boiler', value: 'serviced in October' });
+    expect(fact.status).toBe(200);
+    const second = (await child.request('POST', '/sessions', {})).body.session_id;
+    const socket = await child.connect(second);
+    socket.send({ type: 'message', content: 'Write at length' });
+    await socket.next('stream_delta');
+
+    const archive = path.join(folder, 'mid-answer.tar.gz');
+    const backup = await hearthCli(['backup', archive], { DATA_DIR: dataDir });
+    expect(backup.stderr).toBe('');
+    expect(backup.code).toBe(0);
+    expect(backup.stdout).toContain(`to ${archive}`);
+    // Still streaming: the backup neither waited for the turn nor stopped it.
+    expect(socket.ofType('stream_end')).toEqual([]);
+    const deltas = socket.ofType('stream_delta').length;
+    await waitUntil(() => socket.ofType('stream_delta').length > deltas);
+
+    const refused = await hearthCli(['restore', archive], { DATA_DIR: dataDir });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `hearth: A Hearth is running on DATA_DIR ${dataDir} (it holds ${path.join(dataDir, 'hearth.lock')}). Stop it first (\`systemctl stop hearth\`), then restore. Nothing was changed.\n`,
+    );
+    socket.close();
+    await child.kill();
+    child = undefined;
+
+    const other = path.join(folder, 'other');
+    const restored = await hearthCli(['restore', archive, '--data-dir', other]);
+    expect(restored.stderr).toBe('');
+    expect(restored.code).toBe(0);
+    expect(restored.stdout).toMatch(/^Restored the backup of .* the database at .*other\/hearth\.db and \d+ files in .*other\.\n$/);
+    expect(await readdir(path.join(other, 'profiles'))).toEqual(await readdir(path.join(dataDir, 'profiles')));
+
+    const hearth = await startApp({ dataDir: other, llm });
+    const sessions = (await hearth.request('GET', '/sessions')).body.map((session: { session_id: string }) => session.session_id);
+    expect(sessions.sort()).toEqual([first, second].sort());
+    const firstMessages = (await hearth.request('GET', `/sessions/${first}`)).body.messages;
+    expect(firstMessages.map((message: any) => [message.role, message.content])).toEqual([
+      ['user', 'First question'],
+      ['assistant', 'A short answer.'],
+    ]);
+    const secondMessages = (await hearth.request('GET', `/sessions/${second}`)).body.messages;
+    expect(secondMessages[0]).toMatchObject({ role: 'user', content: 'Write at length' });
+    const memory = (await hearth.request('GET', '/memory')).body;
+    expect(memory.facts.map((saved: any) => [saved.category, saved.key, saved.value])).toEqual([['home', 'boiler', 'serviced in October']]);
+  });
+});
