@@ -91,7 +91,7 @@ describe('approvals in a household', () => {
     childPage.close();
   });
 
-  it("another adult's ask is not an adult's to decide, nor to see: 404 on REST, absent from their page and their pending list", async () => {
+  it("another adult's ask is neither another adult's nor the owner's to decide or see: 404 on REST, absent from their page and their pending list", async () => {
     const runs: string[] = [];
     const hearth = await startApp({ tools: [markingTool(runs)], profiles: { garage: garageProfile } });
     const { owner, people } = await household(hearth, ['adult', 'adult']);
@@ -107,8 +107,9 @@ describe('approvals in a household', () => {
 
     expect(await other.request('POST', `/sessions/${sessionId}/approvals/${required.call_id}`, { decision: 'allow' })).toMatchObject({ status: 404, body: { error: { code: 'session_not_found' } } });
     expect((await other.request('GET', '/approvals?status=pending')).body.approvals).toEqual([]);
-    // The owner may decide anyone's; this one the asker denies on their own page.
-    expect((await owner.request('GET', '/approvals?status=pending')).body.approvals.map((approval: any) => approval.call_id)).toEqual([required.call_id]);
+    // An adult's own call, under a profile that lets adults decide, is theirs alone: not the owner's to see nor decide.
+    expect((await owner.request('GET', '/approvals?status=pending')).body.approvals).toEqual([]);
+    expect(await owner.request('POST', `/sessions/${sessionId}/approvals/${required.call_id}`, { decision: 'allow' })).toMatchObject({ status: 404, body: { error: { code: 'session_not_found' } } });
     socket.send({ type: 'approve', call_id: required.call_id, decision: 'deny' });
     expect(await socket.next('approval_resolved')).toMatchObject({ decision: 'deny', decider: { id: asker.person.id }, via: 'page' });
     await socket.next('stream_end');

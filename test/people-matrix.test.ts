@@ -119,7 +119,9 @@ async function waitingCall(person: Person): Promise<{ sessionId: string; callId:
   const authorization = approvals.authorize({ callId, tool: knock, args: {}, policies: [askEveryCall], context });
   await required;
   const settle = async () => {
-    approvals.decide(sessionId, callId, { decision: 'deny', decider: people.owner, via: 'rest' });
+    // The owner settles any call but an adult's own, which is theirs alone.
+    const decider = approvals.mayDecide(sessionId, callId, people.owner) ? people.owner : person;
+    approvals.decide(sessionId, callId, { decision: 'deny', decider, via: 'rest' });
     await authorization;
   };
   return { sessionId, callId, authorization, settle };

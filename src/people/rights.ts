@@ -27,11 +27,14 @@ export function maySee(person: Person, owned: Owned): boolean {
 
 /**
  * Who may decide an approval that `asker`'s run waits on, under `profile`: someone whose role the
- * profile names as an approver (the owner always), and then the owner for anyone, an adult for
- * themselves and for children and guests. A child or a guest never decides, not even their own.
+ * profile names as an approver (the owner always), and then an owner for themselves, other owners,
+ * children and guests, and for an adult only where the profile does not let adults decide (an
+ * adult's server_admin ask); an adult for themselves and for children and guests. A child or a
+ * guest never decides, not even their own. An adult's call that they decide themselves is theirs
+ * alone: it is not shown to the owner, as their sessions are not.
  */
 export function mayDecide(decider: Person, asker: Person, profile: ProfileAccess): boolean {
-  if (decider.role === 'owner') return true;
+  if (decider.role === 'owner') return asker.role !== 'adult' || !profile.approvers.includes('adult');
   if (!profile.approvers.includes(decider.role)) return false;
   if (decider.role !== 'adult') return false;
   return decider.id === asker.id || asker.role === 'child' || asker.role === 'guest';
