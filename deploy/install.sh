@@ -27,8 +27,8 @@ Usage: sudo deploy/install.sh [options]
                   --no-systemctl. The user, its groups and apt packages are the machine's.
   --no-systemctl  write everything, but do not reload, enable or restart the service
                   (also when systemd is not running)
-  --skip-npm-ci   for tests: hard-link node_modules/ and dist/ from --from (which has run
-                  `npm ci`) instead of running `npm ci` in the copy
+  --skip-npm-ci   for tests: hard-link node_modules/ from --from (which has run `npm ci`)
+                  instead of running `npm ci` in the copy, then build dist/ as npm ci does
 USAGE
 }
 
@@ -199,11 +199,15 @@ copy_checkout() {
 install_dependencies() {
   local destination="$1"
   if [[ -n "$skip_npm_ci" ]]; then
-    [[ -d "$source_dir/node_modules" && -f "$source_dir/dist/main.js" ]] || fail "--skip-npm-ci needs node_modules/ and dist/ in $source_dir"
-    for folder in node_modules dist; do
-      cp -al "$source_dir/$folder" "$destination/$folder" 2>/dev/null || cp -a "$source_dir/$folder" "$destination/$folder"
+    [[ -d "$source_dir/node_modules" ]] || fail "--skip-npm-ci needs node_modules/ in $source_dir (npm ci there first)"
+    mkdir "$destination/node_modules"
+    # Hard links (a copy across file systems); .cache holds the source checkout's test builds.
+    for entry in "$source_dir"/node_modules/* "$source_dir"/node_modules/.[!.]*; do
+      [[ -e "$entry" && "$(basename "$entry")" != .cache ]] || continue
+      cp -al "$entry" "$destination/node_modules/" 2>/dev/null || cp -a "$entry" "$destination/node_modules/"
     done
-    echo "linked node_modules/ and dist/ from $source_dir (npm ci skipped)"
+    echo "linked node_modules/ from $source_dir (npm ci skipped); building dist/ as npm ci's prepare does"
+    (cd "$destination" && npm run --silent build)
   else
     # --omit=dev: the build (esbuild, through `prepare`) needs only the dependencies.
     (cd "$destination" && npm ci --omit=dev --no-audit --no-fund)
@@ -214,7 +218,7 @@ if same_folder "$source_dir" "$root$install_dir"; then
   # The person cloned into /opt/hearth and pulled: build it where it is.
   echo "installing the checkout in place"
   if [[ -n "$skip_npm_ci" ]]; then
-    [[ -f "$source_dir/dist/main.js" ]] || fail "--skip-npm-ci needs dist/ in $source_dir"
+    (cd "$source_dir" && npm run --silent build)
   else
     (cd "$source_dir" && npm ci --omit=dev --no-audit --no-fund)
   fi
