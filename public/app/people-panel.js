@@ -125,11 +125,14 @@ export class PeoplePanel {
   }
 
   #passphraseFirst() {
+    // The owner a Hearth starts with is called "Owner": here they choose the name they will sign in with too.
+    const name = element('input', { type: 'text', 'aria-label': 'Your name', autocomplete: 'username', maxlength: 100, required: true, value: this.me().name });
     const input = element('input', { type: 'password', 'aria-label': 'Your passphrase', autocomplete: 'new-password', minlength: 8, maxlength: 1024, required: true });
     const save = async (event) => {
       event.preventDefault();
+      const chosen = name.value.trim();
       try {
-        await api.updateMe({ passphrase: input.value });
+        await api.updateMe({ ...(chosen !== this.me().name && { name: chosen }), passphrase: input.value });
       } catch (error) {
         event.target.append(failure(error));
         return;
@@ -141,8 +144,8 @@ export class PeoplePanel {
       'section',
       { 'aria-label': 'Invite' },
       element('h3', {}, 'Invite someone'),
-      element('p', {}, `Choose your passphrase first: once someone joins, you sign in as ${this.me().name} with it.`),
-      element('form', { className: 'reset-form', onsubmit: save }, input, element('button', { type: 'submit', className: 'primary' }, 'Save passphrase')),
+      element('p', {}, 'Choose your name and passphrase first: once someone joins, you sign in with them.'),
+      element('form', { className: 'reset-form', onsubmit: save }, name, input, element('button', { type: 'submit', className: 'primary' }, 'Save passphrase')),
     );
   }
 

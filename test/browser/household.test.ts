@@ -365,9 +365,13 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await panel.waitFor({ state: 'visible' });
     await panel.locator('.people-list li').first().waitFor();
     expect(await panel.locator('.people-list li').count()).toBe(1);
-    // The owner chooses a passphrase before anyone joins (loopback alone stops being enough then).
+    // The owner chooses a name and a passphrase before anyone joins (loopback alone stops being enough then).
+    expect(await panel.getByLabel('Your name').inputValue()).toBe('Owner');
+    await panel.getByLabel('Your name').fill('Morgan');
     await panel.getByLabel('Your passphrase').fill('the owner passphrase');
     await panel.getByRole('button', { name: 'Save passphrase' }).click();
+    await panel.locator('.people-list li', { hasText: 'Morgan' }).waitFor();
+    expect((await hearth.deps.household.firstOwner()).name).toBe('Morgan');
     await panel.getByLabel('Role of the invited person').selectOption('child');
     await panel.getByRole('button', { name: 'Invite', exact: true }).click();
     const link = panel.getByRole('textbox', { name: 'Invitation link' });
