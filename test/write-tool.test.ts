@@ -1,6 +1,6 @@
 // write_tool and reload_tools (issue 4, "Meta-tools"), and the shipped example user tools: real
 // files in a temp TOOLS_DIR, real worker hosts, the real app driven by the scripted LLM.
-import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import type { EventOf } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
 import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
-import type { ScriptedToolCall } from './support/scripted-llm.ts';
+import type { ScriptedLlm, ScriptedToolCall } from './support/scripted-llm.ts';
 
 /** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
 const runTimeoutMs = 45_000;
@@ -316,18 +316,13 @@ describe('reload_tools', () => {
 });
 
 describe('the shipped example user tools', () => {
-  const shipped = ['get_current_datetime.ts', 'user_notes.ts', '_template.ts', 'enabled.json'];
+  /** Hearth with the checkout's user-tools/ as SHIPPED_TOOLS_DIR, as a default install loads them. */
+  const startShipped = (options: { dataDir?: string; llm?: ScriptedLlm } = {}) => start({ ...options, env: { SHIPPED_TOOLS_DIR: path.resolve('user-tools') } });
 
-  async function shippedDataDir(): Promise<string> {
-    const dataDir = await tempDataDir();
-    await mkdir(path.join(dataDir, 'user-tools'));
-    for (const file of shipped) await copyFile(path.resolve('user-tools', file), path.join(dataDir, 'user-tools', file));
-    return dataDir;
-  }
-
-  it('load with no errors and are enabled for every profile', async () => {
-    expect(JSON.parse(await readFile(path.resolve('user-tools/enabled.json'), 'utf8'))).toEqual({ disabled: [] });
-    const hearth = await start({ dataDir: await shippedDataDir() });
+  it('load with no errors from the checkout, which holds no state of theirs, and are enabled for every profile', async () => {
+    // The switches are the person's: kept in TOOLS_DIR, never shipped.
+    expect(await readdir(path.resolve('user-tools'))).toEqual(['_template.ts', 'get_current_datetime.ts', 'user_notes.ts']);
+    const hearth = await startShipped();
     await hearth.deps.userTools.whenLoaded();
     const { body } = await hearth.request('GET', '/agents/tools');
     expect(body.errors).toEqual([]);
@@ -338,8 +333,31 @@ describe('the shipped example user tools', () => {
     expect(toolNamesSent(hearth, 0)).toEqual(expect.arrayContaining(['get_current_datetime', 'user_notes']));
   });
 
+  it('a tool the person or write_tool puts in TOOLS_DIR replaces the shipped one of that name; nothing is written to the shipped folder', async () => {
+    const shippedDir = await tempDataDir();
+    await writeFile(path.join(shippedDir, 'convert_temperature.ts'), converter('convert_temperature', 'shipped'));
+    const shippedBefore = await readFile(path.join(shippedDir, 'convert_temperature.ts'), 'utf8');
+    const hearth = await start({ env: { SHIPPED_TOOLS_DIR: shippedDir } });
+    await hearth.deps.userTools.whenLoaded();
+    expect(await userToolEntry(hearth, 'convert_temperature')).toMatchObject({ enabled: true, file: 'convert_temperature.ts', status: 'loaded' });
+    const socket = await converse(hearth);
+    const call = { name: 'convert_temperature', arguments: { value: 100, from: 'C' } };
+
+    const [shipped, written, mine] = await run(hearth, socket, [call], [writeTool('convert_temperature', converter('convert_temperature', 'mine'))], [call]);
+
+    expect(shipped!.result).toBe('shipped: 100 °C = 212 °F');
+    expect(written).toMatchObject({ success: true });
+    expect(mine!.result).toBe('mine: 100 °C = 212 °F');
+    expect(await toolFiles(hearth)).toEqual(['convert_temperature.ts']);
+    // Switching it off writes the person's switches beside their tools.
+    expect((await hearth.request('PUT', '/agents/tools/convert_temperature/enabled', { enabled: false })).status).toBe(200);
+    expect(await switchesFile(hearth)).toEqual({ disabled: ['convert_temperature'] });
+    expect(await entries(shippedDir)).toEqual(['convert_temperature.ts']);
+    expect(await readFile(path.join(shippedDir, 'convert_temperature.ts'), 'utf8')).toBe(shippedBefore);
+  });
+
   it('get_current_datetime tells the time in the server time zone or a named one, and refuses an unknown zone', async () => {
-    const hearth = await start({ dataDir: await shippedDataDir() });
+    const hearth = await startShipped();
     await hearth.deps.userTools.whenLoaded();
     const socket = await converse(hearth);
     const before = Math.floor(Date.now() / 1000);
@@ -364,10 +382,10 @@ describe('the shipped example user tools', () => {
   });
 
   it('user_notes adds, lists, searches and deletes notes, which survive a restart', async () => {
-    const dataDir = await shippedDataDir();
+    const dataDir = await tempDataDir();
     const llm = await startScriptedOllama();
     cleanups.push(() => llm.close());
-    let hearth = await start({ dataDir, llm });
+    let hearth = await startShipped({ dataDir, llm });
     await hearth.deps.userTools.whenLoaded();
     let socket = await converse(hearth);
     const notes = (args: Record<string, unknown>): ScriptedToolCall => ({ name: 'user_notes', arguments: args });
@@ -403,7 +421,7 @@ describe('the shipped example user tools', () => {
 
     // A restart on the same data folder: ctx.kv was kept in the database, ids carry on.
     await hearth.close();
-    hearth = await start({ dataDir, llm });
+    hearth = await startShipped({ dataDir, llm });
     await hearth.deps.userTools.whenLoaded();
     socket = await converse(hearth);
     const [afterRestart, added] = await run(hearth, socket, [notes({ action: 'list' }), notes({ action: 'add', text: 'Water the plants' })]);

@@ -1,13 +1,15 @@
 // ─────────────────────────────────────────────────────────────────────────────────────────
 // The shape of a Hearth user tool. Copy this file to `<name>.ts` (for example
-// `word_stats.ts`), change the four exports, and the server loads it: a change to a file in
-// this folder is picked up at once, or call reload_tools. The model writes tools the same
-// way with write_tool (read `tool_manual write_tool`).
+// `word_stats.ts`) in TOOLS_DIR, your tools folder (DATA_DIR's user-tools/, by default
+// ~/.local/share/hearth/user-tools), change the four exports, and the server loads it: a change
+// to a file there is picked up at once, or call reload_tools. The model writes tools the same
+// way with write_tool (read `tool_manual write_tool`). This folder in Hearth's checkout holds
+// the tools Hearth ships; a tool of the same name in TOOLS_DIR replaces one of them.
 //
-// Adding a tool by hand: drop the file in this folder and nothing else. It is enabled for
+// Adding a tool by hand: drop the file in TOOLS_DIR and nothing else. It is enabled for
 // every profile, unless a profile sets `user_tools: false` in its front matter. To stop using
 // it, switch it off in the page's Tools panel (which also shows whether it loaded, and why
-// not); the switches are kept in enabled.json here as {"disabled": ["tool_name", …]}.
+// not); the switches are kept in TOOLS_DIR's enabled.json as {"disabled": ["tool_name", …]}.
 //
 // This file starts with `_`, so it is never loaded as a tool: files whose names start with
 // `_` are helper modules, which tools import (`import { slugify } from './_text.ts'`).
@@ -25,7 +27,7 @@
 //                  export const permissions = { childProcess: true };
 //                Nothing is granted by declaring it: the person grants it, either when the
 //                model installs the tool with write_tool (it always asks them first) or by
-//                adding the tool to permissions.json in this folder:
+//                adding the tool to permissions.json in TOOLS_DIR:
 //                  { "my_tool": { "permissions": ["childProcess"] } }
 //                A program it runs is NOT sandboxed: it has the server user's rights.
 //
@@ -52,7 +54,7 @@
 // conversation, under Node's permission model.
 //   - Files: a tool may read and write only its conversation's folder in SESSION_FILES_DIR
 //     (uploads land there). It is the working folder, so relative paths go there:
-//     readFile('report.csv'), writeFile('summary.txt', …). Anything else (this folder, the
+//     readFile('report.csv'), writeFile('summary.txt', …). Anything else (TOOLS_DIR, the
 //     database, other conversations, /etc, the temp folder) fails with "may not read/write".
 //     Code at the top level of the module runs with no file access at all.
 //   - No child processes or worker threads unless declared in `permissions` and granted.
@@ -64,7 +66,8 @@
 //   - Memory: a 128 MB JavaScript heap, and USER_TOOL_MAX_RSS_MB (256 MB by default) for the
 //     whole process, Buffers included; a tool that uses more is ended with its host.
 //   - They can use Node's built-in modules (node:fs, node:crypto…), fetch, helper modules in
-//     this folder and packages installed in a node_modules folder above it.
+//     TOOLS_DIR and packages installed in a node_modules folder there or above it
+//     (`npm install <package>` in TOOLS_DIR).
 //   - One broken file never stops the other tools from loading; its error is shown by
 //     reload_tools and GET /agents/tools.
 // ─────────────────────────────────────────────────────────────────────────────────────────
