@@ -283,6 +283,58 @@ describe('ProfileRegistry', () => {
   });
 });
 
+describe('profile overrides (a same-named file in DATA_DIR/profiles)', () => {
+  let overrides: string;
+  beforeEach(async () => {
+    overrides = await mkdtemp(path.join(os.tmpdir(), 'hearth-profile-overrides-'));
+  });
+  afterEach(async () => {
+    await rm(overrides, { recursive: true, force: true });
+  });
+
+  it('replaces the shipped profile and its heartbeat checklist, adds the person\'s own, and leaves the rest shipped', async () => {
+    await writeProfile('helper.md', profileText('id: helper\nname: Helper', 'Shipped prompt.'));
+    await writeProfile('other.md', profileText('id: other\nname: Other', 'Shipped other.'));
+    await writeProfile('helper.heartbeat.md', 'Shipped checklist.');
+    await writeFile(path.join(overrides, 'helper.md'), profileText('id: helper\nname: Helper', 'My prompt.'));
+    await writeFile(path.join(overrides, 'helper.heartbeat.md'), 'My checklist.');
+    await writeFile(path.join(overrides, 'gardener.md'), profileText('id: gardener\nname: Gardener'));
+
+    const { profiles, errors } = await loadProfiles(directory, overrides);
+
+    expect(errors).toEqual([]);
+    expect(profiles.map((profile) => [profile.id, profile.prompt, profile.heartbeat_checklist, profile.file])).toEqual([
+      ['gardener', 'You help with things.', undefined, path.join(overrides, 'gardener.md')],
+      ['helper', 'My prompt.', 'My checklist.', path.join(overrides, 'helper.md')],
+      ['other', 'Shipped other.', undefined, path.join(directory, 'other.md')],
+    ]);
+  });
+
+  it('reads no overrides from a folder that is not there yet', async () => {
+    await writeProfile('helper.md', profileText('id: helper\nname: Helper'));
+    expect((await loadProfiles(directory, path.join(overrides, 'missing'))).profiles.map((profile) => profile.id)).toEqual(['helper']);
+  });
+
+  it('keeps the shipped version while an override does not parse, and goes back to it once the override is removed', async () => {
+    await writeProfile('helper.md', profileText('id: helper\nname: Helper', 'Shipped prompt.'));
+    const registry = await ProfileRegistry.open(directory, overrides);
+    const override = path.join(overrides, 'helper.md');
+    await writeFile(override, profileText('id: helper\nname: Helper\ntemperature: 9', 'My prompt.'));
+    await registry.reload();
+
+    expect(registry.get('helper')?.prompt).toBe('Shipped prompt.');
+    expect(registry.errors()).toEqual([{ file: override, message: 'temperature must be <= 2 (still using the last version that loaded)' }]);
+
+    await writeFile(override, profileText('id: helper\nname: Helper', 'My prompt.'));
+    await registry.reload();
+    expect(registry.get('helper')?.prompt).toBe('My prompt.');
+
+    await unlink(override);
+    await registry.reload();
+    expect(registry.get('helper')?.prompt).toBe('Shipped prompt.');
+  });
+});
+
 describe('shipped profiles', () => {
   it('all load without errors, with their documented settings', async () => {
     const { profiles, errors } = await loadProfiles(shippedProfilesDirectory);
