@@ -45,6 +45,7 @@ import { authRoutes } from './server/auth-routes.ts';
 import { meRoutes } from './server/me-routes.ts';
 import { peopleRoutes } from './server/people-routes.ts';
 import { eventsSocketRoutes } from './server/events-socket-routes.ts';
+import { docsRoutes } from './server/docs-routes.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
 import { integrationRoutes } from './server/integration-routes.ts';
@@ -420,6 +421,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions, ends: deps.accounts.ends });
   });
   await app.register(vendorRoutes);
+  await app.register(docsRoutes);
   await app.register(fastifyStatic, { root: publicDir, wildcard: false });
 
   const fileSweeper = startFileSweeper({ dir: config.SESSION_FILES_DIR, ttlHours: config.SESSION_FILES_TTL_HOURS, db: deps.db, logger: deps.logger });

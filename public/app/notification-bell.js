@@ -3,6 +3,8 @@ import { element, formatTime, replaceContent } from './dom.js';
 import { markdownToPlainText, renderMarkdown } from './markdown.js';
 
 const listLimit = 50;
+/** Hearth serves its own docs (src/server/docs-routes.ts), so the link works from a phone too. */
+const httpsHelp = '/docs/operations.md#https-for-the-phone';
 
 /**
  * The header's bell (README: Schedules, reminders and notifications): the unread count, from the events socket's `hello` and each
@@ -156,6 +158,15 @@ export class NotificationBell {
 
   /** Offered only while the browser has not been answered; asking happens on this click, never on load. */
   #permissionControl() {
+    // Over plain HTTP to a LAN address browsers turn notifications off without asking: say why, not "blocked".
+    if (!window.isSecureContext) {
+      return element(
+        'p',
+        { className: 'muted notification-permission', dataset: { reason: 'needs-https' } },
+        'Browser notifications need HTTPS. ',
+        element('a', { href: httpsHelp, target: '_blank', rel: 'noopener' }, 'How to reach Hearth over HTTPS'),
+      );
+    }
     if (!('Notification' in window)) return undefined;
     if (Notification.permission === 'granted') return element('p', { className: 'muted notification-permission' }, 'Browser notifications are on while this page is in the background.');
     if (Notification.permission === 'denied') return element('p', { className: 'muted notification-permission' }, 'Browser notifications are blocked for this site.');

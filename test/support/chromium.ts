@@ -6,7 +6,7 @@ export const chromiumPath = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
 export const browserAvailable = existsSync(chromiumPath);
 
 // Without the background-networking flags Chromium keeps dialling Google's hosts, which this closed network refuses.
-const launchArgs = [
+export const launchArgs = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
