@@ -2,12 +2,15 @@
 // both run as the command-line tool in child processes against a server in a child process
 // (the lock a restore checks is the running server's).
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { builtCliCommand } from './support/hearth-build.ts';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { migrationNames, migratorFor } from '../src/store/migrations/index.ts';
+import { builtCliCommand, builtStartCommand } from './support/hearth-build.ts';
 import { useHearth } from './support/hearth-server.ts';
 import type { ScriptedLlm } from './support/scripted-llm.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
@@ -33,6 +36,20 @@ afterEach(async () => {
 });
 // Registered after the hook above, so the app is closed before its folder is removed.
 const startApp = useHearth();
+
+/** Runs `npm start`'s command (this run's build) until it exits on its own. */
+async function runServerUntilExit(environment: Record<string, string>): Promise<{ code: number; output: string }> {
+  const { executable, args } = builtStartCommand();
+  const env = { PATH: process.env.PATH!, HOME: folder, HOST: '127.0.0.1', PORT: '0', ...testHomeFolders(folder), ...environment };
+  try {
+    const { stdout, stderr } = await run(executable, args, { cwd: folder, env, timeout: 60_000 });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout: string; stderr: string };
+    if (typeof failed.code !== 'number') throw error;
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
 
 /** `npx hearth <args>` as a child process, in a working folder with no `.env`, reading nothing of the person's. */
 async function hearthCli(args: string[], environment: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -105,5 +122,32 @@ describe('hearth backup and restore', () => {
     expect(secondMessages[0]).toMatchObject({ role: 'user', content: 'Write at length' });
     const memory = (await hearth.request('GET', '/memory')).body;
     expect(memory.facts.map((saved: any) => [saved.category, saved.key, saved.value])).toEqual([['home', 'boiler', 'serviced in October']]);
+  });
+
+  it('a start whose migration fails stops in one line that names the backup it took first and how to restore it', async () => {
+    const dataDir = path.join(folder, 'data');
+    await prepareProfiles(dataDir);
+    const databaseFile = path.join(dataDir, 'hearth.db');
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new SqliteDatabase(databaseFile) }) });
+    expect((await migratorFor(db).migrateTo(migrationNames.at(-2)!)).error).toBeUndefined();
+    // In the way of the last migration, which creates this table.
+    await db.schema.createTable('passkeys').addColumn('id', 'text').execute();
+    await db.destroy();
+
+    const { code, output } = await runServerUntilExit({ DATA_DIR: dataDir, PROFILES_DIR: path.join(dataDir, 'profiles'), OLLAMA_HOST: llm.url });
+    expect(code).toBe(1);
+    const [backup] = await readdir(path.join(dataDir, 'backups'));
+    const backupFile = path.join(dataDir, 'backups', backup!);
+    expect(output).toMatch(new RegExp(`^hearth: Database migration ${migrationNames.at(-1)} failed on ${databaseFile}: table "passkeys" already exists\\. The database`));
+    expect(output).toContain(`The database and DATA_DIR as they were before this start are in ${backupFile}.`);
+    expect(output).toMatch(/`npx hearth restore .*\.tar\.gz`\.\n$/);
+
+    const other = path.join(folder, 'other');
+    await mkdir(other);
+    const restored = await hearthCli(['restore', backupFile, '--data-dir', other]);
+    expect(restored.code).toBe(0);
+    const restoredDatabase = new SqliteDatabase(path.join(other, 'hearth.db'), { readonly: true });
+    expect(restoredDatabase.prepare('SELECT name FROM kysely_migration ORDER BY name DESC LIMIT 1').pluck().get()).toBe(migrationNames.at(-2));
+    restoredDatabase.close();
   });
 });

@@ -58,10 +58,12 @@ const allowedEntry = (entryPath: string) => {
 export async function unpackAndCheck(archiveFile: string, staging: string): Promise<Check> {
   const strangers: string[] = [];
   try {
-    await extract({
+    // Synchronous: a damaged archive stops it with nothing left writing into `staging` behind the error.
+    extract({
       file: archiveFile,
       cwd: staging,
       strict: true,
+      sync: true,
       filter: (entryPath, entry) => {
         const kind = 'type' in entry ? entry.type : entry.isDirectory() ? 'Directory' : 'File';
         const wanted = allowedEntry(entryPath) && (kind === 'File' || kind === 'OldFile' || kind === 'Directory');
@@ -101,7 +103,7 @@ function checkDatabase(databaseFile: string, manifest: BackupManifest): Check {
   try {
     return withDatabase(databaseFile, (database) => {
       const integrity = database.pragma('integrity_check', { simple: true });
-      if (integrity !== 'ok') return { ok: false, message: `the database fails SQLite's integrity check (${String(integrity)})` };
+      if (integrity !== 'ok') return { ok: false, message: `the database fails SQLite's integrity check (${String(integrity).replace(/\s+/g, ' ')})` };
       const ran = migrationsOf(database);
       const unknown = ran.filter((name) => !migrationNames.includes(name));
       if (unknown.length > 0) {
@@ -114,7 +116,7 @@ function checkDatabase(databaseFile: string, manifest: BackupManifest): Check {
       return { ok: true, manifest };
     });
   } catch (error) {
-    return { ok: false, message: `its database does not open (${messageOf(error)})` };
+    return { ok: false, message: `its database does not open (${messageOf(error).replace(/\s+/g, ' ')})` };
   }
 }
 

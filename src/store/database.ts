@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { messageOf } from '../failure.ts';
 import { migratorFor } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 import { withStatementCache } from './statement-cache.ts';
@@ -55,7 +56,7 @@ export async function openDatabase(file: string, options: OpenOptions = {}): Pro
   if (error) {
     await db.destroy();
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
-    throw new DatabaseStartError(`Database migration ${failed} failed on ${file}: ${String(error)}`, backupFile);
+    throw new DatabaseStartError(`Database migration ${failed} failed on ${file}: ${messageOf(error)}.`, backupFile);
   }
   return db;
 }
