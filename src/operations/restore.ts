@@ -173,6 +173,8 @@ async function swapIn(staging: string, dataDir: string, databaseFile: string): P
     await moves.move(path.join(staging, databaseName), databaseFile);
     for (const name of restored) giveToOwnerOf(dataDir, path.join(dataDir, name));
     giveToOwnerOf(path.dirname(databaseFile), databaseFile);
+    // Where the service writes its backups before migrating, made here when this restore replaced something.
+    if (existsSync(path.join(dataDir, 'backups'))) giveToOwnerOf(dataDir, path.join(dataDir, 'backups'));
   } catch (error) {
     await moves.undo();
     throw error;

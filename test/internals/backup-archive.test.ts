@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { createBackup } from '../../src/operations/backup.ts';
 import { acquireInstanceLock } from '../../src/operations/instance-lock.ts';
 import { restoreBackup } from '../../src/operations/restore.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { giveFolderTo, unprivilegedUser } from '../support/unprivileged-user.ts';
 
 // What goes into a backup and what a restore accepts: real SQLite files and real archives in a
 // temp folder. Every refusal leaves the DATA_DIR it was aimed at exactly as it was.
@@ -135,6 +136,21 @@ describe('hearth restore', () => {
     expect(replaced['mcp.json']).toBe(before['mcp.json']);
     expect(markerIn(path.join(result.replaced!, 'hearth.db'))).toBe('two');
     expect(readdirSync(other).filter((name) => name.startsWith('.restore-'))).toEqual([]);
+  });
+
+  // `sudo npx hearth restore` into the service's /var/lib/hearth: what root writes there must be the service's to use.
+  it.runIf(process.getuid?.() === 0)("run as root, gives everything it writes into DATA_DIR to the folder's owner", async () => {
+    const user = await unprivilegedUser();
+    await dataDirInUse(dataDir, 'one');
+    const archive = await backupOf(dataDir);
+    await dataDirInUse(other, 'two');
+    await giveFolderTo(user, other);
+
+    const result = await restoreBackup(settingsOf(other), archive);
+    if (!result.ok) throw new Error(result.message);
+    const owners = readdirSync(other, { recursive: true, encoding: 'utf8' }).map((name) => [name, lstatSync(path.join(other, name)).uid]);
+    expect(owners.filter(([, uid]) => uid !== user.uid)).toEqual([]);
+    expect(owners.map(([name]) => name)).toEqual(expect.arrayContaining(['hearth.db', 'hearth.lock', 'mcp.json', 'backups', path.relative(other, result.replaced!)]));
   });
 
   describe('refuses, changing nothing,', () => {
