@@ -22,6 +22,8 @@ import { insertPerson } from '../../src/store/people-repository.ts';
 import { listSessionIds } from '../../src/store/sessions-repository.ts';
 import { createScheduleTool } from '../../src/tools/builtin/schedule.ts';
 import { createSpawnAgentTool } from '../../src/tools/builtin/spawn-agent.ts';
+import { createWriteToolTool } from '../../src/tools/builtin/write-tool.ts';
+import { ToolRegistry } from '../../src/tools/tool-registry.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { runTool } from '../support/tool-context.ts';
 
@@ -328,5 +330,23 @@ describe('the spawn_agent tool', () => {
     expect((await spawn(await sessionOf(people.adult, { shared: true }), 'everyone')).success).toBe(true);
     expect((await spawn(await sessionOf(people.adult), 'grown')).success).toBe(true);
     expect(started).toEqual(['its own', 'everyone', 'grown']);
+  });
+});
+
+describe('the write_tool tool', () => {
+  it("installs a tool only from an owner's own conversation: a tool runs in everyone's sessions", async () => {
+    const household = new Household(db);
+    // Without a user-tool manager, a call that passes the check is told user tools are off: that answer marks it passed.
+    const tool = createWriteToolTool({
+      registry: new ToolRegistry([]),
+      toolsDir: path.join(folder, 'user-tools'),
+      userTools: () => undefined,
+      toolSwitches: () => undefined,
+      reach: { sessions: () => service, person: (id) => household.person(id) },
+    });
+    const write = async (sessionId: string) => (await runTool(tool, { name: 'fetch_grades', code: 'export default {}' }, { sessionId })).output;
+    for (const role of ['adult', 'child', 'guest'] as const) expect(await write(await sessionOf(people[role]))).toMatch(/^Only an owner installs tools/);
+    expect(await write(await sessionOf(people.owner, { shared: true }))).toMatch(/shared with the household/);
+    expect(await write(await sessionOf(people.owner))).toBe('User tools are not available on this server.');
   });
 });

@@ -99,7 +99,13 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
   registry.addBuiltins([
     createListToolsTool(registry),
     createToolManualTool({ registry, manualsDir: config.MANUALS_DIR }),
-    createWriteToolTool({ registry, toolsDir: config.TOOLS_DIR, userTools, toolSwitches: deps.toolSwitches ?? (() => undefined) }),
+    createWriteToolTool({
+      registry,
+      toolsDir: config.TOOLS_DIR,
+      userTools,
+      toolSwitches: deps.toolSwitches ?? (() => undefined),
+      reach: { sessions, ...(deps.person && { person: deps.person }) },
+    }),
     createReloadToolsTool(userTools),
   ]);
   return registry;

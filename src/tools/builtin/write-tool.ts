@@ -5,12 +5,14 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Type, type Static } from '@sinclair/typebox';
-import type { JsonSchema, Tool, ToolOutput } from '../tool.ts';
+import type { JsonSchema, Tool, ToolContext, ToolOutput } from '../tool.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
 import { declaredInSource, describePermissions, permissionsFileName, readGrants, recordGrant } from '../user-tools/permissions.ts';
 import type { ToolPermission } from '../user-tools/protocol.ts';
 import { readSwitchesFile, switchesFileName, type ToolSwitches } from '../user-tools/tool-switches.ts';
 import type { ReloadReport, UserToolManager } from '../user-tools/user-tool-manager.ts';
+import { managesHousehold } from '../../people/rights.ts';
+import { conversationOf, type PersonReach } from './profile-reach.ts';
 
 const parameters = Type.Object(
   {
@@ -34,6 +36,19 @@ export interface WriteToolOptions {
   userTools: () => UserToolManager | undefined;
   /** The on/off switches: a tool written here is switched on. */
   toolSwitches: () => ToolSwitches | undefined;
+  /** Whose conversation a call is in: a tool runs for the whole household, so only an owner's installs one. */
+  reach?: Pick<PersonReach, 'sessions' | 'person'>;
+}
+
+/** Why the call's conversation may not install a tool: the household's tools are the owner's to manage. */
+async function installRefusal(reach: WriteToolOptions['reach'], context: ToolContext): Promise<string | undefined> {
+  if (!reach?.person) return undefined;
+  const conversation = await conversationOf(reach, context);
+  if (!conversation) return undefined;
+  if (conversation.shared) return 'This session is shared with the household: tools are installed only from an owner\'s own session. Nothing was installed.';
+  const person = await reach.person(conversation.personId);
+  if (person && managesHousehold(person)) return undefined;
+  return `Only an owner installs tools: a tool runs in everyone's sessions. ${person ? `${person.name} is ${person.role === 'adult' ? 'an' : 'a'} ${person.role}. ` : ''}Nothing was installed.`;
 }
 
 /**
@@ -63,6 +78,8 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
       return `The tool ${String(args.name)} asks for permissions beyond the sandbox: ${describePermissions(declared)}. Approving installs it with them.`;
     },
     async execute(args, context): Promise<ToolOutput> {
+      const notTheirs = await installRefusal(options.reach, context);
+      if (notTheirs !== undefined) return refused(notTheirs);
       const manager = options.userTools();
       if (!manager) return refused('User tools are not available on this server.');
       const { name } = args;
