@@ -181,7 +181,6 @@ copy_checkout() {
   local destination="$1"
   mkdir -p "$destination"
   if git -c safe.directory="$source_dir" -C "$source_dir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    # What git tracks or would track: no node_modules, dist, .env or local state.
     # What git tracks or would track (no node_modules, dist, .env or local state), as the files are
     # now; a tracked file deleted in the working tree is left out.
     git -c safe.directory="$source_dir" -C "$source_dir" ls-files -z --cached --others --exclude-standard |

@@ -9,7 +9,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -201,4 +201,32 @@ describe.skipIf(!isRoot)('deploy/install.sh into a throwaway root', () => {
     await script('uninstall.sh', ['--root', root, '--user', testUser, '--purge', '--yes']);
     expect([existsSync(under('/var/lib/hearth')), existsSync(under('/etc/hearth')), await userExists(testUser)]).toEqual([false, false, false]);
   }, 180_000);
+
+  it('refuses a Node older than 20.12, or one the service cannot see, saying how to get one, before writing anything', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'hearth-install-'));
+    cleanups.push(() => rm(root, { recursive: true, force: true }));
+    const bin = path.join(root, 'bin');
+    const fakeNode = async (version: string) => {
+      await mkdir(bin, { recursive: true });
+      await writeFile(path.join(bin, 'node'), `#!/bin/sh\necho ${version}\n`, { mode: 0o755 });
+    };
+    const install = () =>
+      run('bash', [path.join(checkout, 'deploy', 'install.sh'), '--root', path.join(root, 'target'), '--user', testUser, '--yes'], {
+        env: { PATH: `${bin}:${process.env.PATH}`, LANG: 'C.UTF-8' },
+      }).then(
+        () => 'exited 0',
+        (error: { code: number; stderr: string }) => `exited ${error.code}: ${error.stderr}`,
+      );
+
+    await fakeNode('18.19.1');
+    const old = await install();
+    expect(old).toMatch(/^exited 1: .*node is Node\.js 18\.19\.1, older than 20\.12\.0\./);
+    expect(old).toContain('curl -fsSL https://deb.nodesource.com/setup_22.x -o /tmp/nodesource_setup.sh');
+    expect(old).toContain('sudo apt-get install -y nodejs');
+    // A new enough node in a folder the unit hides (here the temp folder, as ~/.nvm under /home).
+    await fakeNode('22.11.0');
+    expect(await install()).toMatch(/^exited 1: .*node is in a folder the service does not see \(ProtectHome=, PrivateTmp=\)\./);
+    expect(await readdir(path.join(root, 'target'))).toEqual([]);
+    expect(await userExists(testUser)).toBe(false);
+  });
 });
