@@ -31,7 +31,8 @@ export default defineConfig({
     unstubGlobals: true,
     // Builds src/ once per run as `npm run build` does; the tests that start Hearth as a child
     // process start that bundle, as `npm start` does, instead of paying tsx at every start.
-    globalSetup: ['test/support/hearth-build-setup.ts'],
+    // One Chromium for the run, which the browser files connect to; closed at the end.
+    globalSetup: ['test/support/hearth-build-setup.ts', 'test/support/chromium-server-setup.ts'],
     projects: [
       { extends: true, test: { name: 'hearth', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...changesHostNetwork] } },
       { extends: true, test: { name: 'host-network', include: changesHostNetwork, fileParallelism: false, sequence: { groupOrder: 1 } } },

@@ -94,7 +94,10 @@ describe.each(runs)('the limits of a jailed call, $name', ({ unprivileged }) => 
 
   beforeAll(async () => {
     hearth = await startJailedHearth({
-      ...(unprivileged && { user: await unprivilegedUser() }),
+      // RLIMIT_NPROC counts every task of the user, and the call's ceiling is what the user runs
+      // already plus its share: a user of its own, so servers other files start and stop as
+      // hearth-test meanwhile neither take the bomb's share nor leave it more.
+      ...(unprivileged && { user: await unprivilegedUser('hearth-test-limits') }),
       environment: limits,
       profiles: { attacker: attackerProfile(['code_exec', 'terminal']) },
     });

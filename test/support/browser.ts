@@ -3,9 +3,9 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, onTestFinished } from 'vitest';
-import { browserAvailable, launchBrowser } from './chromium.ts';
+import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, inject, onTestFinished } from 'vitest';
+import { browserAvailable, chromiumMissing } from './chromium.ts';
 import { closedOnce, startHearth, type Hearth, type HearthOptions } from './hearth-server.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';
 import { startScriptedOllama } from './scripted-ollama.ts';
@@ -68,7 +68,19 @@ export interface BrowserHarness {
 }
 
 /**
- * Registers the hooks of one browser per test file: launched before the first test, closed after the last.
+ * Connects to the run's one Chromium (test/support/chromium-server-setup.ts). Closing the
+ * connection closes every context it opened; the browser stays up for the other files.
+ */
+async function connectToRunsBrowser(): Promise<Browser> {
+  const shared = inject('sharedChromium');
+  if (shared === undefined) throw new Error('no shared Chromium: vitest.config.ts runs test/support/chromium-server-setup.ts as a globalSetup');
+  if ('unavailable' in shared) throw new Error(chromiumMissing);
+  if ('error' in shared) throw new Error(`launching the run's Chromium failed: ${shared.error}`);
+  return chromium.connect(shared.wsEndpoint, { timeout: 30_000 });
+}
+
+/**
+ * Registers the hooks of one browser connection per test file: made before the first test, closed after the last.
  * After each test the pages are checked for uncaught errors and console errors (the test fails if any occurred),
  * then the pages, their contexts and the apps started through the harness are closed.
  */
@@ -82,12 +94,12 @@ export function useBrowser(): BrowserHarness {
   let launchError: unknown;
   beforeAll(async () => {
     try {
-      browser = await launchBrowser();
+      browser = await connectToRunsBrowser();
     } catch (error) {
       launchError = error;
     }
   }, 60_000);
-  // Every test fails (not skips) when the browser could not be launched.
+  // Every test fails (not skips) when the browser could not be reached.
   beforeEach(() => {
     if (launchError) throw launchError;
   });
@@ -123,7 +135,7 @@ export function useBrowser(): BrowserHarness {
 
   return {
     get browser() {
-      if (!browser) throw new Error('the browser is not launched (use the harness inside tests)');
+      if (!browser) throw new Error('the browser is not connected (use the harness inside tests)');
       return browser;
     },
     async hearth(options = {}) {
@@ -132,7 +144,7 @@ export function useBrowser(): BrowserHarness {
       return hearth;
     },
     async openPage(hearth, options = {}) {
-      if (!browser) throw new Error('the browser is not launched');
+      if (!browser) throw new Error('the browser is not connected');
       let context = options.context;
       if (!context) {
         context = await browser.newContext({

@@ -6,7 +6,7 @@
 //   const dataDir = await folderOwnedBy(user, 'hearth-x-');   // or giveFolderTo(user, folder) after filling it
 //   spawn(command, args, { uid: user.uid, gid: user.gid, env: { HOME: user.home, ... } });
 //
-// Under root the user is `hearth-test`, created once (useradd --system --create-home) and
+// Under root the user is `hearth-test` (or the name a test asks for), created once (useradd --system --create-home) and
 // reused by every later run; otherwise it is the current user, already unprivileged. Either
 // way the project checkout and node_modules are checked readable by it, so a test fails here
 // with the reason rather than later with a server that never starts.
@@ -25,14 +25,22 @@ export interface UnprivilegedUser {
 
 const testUserName = 'hearth-test';
 const run = promisify(execFile);
-let known: Promise<UnprivilegedUser> | undefined;
+const known = new Map<string, Promise<UnprivilegedUser>>();
 
-export function unprivilegedUser(): Promise<UnprivilegedUser> {
-  known ??= findOrCreate().then((user) => {
-    checkProjectReadable(user);
-    return user;
-  });
-  return known;
+/**
+ * `name` gives a test a user of its own (under root): one whose checks count every process of
+ * their user, as RLIMIT_NPROC does, while other files run servers as `hearth-test` meanwhile.
+ */
+export function unprivilegedUser(name = testUserName): Promise<UnprivilegedUser> {
+  let user = known.get(name);
+  if (user === undefined) {
+    user = findOrCreate(name).then((found) => {
+      checkProjectReadable(found);
+      return found;
+    });
+    known.set(name, user);
+  }
+  return user;
 }
 
 /** A new folder in the temp folder that the user owns (a DATA_DIR, a working folder). */
@@ -47,23 +55,23 @@ export async function giveFolderTo(user: UnprivilegedUser, folder: string): Prom
   if (process.getuid?.() === 0) await run('chown', ['-R', `${user.uid}:${user.gid}`, folder]);
 }
 
-async function findOrCreate(): Promise<UnprivilegedUser> {
+async function findOrCreate(name: string): Promise<UnprivilegedUser> {
   if (process.getuid?.() !== 0) {
     const current = os.userInfo();
     return { uid: current.uid, gid: current.gid, name: current.username, home: current.homedir };
   }
-  const existing = await lookUp(testUserName);
+  const existing = await lookUp(name);
   if (existing) return existing;
   try {
-    await run('useradd', ['--system', '--create-home', '--user-group', '--shell', '/usr/sbin/nologin', testUserName]);
+    await run('useradd', ['--system', '--create-home', '--user-group', '--shell', '/usr/sbin/nologin', name]);
   } catch (error) {
     // Another test file in a parallel worker may have created it meanwhile (exit 9: exists).
-    const created = await lookUp(testUserName);
+    const created = await lookUp(name);
     if (created) return created;
-    throw new Error(`cannot create the test user ${testUserName} with useradd: ${(error as Error).message}`);
+    throw new Error(`cannot create the test user ${name} with useradd: ${(error as Error).message}`);
   }
-  const created = await lookUp(testUserName);
-  if (!created) throw new Error(`useradd created ${testUserName}, but getent does not find it`);
+  const created = await lookUp(name);
+  if (!created) throw new Error(`useradd created ${name}, but getent does not find it`);
   return created;
 }
 
