@@ -281,6 +281,7 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
   },
   'POST /schedules/preview': status('POST', '/schedules/preview', { every: '1d' }),
   'PATCH /schedules/:id': onSchedule('PATCH', '/schedules/:id', { name: 'Renamed' }),
+  'PATCH /schedules/:id enabled': onSchedule('PATCH', '/schedules/:id', { enabled: false }),
   'DELETE /schedules/:id': onSchedule('DELETE', '/schedules/:id'),
   'POST /schedules/:id/run': async (context) => {
     const scheduleId = await schedule(context.target);

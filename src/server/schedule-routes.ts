@@ -133,6 +133,12 @@ export async function scheduleRoutes(app: FastifyInstance, options: ScheduleRout
 
   app.patch<{ Params: ScheduleParams; Body: ScheduleBody }>('/schedules/:id', { schema: { params: ScheduleParams, body: ScheduleBody } }, async (request) => {
     const existing = known(request, request.params.id);
+    // A run acts as the schedule's person, with their memory and in their sessions: what it does is theirs to say.
+    const changesWhatItDoes = Object.keys(request.body).some((field) => field !== 'enabled');
+    if (existing.personId !== request.caller.person.id && changesWhatItDoes) {
+      const person = existing.personId === undefined ? undefined : await household.person(existing.personId);
+      throw new ApiError('forbidden', `Only ${person?.name ?? 'its person'} changes what this schedule does; you may pause or resume it (enabled), run it now or delete it.`);
+    }
     const body = await checked(request, request.body, existing.personId === undefined ? undefined : await household.person(existing.personId));
     const schedule = accepted(await scheduler.update(request.params.id, body));
     return { schedule: toJson(schedule, clock.now()) };
