@@ -1,6 +1,9 @@
+import path from 'node:path';
 import { buildApp, createDependencies } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, defaultDataDir, loadConfig, type Config } from './config.ts';
 import { startIdleMemoryTrim } from './idle-memory-trim.ts';
+import { packageRoot } from './package-root.ts';
+import { logStateMigration, moveStateOutOfCheckout, type StateMigrationReport } from './state-migration.ts';
 import { acquireInstanceLock } from './operations/instance-lock.ts';
 import { restoreAdvice } from './operations/migration-backup.ts';
 import { DatabaseStartError } from './store/database.ts';
@@ -8,6 +11,20 @@ import { listenFailure, probeListen, unwritableDataFolder } from './start-up-che
 import { logStartUpSummary } from './start-up-summary.ts';
 import { readTlsPair, tlsFilesOf } from './server/tls-certificate.ts';
 import type { HardeningReport } from './process-hardening/harden-process.ts';
+
+/**
+ * Run from Hearth's checkout, the state an older Hearth kept there moves out first
+ * (src/state-migration.ts): only while DATA_DIR is left to its default, since a DATA_DIR
+ * chosen by hand says where state goes and an older Hearth with one kept its database there.
+ */
+async function moveState(config: Config): Promise<StateMigrationReport | undefined> {
+  if (path.resolve(process.cwd()) !== packageRoot) return undefined;
+  try {
+    return await moveStateOutOfCheckout(config, packageRoot, { move: config.DATA_DIR === defaultDataDir(process.env) });
+  } catch (error) {
+    stop(`Moving your state out of Hearth's checkout into ${config.DATA_DIR} failed, so Hearth did not start: ${(error as Error).message}`);
+  }
+}
 
 function stop(line: string): never {
   console.error(`hearth: ${line}`);
@@ -34,6 +51,7 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   if (tls && 'problem' in tls) stop(`${tls.problem}. Fix the file, or unset TLS_CERT_FILE and TLS_KEY_FILE for plain HTTP.`);
   const taken = await probeListen(config.HOST, config.PORT);
   if (taken) stop(taken);
+  const migration = await moveState(config);
   let deps;
   try {
     deps = await createDependencies(config);
@@ -42,6 +60,7 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
     stop(error.backupFile ? `${error.message} ${restoreAdvice(error.backupFile)}` : error.message);
   }
   const app = await buildApp(config, deps);
+  if (migration) logStateMigration(migration, deps.logger);
   if (hardening.problems.length > 0) {
     app.log.warn(`Hearth could not fully harden its own process (see docs/security.md): ${hardening.problems.join('; ')}.`);
   }

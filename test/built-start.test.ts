@@ -11,6 +11,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { unusedPort } from './support/llm-helpers.ts';
 import { prepareProfiles, startChildServer } from './support/server-child.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { testHomeFolders } from './support/test-home-folders.ts';
 
 const run = promisify(execFile);
 const checkout = path.resolve('.');
@@ -35,8 +36,15 @@ function npmStartArguments(): string[] {
   return rest;
 }
 
+/** `npm start`'s arguments with the bundle named from the checkout, for a server run from its data folder. */
+function npmStartFromAnywhere(): string[] {
+  return npmStartArguments().map((arg) => (arg === 'dist/main.js' ? path.resolve(checkout, arg) : arg));
+}
+
+/** The folders of a server started here: its data, and XDG folders of its own, so no .env of the checkout or the person is read. */
 function folderEnvironment(dataDir: string): Record<string, string> {
   return {
+    ...testHomeFolders(dataDir),
     DATA_DIR: dataDir,
     TOOLS_DIR: path.join(dataDir, 'user-tools'),
     MCP_CONFIG_FILE: path.join(dataDir, 'mcp.json'),
@@ -57,7 +65,7 @@ describe('npm start (the bundle in dist/)', () => {
     const dataDir = await temporaryFolder('hearth-built-');
     await prepareProfiles(dataDir);
     await cp('user-tools', path.join(dataDir, 'user-tools'), { recursive: true });
-    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args } });
+    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args: npmStartFromAnywhere() } });
     cleanups.push(() => server.kill());
     const health = await server.request('GET', '/health');
     expect(health.status).toBe(200);
@@ -91,7 +99,8 @@ describe('npm start (the bundle in dist/)', () => {
     const dataDir = await temporaryFolder('hearth-built-');
     const notAFile = path.join(dataDir, 'hearth.db');
     await mkdir(notAFile);
-    const child = spawn(process.execPath, npmStartArguments(), {
+    const child = spawn(process.execPath, npmStartFromAnywhere(), {
+      cwd: dataDir,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: '0', ...folderEnvironment(dataDir), DB_PATH: notAFile },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -110,7 +119,8 @@ describe('npm start, once idle', () => {
     await prepareProfiles(dataDir);
     await cp('user-tools', path.join(dataDir, 'user-tools'), { recursive: true });
     const port = await unusedPort();
-    const child = spawn(process.execPath, npmStartArguments(), {
+    const child = spawn(process.execPath, npmStartFromAnywhere(), {
+      cwd: dataDir,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'debug', LOG_FORMAT: 'json', OLLAMA_HOST: `http://127.0.0.1:${await unusedPort()}`, ...folderEnvironment(dataDir), PROFILES_DIR: path.join(dataDir, 'profiles') },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -144,7 +154,8 @@ describe('LOG_FORMAT by where stdout goes', () => {
     const descriptor = openSync(logFile, 'w');
     const { dev, ino } = fstatSync(descriptor);
     const port = await unusedPort();
-    const child = spawn(process.execPath, npmStartArguments(), {
+    const child = spawn(process.execPath, npmStartFromAnywhere(), {
+      cwd: dataDir,
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,

@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { EventEmitter } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { builtStartCommand } from './support/hearth-build.ts';
+import { httpsClient } from './support/https-client.ts';
 import { prepareProfiles } from './support/server-child.ts';
+import { testHomeFolders } from './support/test-home-folders.ts';
 import { startTestAuthority, type TestAuthority } from './support/tls-certificates.ts';
 import { folderOwnedBy, unprivilegedUser, type UnprivilegedUser } from './support/unprivileged-user.ts';
 
@@ -41,8 +44,8 @@ async function pairFolder(): Promise<{ certFile: string; keyFile: string; otherK
   return { certFile, keyFile, otherKeyFile };
 }
 
-/** Runs the built Hearth as the unprivileged user until it exits on its own. */
-async function runAsUser(environment: Record<string, string>): Promise<{ code: number | null; output: string; dataDir: string }> {
+/** Starts the built Hearth as the unprivileged user, as `npm start` under the unit would. */
+async function spawnAsUser(environment: Record<string, string>) {
   const dataDir = await folderOwnedBy(user, 'hearth-tls-start-');
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   await prepareProfiles(dataDir);
@@ -51,19 +54,68 @@ async function runAsUser(environment: Record<string, string>): Promise<{ code: n
     uid: user.uid,
     gid: user.gid,
     cwd: dataDir,
-    env: { PATH: process.env.PATH, HOME: user.home, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, PROFILES_DIR: path.join(dataDir, 'profiles'), LOG_LEVEL: 'info', ...environment },
+    env: {
+      PATH: process.env.PATH,
+      HOME: user.home,
+      ...testHomeFolders(dataDir),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      PROFILES_DIR: path.join(dataDir, 'profiles'),
+      LOG_LEVEL: 'info',
+      ...environment,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
   let output = '';
-  child.stdout.on('data', (data: Buffer) => (output += data.toString()));
-  child.stderr.on('data', (data: Buffer) => (output += data.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, output, dataDir };
+  const outputChanged = new EventEmitter();
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (data: Buffer) => {
+      output += data.toString();
+      outputChanged.emit('data');
+    });
+  }
+  return { child, dataDir, exited, output: () => output, outputChanged };
+}
+
+/** Runs the built Hearth as the unprivileged user until it exits on its own. */
+async function runAsUser(environment: Record<string, string>): Promise<{ code: number | null; output: string; dataDir: string }> {
+  const started = await spawnAsUser(environment);
+  const [code] = await started.exited;
+  return { code, output: started.output(), dataDir: started.dataDir };
 }
 
 const fix = 'Fix the file, or unset TLS_CERT_FILE and TLS_KEY_FILE for plain HTTP.';
 
-describe.skipIf(process.platform !== 'linux')('start-up with TLS files it cannot use', () => {
+describe.skipIf(process.platform !== 'linux')('start-up with TLS files', () => {
+  it('a pair the user can read: `npm start` serves HTTPS only, and ends on SIGTERM', async () => {
+    const { certFile, keyFile } = await pairFolder();
+    await chown(keyFile, user.uid, user.gid);
+    const started = await spawnAsUser({ TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
+    // Fastify's line once it listens: the address it gives is an https:// one.
+    const port = await new Promise<string>((resolve, reject) => {
+      const look = () => {
+        const found = /"msg":"Server listening at https:\/\/127\.0\.0\.1:(\d+)"/.exec(started.output());
+        if (found) resolve(found[1]!);
+      };
+      started.outputChanged.on('data', look);
+      void started.exited.then(([code]) => reject(new Error(`Hearth exited (${code}): ${started.output()}`)));
+      look();
+    });
+    const client = httpsClient(`https://localhost:${port}`, authority.caPem);
+    cleanups.push(() => client.close());
+    expect(await client.request('GET', '/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    // Plain HTTP on the same port gets no answer from the API.
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    started.child.kill('SIGTERM');
+    expect((await started.exited)[0]).toBe(0);
+  });
+
   it('a key the user cannot read stops start-up in one line naming it', async () => {
     expect(user.uid, 'the test needs a user who is not root').not.toBe(0);
     const { certFile, keyFile } = await pairFolder();

@@ -1,4 +1,5 @@
-import { copyFile, rename, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.ts';
@@ -54,9 +55,10 @@ describe('TLS_CERT_FILE and TLS_KEY_FILE', () => {
   });
 
   it('serve the page, /health, both sockets and a streamed answer over HTTPS to a client trusting the authority', async () => {
-    const { hearth, client, first } = await httpsHearth();
+    const { hearth, client, first, lines } = await httpsHearth();
     try {
       expect(await client.servedFingerprint()).toBe(first.fingerprint256);
+      expect(lines.some((line) => JSON.parse(line).msg.startsWith('serving HTTPS with the certificate for DNS:localhost, IP Address:127.0.0.1, valid until '))).toBe(true);
       const page = await client.request('GET', '/');
       expect(page.status).toBe(200);
       expect(page.text).toContain('<title>');
@@ -130,6 +132,45 @@ describe('TLS_CERT_FILE and TLS_KEY_FILE', () => {
       socket.close();
     } finally {
       await client.close();
+    }
+  });
+
+  it("follow a renewal in certbot's layout: symlinks in live/ moved to new files in archive/", async () => {
+    const first = await authority.issue();
+    const folder = await mkdtemp(path.join(tmpdir(), 'hearth-certbot-'));
+    try {
+      const archive = path.join(folder, 'archive');
+      const live = path.join(folder, 'live');
+      await Promise.all([mkdir(archive), mkdir(live)]);
+      const point = async (name: string, target: string) => {
+        // certbot makes the new link beside the old one and renames it over, as here.
+        await symlink(path.relative(live, target), path.join(live, `${name}.new`));
+        await rename(path.join(live, `${name}.new`), path.join(live, name));
+      };
+      const keep = async (pair: IssuedPair, number: number) => {
+        await copyFile(pair.certFile, path.join(archive, `fullchain${number}.pem`));
+        await copyFile(pair.keyFile, path.join(archive, `privkey${number}.pem`));
+      };
+      await keep(first, 1);
+      await point('fullchain.pem', path.join(archive, 'fullchain1.pem'));
+      await point('privkey.pem', path.join(archive, 'privkey1.pem'));
+      const { logger, lines } = recordingLogger();
+      const hearth = await start({ logger, env: { TLS_CERT_FILE: path.join(live, 'fullchain.pem'), TLS_KEY_FILE: path.join(live, 'privkey.pem') } });
+      const client = httpsClient(`https://localhost:${new URL(hearth.baseUrl).port}`, authority.caPem);
+      try {
+        expect(await client.servedFingerprint()).toBe(first.fingerprint256);
+        const renewed = await authority.issue();
+        await keep(renewed, 2);
+        await point('privkey.pem', path.join(archive, 'privkey2.pem'));
+        await point('fullchain.pem', path.join(archive, 'fullchain2.pem'));
+        await waitUntil(() => lines.some((line) => line.includes('TLS certificate reloaded')));
+        expect(await client.servedFingerprint()).toBe(renewed.fingerprint256);
+      } finally {
+        await client.close();
+        await hearth.close();
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
     }
   });
 

@@ -97,6 +97,29 @@ describe('failed sign-ins', () => {
   }, 90_000);
 });
 
+describe('behind a reverse proxy on this machine', () => {
+  it("counts failures per address the proxy forwards, so one guesser does not slow everyone behind it", async () => {
+    const clock = new ManualClock('2026-11-28T12:00:00.000Z');
+    const { logger, lines } = recordingLogger();
+    const hearth = await start({ clock, logger });
+    const { people } = await household(hearth, ['adult'] as const);
+    const [adult] = people;
+    const via = (address: string) => ({ 'x-forwarded-for': `198.51.100.99, ${address}` });
+    // Three free failures from one address, each under a name of its own (so only the address counts).
+    for (const index of [1, 2, 3]) expect((await postSignIn(hearth.baseUrl, { name: `nobody ${index}`, passphrase: 'a guess' }, via('203.0.113.7'))).status).toBe(401);
+    // Someone else behind the same proxy signs in at once; the guesser's next attempt waits.
+    const right = await postSignIn(hearth.baseUrl, { name: adult.person.name, passphrase: adult.passphrase }, via('203.0.113.8'));
+    expect(right.status).toBe(200);
+    expect(clock.nextTimer()).toBeUndefined();
+    const guessing = postSignIn(hearth.baseUrl, { name: 'nobody 4', passphrase: 'a guess' }, via('203.0.113.7'));
+    await waitUntil(() => clock.nextTimer() === '2026-11-28T12:00:01.000Z');
+    clock.advanceTo(new Date('2026-11-28T12:00:01.000Z'));
+    expect((await guessing).status).toBe(401);
+    const failures = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'sign-in failed');
+    expect(failures.map((line) => line.address)).toEqual(['203.0.113.7', '203.0.113.7', '203.0.113.7', '203.0.113.7']);
+  });
+});
+
 describe('POST /auth/sign-out', () => {
   it('makes the cookie useless and clears it', async () => {
     const hearth = await start();

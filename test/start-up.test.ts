@@ -9,6 +9,7 @@ import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { builtStartCommand } from './support/hearth-build.ts';
 import { prepareProfiles, startChildServer, type ChildServer } from './support/server-child.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { testHomeFolders } from './support/test-home-folders.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -25,8 +26,12 @@ async function dataFolder(): Promise<string> {
 /** Runs Hearth as `npm start` does (this run's build) until it exits on its own; stdout and stderr are not a terminal. */
 async function runMainUntilExit(environment: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const start = builtStartCommand();
+  // Run from a folder of its own with its own XDG folders: no .env of the checkout or of the person is read.
+  const home = await mkdtemp(path.join(tmpdir(), 'hearth-start-home-'));
+  cleanups.push(() => rm(home, { recursive: true, force: true }));
   const child = spawn(start.executable, start.args, {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...environment },
+    cwd: home,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...testHomeFolders(home), ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

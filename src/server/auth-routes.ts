@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Accounts } from '../household/accounts.ts';
 import { passphraseLength } from '../household/passphrase.ts';
 import { ApiError } from '../errors.ts';
+import { clientAddress } from './client-address.ts';
 import { readCookie, signInCookie } from './identify.ts';
 import { personJson } from './person-json.ts';
 import { relyingParty } from './relying-party.ts';
@@ -31,7 +32,7 @@ export async function authRoutes(app: FastifyInstance, options: { accounts: Acco
   const { accounts } = options;
 
   app.post<{ Body: Static<typeof SignInBody> }>('/auth/sign-in', { schema: { body: SignInBody } }, async (request, reply) => {
-    const result = await accounts.signIns.signIn(request.body.name, request.body.passphrase, request.ip);
+    const result = await accounts.signIns.signIn(request.body.name, request.body.passphrase, clientAddress(request));
     if (!result.ok) throw new ApiError('sign_in_failed', 'That name and passphrase do not match anyone here. After a few failures each attempt waits longer.');
     setSignInCookie(request, reply, result.secret);
     const { id, name, role } = result.person;
@@ -49,11 +50,11 @@ export async function authRoutes(app: FastifyInstance, options: { accounts: Acco
     const { code, name, passphrase } = request.body;
     const result = await accounts.invitations.accept(code, name, passphrase);
     if (!result.ok) {
-      request.log.warn({ name, address: request.ip }, `invitation refused: ${result.code}`);
+      request.log.warn({ name, address: clientAddress(request) }, `invitation refused: ${result.code}`);
       throw new ApiError(result.code, result.message);
     }
     request.log.info({ person: result.person.name, role: result.person.role }, 'joined the household');
-    setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, request.ip));
+    setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, clientAddress(request)));
     return reply.code(201).send(personJson(result.person));
   });
 
@@ -61,9 +62,9 @@ export async function authRoutes(app: FastifyInstance, options: { accounts: Acco
 
   app.post<{ Body: Static<typeof PasskeySignInBody> }>('/auth/passkey', { schema: { body: PasskeySignInBody } }, async (request, reply) => {
     const rp = relyingParty(request);
-    const result = await accounts.passkeys.signIn(request.body.credential as unknown as AuthenticationResponseJSON, rp, request.ip);
+    const result = await accounts.passkeys.signIn(request.body.credential as unknown as AuthenticationResponseJSON, rp, clientAddress(request));
     if (!result.ok) throw new ApiError(result.code, result.message);
-    setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, request.ip));
+    setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, clientAddress(request)));
     const { id, name, role } = result.person;
     return { id, name, role };
   });

@@ -5,6 +5,7 @@ import type { Accounts } from '../household/accounts.ts';
 import type { StoredPasskey } from '../household/passkeys.ts';
 import { passphraseLength } from '../household/passphrase.ts';
 import { ApiError } from '../errors.ts';
+import { clientAddress } from './client-address.ts';
 import { personJson } from './person-json.ts';
 import { relyingParty } from './relying-party.ts';
 import { setSignInCookie } from './sign-in-cookie.ts';
@@ -38,7 +39,7 @@ export async function meRoutes(app: FastifyInstance, options: { accounts: Accoun
     if (!result.ok) throw new ApiError(result.code, result.message);
     // A new passphrase ended every sign-in of theirs; this page stays signed in with a fresh one.
     // It is also how the owner a one-person Hearth starts with gets a sign-in before anyone joins.
-    if (passphrase !== undefined) setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, request.ip));
+    if (passphrase !== undefined) setSignInCookie(request, reply, await accounts.signIns.start(result.person.id, clientAddress(request)));
     return personJson(result.person);
   });
 

@@ -89,6 +89,7 @@ export interface TlsReloader {
 export function watchTlsPair({ files, server, logger, debounceMs = 100, ...options }: TlsReloaderOptions): TlsReloader {
   let current = options.current;
   let timer: NodeJS.Timeout | undefined;
+  logger.info(`serving HTTPS with the certificate for ${current.description}`);
   const reload = () => {
     timer = undefined;
     const read = readTlsPair(files);
