@@ -29,6 +29,8 @@ describe('parseConfig defaults', () => {
       HOST: '127.0.0.1',
       PORT: 8000,
       AUTH_TOKEN: '',
+      TLS_CERT_FILE: '',
+      TLS_KEY_FILE: '',
       DATA_DIR: state,
       DB_PATH: `${state}/hearth.db`,
       LLM_BACKEND: 'ollama',
