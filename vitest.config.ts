@@ -1,14 +1,13 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
-// These add links to this machine (a veth pair to a stand-in LAN device). Chromium drops the
-// requests it has in flight when the machine's network changes (ERR_NETWORK_CHANGED), so a page
-// opened meanwhile loads blank; and each counts the machine's addresses, which the others change.
-// They run after the rest, one at a time.
-const changesHostNetwork = [
-  'test/security/jail-network-reach.test.ts',
-  'test/security/jail-network-new-address.test.ts',
-  'test/security/jail-unprivileged.test.ts',
-];
+// The suites that add links to this machine (a veth pair to a stand-in LAN device), one after
+// another in one file. Chromium drops the requests it has in flight when the machine's network
+// changes (ERR_NETWORK_CHANGED), so a page opened meanwhile loads blank, and the other security
+// files' probers try every address the machine has. So the browser and security files run
+// first; then this file beside the rest, started first (projects of a group are queued by
+// name), so that its one worker's 40 s are not a tail the other workers wait through.
+const changesHostNetwork = 'test/security/host-network.test.ts';
+const beforeHostNetwork = ['test/browser/**/*.test.ts', 'test/security/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -34,8 +33,9 @@ export default defineConfig({
     // One Chromium for the run, which the browser files connect to; closed at the end.
     globalSetup: ['test/support/hearth-build-setup.ts', 'test/support/chromium-server-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'hearth', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...changesHostNetwork] } },
-      { extends: true, test: { name: 'host-network', include: changesHostNetwork, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'hearth', include: beforeHostNetwork, exclude: [...configDefaults.exclude, changesHostNetwork] } },
+      { extends: true, test: { name: 'host-network', include: [changesHostNetwork], sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'rest', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...beforeHostNetwork], sequence: { groupOrder: 1 } } },
     ],
   },
 });
