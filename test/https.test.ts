@@ -1,7 +1,7 @@
 import { copyFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError, parseConfig } from '../src/config.ts';
 import { useHearth, type Hearth } from './support/hearth-server.ts';
 import { httpsClient, type HttpsClient } from './support/https-client.ts';
@@ -35,8 +35,9 @@ async function replaceFile(file: string, text: string): Promise<void> {
 async function httpsHearth(): Promise<{ hearth: Hearth; client: HttpsClient; files: { certFile: string; keyFile: string }; first: IssuedPair; lines: string[] }> {
   const first = await authority.issue();
   const { logger, lines } = recordingLogger();
-  // Files in a folder of their own, as certbot's live/ folder: the data folder is made by startHearth.
-  const folder = path.dirname(first.certFile);
+  // Files in a folder of their own, as certbot's live/ folder, removed after the test.
+  const folder = await mkdtemp(path.join(tmpdir(), 'hearth-tls-live-'));
+  onTestFinished(() => rm(folder, { recursive: true, force: true }));
   const files = await served(first, folder);
   const hearth = await start({ logger, env: { TLS_CERT_FILE: files.certFile, TLS_KEY_FILE: files.keyFile } });
   const client = httpsClient(`https://localhost:${new URL(hearth.baseUrl).port}`, authority.caPem);
@@ -89,15 +90,14 @@ describe('TLS_CERT_FILE and TLS_KEY_FILE', () => {
   it('refuse a client that does not trust the authority (the certificate is really checked)', async () => {
     const { client } = await httpsHearth();
     await client.close();
-    const stranger = httpsClient(client.baseUrl, (await startTestAuthority().then(async (other) => {
-      const pem = other.caPem;
-      await other.close();
-      return pem;
-    })));
+    const other = await startTestAuthority();
+    const stranger = httpsClient(client.baseUrl, other.caPem);
     try {
-      await expect(stranger.request('GET', '/health')).rejects.toThrow();
+      await expect(stranger.request('GET', '/health')).rejects.toThrow(/fetch failed/);
+      await expect(stranger.servedFingerprint()).rejects.toThrow(/unable to verify the first certificate|self.signed|unable to get local issuer/);
     } finally {
       await stranger.close();
+      await other.close();
     }
   });
 
