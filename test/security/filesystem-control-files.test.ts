@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { createFilesystemTool } from '../../src/tools/builtin/filesystem.ts';
 import type { Tool } from '../../src/tools/tool.ts';
@@ -98,6 +98,37 @@ describe('the filesystem tool and Hearth\'s control files, with FS_ALLOWED_PATHS
     expect(existsSync(path.join(paths.tools, 'nested'))).toBe(false);
     expect(await readFile(path.join(paths.manuals, 'terminal.md'), 'utf8')).toBe('The manual.');
     expect(await readFile(paths.persona, 'utf8')).toBe('You are kind.');
+  });
+
+  it('never reaches the shipped tools, the person\'s profile overrides in DATA_DIR, or ~/.config/hearth/env (issue 34)', async () => {
+    // Outside the working folder and DATA_DIR, where only their own places cover them.
+    const elsewhere = await mkdtemp(path.join(os.tmpdir(), 'hearth-control-elsewhere-'));
+    onTestFinished(() => rm(elsewhere, { recursive: true, force: true }));
+    const shipped = path.join(elsewhere, 'shipped-tools');
+    const overrides = path.join(paths.data, 'profiles');
+    const configHome = path.join(elsewhere, 'config');
+    await mkdir(shipped);
+    await mkdir(overrides);
+    await mkdir(path.join(configHome, 'hearth'), { recursive: true });
+    await writeFile(path.join(shipped, 'get_current_datetime.ts'), 'export const name = "get_current_datetime";');
+    await writeFile(path.join(overrides, 'admin.md'), originalProfile);
+    await writeFile(path.join(configHome, 'hearth', 'env'), 'AUTH_TOKEN=config-home-secret\n');
+    vi.stubEnv('XDG_CONFIG_HOME', configHome);
+    tool = createFilesystemTool({
+      workingFolder: server,
+      config: parseConfig({ FS_ALLOWED_PATHS: '*', FS_WRITABLE_PATHS: `${server},${elsewhere}`, PROFILES_DIR: paths.profiles, TOOLS_DIR: paths.tools, SHIPPED_TOOLS_DIR: shipped, DATA_DIR: paths.data, SESSION_FILES_DIR: paths.sessions }),
+    });
+
+    const output = await expectRefused({ action: 'write', path: path.join(shipped, 'get_current_datetime.ts'), content: 'export const name = "backdoor";' }, 'SHIPPED_TOOLS_DIR');
+    expect(output).toContain('Use write_tool');
+    await expectRefused({ action: 'read', path: path.join(shipped, 'get_current_datetime.ts') }, 'SHIPPED_TOOLS_DIR');
+    await expectRefused({ action: 'write', path: path.join(overrides, 'admin.md'), content: originalProfile.replace('default: ask', 'default: allow') }, 'Refused');
+    await expectRefused({ action: 'write', path: path.join(overrides, 'evil.md'), content: '---\nid: evil\n---\n' }, 'Refused');
+    const env = await expectRefused({ action: 'read', path: path.join(configHome, 'hearth', 'env') }, '.env');
+    expect(env).not.toContain('config-home-secret');
+    expect(await readFile(path.join(shipped, 'get_current_datetime.ts'), 'utf8')).toBe('export const name = "get_current_datetime";');
+    expect(await readFile(path.join(overrides, 'admin.md'), 'utf8')).toBe(originalProfile);
+    expect(existsSync(path.join(overrides, 'evil.md'))).toBe(false);
   });
 
   it('never reads or writes the database, its journal files, or .env', async () => {
