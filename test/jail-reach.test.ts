@@ -77,7 +77,7 @@ describe('the terminal-input filter', () => {
 });
 
 describe('the command line of a jailed call', () => {
-  it('sets the limits with prlimit, then joins its groups and opens the filter in a shell that becomes bubblewrap, in a session of its own', async () => {
+  it('dies with Hearth (setpriv), sets the limits with prlimit, then joins its groups and opens the filter in a shell that becomes bubblewrap, in a session of its own', async () => {
     const config = parseConfig({ DATA_DIR: dataDir, JAIL_MAX_PROCESSES: '100', JAIL_MAX_MEMORY_MB: '300', JAIL_TMP_MB: '20' });
     expect(rlimitArguments(jailLimits(config), 7)).toEqual([
       'prlimit', '--nproc=100', `--data=${300 * 1024 * 1024}`, `--fsize=${20 * 1024 * 1024}`, '--nofile=1024', '--cpu=7', '--',
@@ -86,10 +86,12 @@ describe('the command line of a jailed call', () => {
     if (!jailRuns) return;
     const jail = jailFor(config);
     const command = await jail.wrap('/bin/true', [], { kind: 'strict', writable: [], cwd: '/', cpuSeconds: 7 }, {});
-    expect(command.executable).toBe('prlimit');
+    // Killed with Hearth from the first instruction (setpriv), then the limits.
+    expect(command.executable).toBe('setpriv');
+    expect(command.args.slice(0, 4)).toEqual(['--pdeathsig', 'KILL', '--', 'prlimit']);
     const shell = command.args.indexOf('/bin/sh');
     // Root's ceiling is the plain number; another user's adds what that user runs already (ProcessCeiling).
-    const [processes, ...others] = command.args.slice(0, shell);
+    const [processes, ...others] = command.args.slice(4, shell);
     expect(Number(processes!.replace('--nproc=', ''))).toBeGreaterThanOrEqual(100);
     expect(others).toEqual(rlimitArguments(jailLimits(config), 7).slice(2));
     const bubblewrap = command.args.slice(command.args.indexOf('bwrap'));

@@ -6,6 +6,7 @@ import { bubblewrapArguments, type JailSurroundings, type JailTemporary } from '
 import { hearthPaths, hearthProcessIds } from './hearth-footprint.ts';
 import { CallCgroups, jailLimits, ProcessCeiling, rlimitArguments, type JailLimits } from './jail-limits.ts';
 import { jailedFeatures, type JailedCommand, type JailLimitsStatus, type JailSpec, type JailStatus } from './jail-spec.ts';
+import { diesWithHearth, parentIsHearth } from './dies-with-hearth.ts';
 import { terminalInputFilter } from './tty-filter.ts';
 import { NetworkNamespace } from './network-namespace.ts';
 
@@ -102,6 +103,8 @@ export async function probeJail(environment: NodeJS.ProcessEnv = process.env, fi
   const canSizeTmpfs = major > 0 || minor >= 9;
   const limits = await probe('prlimit', ['--version'], environment);
   if (!limits.ok) return unavailable({ reason: 'prlimit (util-linux), which sets the limits of each jailed call, does not run here', fix: 'sudo apt install util-linux' });
+  const deathSignal = await probe('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], environment);
+  if (!deathSignal.ok) return unavailable({ reason: 'setpriv (util-linux), which ends each jail when Hearth dies, does not run here', fix: 'sudo apt install util-linux' });
   const surroundings = { hiddenPaths: [], hiddenProcessIds: [], uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, canDisableUserNamespaces };
   const runTrue = (withFilter: boolean) => {
     const args = [...bubblewrapArguments({ kind: 'strict', writable: [], cwd: '/' }, surroundings, { ownNetwork: true, ...(withFilter && { seccompFd: filterDescriptor }) }), 'true'];
@@ -232,8 +235,9 @@ export class Jail {
    * network namespace first when the spec has network), or unchanged when the person set JAIL=off.
    * Without a working jail it throws: nothing runs unjailed by accident.
    *
-   * The spawned command is `prlimit` (the rlimits) running `/bin/sh`, which joins the call's
-   * control groups, opens the seccomp filter on descriptor 9 and becomes bubblewrap. Every
+   * The spawned command is `setpriv` (the death signal) running `prlimit` (the rlimits) running
+   * `/bin/sh`, which checks that Hearth still lives, joins the call's control groups, opens the
+   * seccomp filter on descriptor 9 and becomes bubblewrap. Every
    * spawner gets the same command line, with no descriptor of its own to pass: the MCP SDK's
    * stdio transport spawns with exactly three.
    */
@@ -269,10 +273,10 @@ export class Jail {
         ...(filterFile !== undefined && { seccompFd: filterDescriptor }),
       });
       const jailed = [...(namespace?.enter() ?? []), 'bwrap', ...jailArgs, executable, ...args];
-      const shell = ['/bin/sh', '-c', joinAndBecome, filterFile ?? '', ...(cgroup?.joinFiles ?? []), '--', ...jailed];
+      const shell = ['/bin/sh', '-c', joinAndBecome, filterFile ?? '', String(process.pid), ...(cgroup?.joinFiles ?? []), '--', ...jailed];
       const processes = await this.processCeiling.for(this.limits.processes);
-      const [command = 'prlimit', ...rest] = [...rlimitArguments({ ...this.limits, processes }, spec.cpuSeconds), ...shell];
-      return { executable: command, args: rest, environment: jailEnvironment(environment, spec), signal: (signal) => cgroup?.signal(signal), release };
+      const [command = 'setpriv', ...commandArgs] = [...diesWithHearth, ...rlimitArguments({ ...this.limits, processes }, spec.cpuSeconds), ...shell];
+      return { executable: command, args: commandArgs, environment: jailEnvironment(environment, spec), signal: (signal) => cgroup?.signal(signal), release };
     } catch (error) {
       release();
       throw error;
@@ -331,13 +335,16 @@ export class Jail {
 }
 
 /**
- * The jail's shell: `$0` is the filter file (or empty), then the control groups' `cgroup.procs`
- * files up to `--`, then bubblewrap's command line. It writes its own id into each group (so
- * bubblewrap and all it starts are counted there from the first instruction) and becomes
- * bubblewrap with the filter open on descriptor 9.
+ * The jail's shell: `$0` is the filter file (or empty), `$1` Hearth's process id, then the control
+ * groups' `cgroup.procs` files up to `--`, then bubblewrap's command line. It ends at once if Hearth
+ * is gone already (the parent-death signal came too late to fire), writes its own id into each
+ * group (so bubblewrap and all it starts are counted there from the first instruction) and
+ * becomes bubblewrap with the filter open on descriptor 9.
  */
 const joinAndBecome = [
   'filter=$0',
+  `${parentIsHearth('$1')} || { echo "bwrap: Hearth ended before the jail started" >&2; exit 125; }`,
+  'shift',
   'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "bwrap: could not join the control group $1" >&2; exit 125; }; shift; done',
   'shift',
   `if [ -n "$filter" ]; then exec "$@" ${filterDescriptor}<"$filter"; fi`,

@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { readFile, rm } from 'node:fs/promises';
+import { watch } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { messageOf } from '../failure.ts';
 import { hostAddresses, watchHostAddresses, type AddressWatch } from './host-addresses.ts';
+import { diesWithHearth, parentIsHearth } from './dies-with-hearth.ts';
+import { endProcessTree } from './process-tree.ts';
 
 const startTimeoutMs = 10_000;
 
@@ -72,8 +73,8 @@ export class NetworkNamespace {
 
   static async create(environment: NodeJS.ProcessEnv, events: NetworkNamespaceEvents = {}): Promise<NetworkNamespace> {
     const holder = spawn(
-      'bwrap',
-      ['--unshare-user', '--unshare-net', '--die-with-parent', '--cap-add', 'CAP_NET_ADMIN', '--ro-bind', '/', '/', '--info-fd', '3', 'sh', '-c', holderProgram],
+      diesWithHearth[0]!,
+      [...diesWithHearth.slice(1), 'bwrap', '--unshare-user', '--unshare-net', '--die-with-parent', '--cap-add', 'CAP_NET_ADMIN', '--ro-bind', '/', '/', '--info-fd', '3', 'sh', '-c', holderProgram],
       { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: environment },
     );
     const holderPid = await readChildPid(holder, 3);
@@ -205,14 +206,24 @@ export class NetworkNamespace {
   }
 }
 
-/** Starts pasta for the holder's namespace; resolves with the id of the process that serves it (pasta forks into the background). */
-async function startPasta(holderPid: number, environment: NodeJS.ProcessEnv): Promise<number | undefined> {
-  const pidFile = path.join(os.tmpdir(), `hearth-pasta-${randomUUID()}.pid`);
+/**
+ * Starts pasta for the holder's namespace and resolves with its process id once it serves the
+ * namespace (it writes its pid file then). It runs in the foreground, Hearth's child, under
+ * setpriv's parent-death signal: daemonized, it would outlive Hearth, holding the namespace alive
+ * (it quits with its namespace only when that is bound to a file, and /proc/<pid>/ns is not).
+ */
+async function startPasta(holderPid: number, environment: NodeJS.ProcessEnv): Promise<number> {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'hearth-pasta-'));
+  const pidFile = path.join(folder, 'pid');
   const uid = process.getuid?.() ?? 0;
   const gid = process.getgid?.() ?? 0;
   const pasta = spawn(
-    'pasta',
+    diesWithHearth[0]!,
     [
+      ...diesWithHearth.slice(1),
+      // Hearth died before setpriv set the signal: nothing would end pasta, so it does not start.
+      '/bin/sh', '-c', `${parentIsHearth('$0')} && exec "$@"`, String(process.pid),
+      'pasta', '--foreground',
       '--config-net', '--quiet', '--no-map-gw',
       '-t', 'none', '-u', 'none', '-T', 'none', '-U', 'none',
       '--runas', `${uid}:${gid}`,
@@ -223,17 +234,31 @@ async function startPasta(holderPid: number, environment: NodeJS.ProcessEnv): Pr
     { stdio: ['ignore', 'ignore', 'pipe'], env: environment },
   );
   let errors = '';
-  pasta.stderr?.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
-  const [code] = (await Promise.race([once(pasta, 'exit'), once(pasta, 'error').then(([error]) => [error])])) as [number | Error | null];
-  // pasta forks into the background once the namespace is set up; the foreground process then exits with 0.
-  const pastaPid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim()) || undefined;
-  await rm(pidFile, { force: true });
-  if (code !== 0) {
-    if (pastaPid !== undefined) process.kill(pastaPid, 'SIGKILL');
-    const reason = code instanceof Error ? code.message : errorLines(errors) || `pasta exited with ${String(code)}`;
-    throw new Error(`pasta could not give the jail a network: ${reason}`);
+  pasta.stderr?.setEncoding('utf8').on('data', (chunk: string) => (errors = (errors + chunk).slice(-2000)));
+  const watcher = watch(folder);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const serving = new Promise<true>((resolve) => {
+      const check = () => void readFile(pidFile, 'utf8').then((text) => text.trim() !== '' && resolve(true), () => undefined);
+      watcher.on('change', check);
+      check();
+    });
+    const exited = new Promise<string>((resolve) => {
+      pasta.once('exit', (code, signal) => resolve(errorLines(errors) || `pasta exited with ${signal ?? code}`));
+      pasta.once('error', (error) => resolve(error.message));
+    });
+    const timedOut = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('pasta did not set the namespace up within 10 s'), startTimeoutMs)));
+    const outcome = await Promise.race([serving, exited, timedOut]);
+    if (outcome !== true) {
+      pasta.kill('SIGKILL');
+      throw new Error(`pasta could not give the jail a network: ${outcome}`);
+    }
+    return pasta.pid!;
+  } finally {
+    clearTimeout(timer);
+    watcher.close();
+    await rm(folder, { recursive: true, force: true });
   }
-  return pastaPid;
 }
 
 /** pasta's stderr without its complaints about syslog and ICMP, which do not stop it. */
@@ -255,7 +280,7 @@ export async function readChildPid(child: ChildProcess, infoFd: number): Promise
     const timer = setTimeout(() => fail(new Error('bubblewrap did not start within 10 s')), startTimeoutMs);
     function fail(error: Error) {
       clearTimeout(timer);
-      child.kill('SIGKILL');
+      if (child.pid !== undefined) endProcessTree(child.pid);
       reject(error);
     }
     info.on('data', (chunk: Buffer) => {

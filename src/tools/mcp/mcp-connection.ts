@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailedCommand } from '../../jail/jail-spec.ts';
+import { endProcessTree } from '../../jail/process-tree.ts';
 import { mcpJailSpec, usesNpm } from './mcp-jail.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -433,13 +434,15 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
       return;
     }
     // A failed server gets no grace; a working one is closed as the MCP spec asks: stdin, then SIGTERM, then SIGKILL.
-    if (how === 'kill' && child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // Killed, a jailed server goes with its whole tree: bubblewrap's outer process alone would leave a jail still being set up behind.
+    if (how === 'kill' && child?.pid !== undefined && child.exitCode === null && child.signalCode === null) endProcessTree(child.pid);
     await client.close();
     if (child && attempt.exited) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) endProcessTree(child.pid);
       await Promise.race([attempt.exited, new Promise((resolve) => setTimeout(resolve, exitWaitMs))]);
     }
-    // Whatever it started (and left running, perhaps in a session of its own) carries the marker.
+    // Whatever it started (and left running, perhaps in a session of its own, or a jail whose outer process took SIGTERM
+    // while it was being set up) carries the marker.
     await signalCallProcesses(this.options.processMarker, 'SIGKILL');
     attempt.releaseJail?.();
   }

@@ -8,6 +8,7 @@ import type { ResourceLimits } from 'node:worker_threads';
 import { interpreterFolders } from '../../jail/interpreters.ts';
 import type { Jail } from '../../jail/jail.ts';
 import { readChildPid } from '../../jail/network-namespace.ts';
+import { endProcessTree } from '../../jail/process-tree.ts';
 import { packagePath } from '../../package-root.ts';
 import { toolEnvironment } from '../tool-environment.ts';
 import type { HostEnd, HostTransport } from './host-transport.ts';
@@ -51,7 +52,7 @@ function register(child: ChildProcess): void {
   if (endHostsOnExit) return;
   endHostsOnExit = true;
   process.once('exit', () => {
-    for (const host of runningHosts) host.kill('SIGKILL');
+    for (const host of runningHosts) if (host.pid !== undefined) endProcessTree(host.pid);
   });
 }
 
@@ -158,7 +159,8 @@ export class HostProcess implements HostTransport {
   async close(): Promise<void> {
     this.watch?.stop();
     const { child } = this;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // The whole tree: bubblewrap's outer process alone would leave a jail that is still being set up behind.
+    if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) endProcessTree(child.pid);
     await this.exited;
   }
 
