@@ -150,4 +150,16 @@ describe('hearth backup and restore', () => {
     expect(restoredDatabase.prepare('SELECT name FROM kysely_migration ORDER BY name DESC LIMIT 1').pluck().get()).toBe(migrationNames.at(-2));
     restoredDatabase.close();
   });
+
+  it('a second Hearth on a DATA_DIR one already runs on waits for it briefly, then stops in one line', async () => {
+    const dataDir = path.join(folder, 'data');
+    await prepareProfiles(dataDir);
+    child = await startChildServer(dataDir, { LLM_BACKEND: 'ollama', OLLAMA_HOST: llm.url });
+    const { code, output } = await runServerUntilExit({ DATA_DIR: dataDir, PROFILES_DIR: path.join(dataDir, 'profiles'), OLLAMA_HOST: llm.url });
+    expect(code).toBe(1);
+    expect(output).toBe(
+      `hearth: A Hearth is running on DATA_DIR ${dataDir} (it holds ${path.join(dataDir, 'hearth.lock')}). Two cannot share one DATA_DIR: stop the other, or give this one its own.\n`,
+    );
+    expect((await child.request('GET', '/health')).status).toBe(200);
+  });
 });
