@@ -1,7 +1,7 @@
 // manifest.json, the first entry of every backup: what made it and what it holds, each file
 // with its size and SHA-256, so a restore can tell a whole archive from a damaged one.
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import SqliteDatabase from 'better-sqlite3';
 
 export const manifestName = 'manifest.json';
@@ -25,7 +25,9 @@ const ManifestSchema = Type.Object({
 
 export type BackupManifest = Static<typeof ManifestSchema>;
 
-const validate = new Ajv({ allErrors: false }).compile(ManifestSchema);
+let validator: ValidateFunction<BackupManifest> | undefined;
+/** Compiled at the first restore, not at every server start that loads this module. */
+const validate = (value: unknown): value is BackupManifest => (validator ??= new Ajv({ allErrors: false }).compile<BackupManifest>(ManifestSchema))(value);
 
 /** The manifest in `text`, or why it is not one this Hearth reads. */
 export function parseManifest(text: string): { ok: true; manifest: BackupManifest } | { ok: false; message: string } {
@@ -36,7 +38,7 @@ export function parseManifest(text: string): { ok: true; manifest: BackupManifes
     return { ok: false, message: `${manifestName} is not JSON` };
   }
   if (!validate(value)) {
-    const [failure] = validate.errors ?? [];
+    const [failure] = validator?.errors ?? [];
     return { ok: false, message: `${manifestName} is not a Hearth backup's (${failure?.instancePath || '/'} ${failure?.message ?? ''})` };
   }
   return { ok: true, manifest: value };

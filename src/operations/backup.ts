@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { create as createTar } from 'tar';
 import type { Config } from '../config.ts';
 import { messageOf } from '../failure.ts';
 import { version } from '../version.ts';
@@ -70,6 +69,8 @@ export async function createBackup(settings: BackupSettings, file: string): Prom
     };
     await writeFile(path.join(staging, manifestName), `${JSON.stringify(manifest, null, 2)}\n`);
     const partial = `${target}.partial`;
+    // Loaded here: the server reaches this module at every start, and writes an archive only before migrating.
+    const { create: createTar } = await import('tar');
     await createTar({ gzip: true, file: partial, cwd: staging, portable: true }, [manifestName, databaseName, dataFolderName]);
     await rename(partial, target);
     return { ok: true, file: target, manifest, skipped: state.skipped, outside: outsideState(settings) };
