@@ -10,8 +10,11 @@ import { lockFileName } from './instance-lock.ts';
 /** Caches, scratch and backups themselves, at the top of DATA_DIR: rebuilt or not worth keeping. */
 export const notStateFolders = ['backups', 'npm-cache', 'jail'];
 
-/** Folders a restore unpacks into, and the built copies of user tools (rebuilt from their sources). */
-const notStatePatterns = [/^\.restore-/, /^user-tools\/\.build$/, /(^|\/)\.write-check-\d+$/];
+/**
+ * Folders a restore unpacks into and a backup written into DATA_DIR fills, the built copies of
+ * user tools (rebuilt from their sources), and start-up's write probes.
+ */
+const notStatePatterns = [/^\.restore-/, /^\.hearth-backup-/, /\.tar\.gz\.partial$/, /^user-tools\/\.build$/, /(^|\/)\.write-check-\d+$/];
 
 export interface StateFiles {
   /** Regular files, as paths relative to DATA_DIR with `/` between folders. */

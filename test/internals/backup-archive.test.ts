@@ -44,6 +44,9 @@ const notState: Record<string, string> = {
   'npm-cache/_cacache/index': 'cache',
   'jail/scratch': 'scratch',
   'user-tools/.build/weather.js': 'built',
+  // What an earlier backup written into DATA_DIR left half done.
+  '.hearth-backup-AbCdEf/hearth.db': 'snapshot',
+  'hearth-backup-x.tar.gz.partial': 'half an archive',
 };
 
 /** A DATA_DIR in use: a database with a row in it, state files, and what a backup leaves out. */
