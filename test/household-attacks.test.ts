@@ -8,11 +8,24 @@ import { EventSocket } from './support/event-socket.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { addPerson, household, type SignedIn } from './support/people.ts';
 
+/** A profile everyone may use whose every call asks, the grown-ups deciding. */
+const porch = `---
+id: porch
+name: Porch
+people: [owner, adult, child, guest]
+approvers: [owner, adult]
+tools: [scratchpad]
+approvals:
+  default: ask
+---
+You help at the door.
+`;
+
 let hearth: Hearth;
 const signedIn = {} as Record<Role, SignedIn>;
 
 beforeAll(async () => {
-  hearth = await startHearth();
+  hearth = await startHearth({ profiles: { porch } });
   const { owner, people: [adult, child, guest] } = await household(hearth, ['adult', 'child', 'guest'] as const);
   Object.assign(signedIn, { owner, adult, child, guest });
 });
@@ -86,6 +99,39 @@ describe('switch_profile in a session shared with the household', () => {
     socket.close();
     expect((await toolResults(owner, sessionId))[0]).toMatch(/only its person switches its profile/);
     expect((await owner.request('GET', `/sessions/${sessionId}`)).body.profile_id).toBe('smart_home');
+  });
+});
+
+describe('a call asked in a session shared with the household', () => {
+  it("is asked by whoever wrote, regenerated or edited there, not by the session's person, and waits for those who decide theirs", async () => {
+    const { owner, guest } = signedIn;
+    const sessionId = await owner.createSession('porch');
+    await owner.request('PATCH', `/sessions/${sessionId}`, { shared: true });
+    const publish = { toolCalls: [{ name: 'scratchpad', arguments: { action: 'read' } }] };
+    const ownerSocket = await owner.connect(sessionId);
+    await ownerSocket.next('session_sync');
+    const guestSocket = await guest.connect(sessionId);
+    await guestSocket.next('session_sync');
+
+    const askedOf = async (start: () => void) => {
+      start();
+      const forOwner = await ownerSocket.next('approval_required');
+      const forGuest = await guestSocket.next('approval_required');
+      expect(forGuest.call_id).toBe(forOwner.call_id);
+      ownerSocket.send({ type: 'approve', call_id: forOwner.call_id, decision: 'deny' });
+      await ownerSocket.next('stream_end');
+      return { askedBy: (forOwner as any).asked_by?.name, guestMayDecide: (forGuest as any).can_decide };
+    };
+    hearth.llm.script(publish, { content: 'Left it shut.' });
+    expect(await askedOf(() => guestSocket.send({ type: 'message', content: 'Open the garage' }))).toEqual({ askedBy: guest.person.name, guestMayDecide: false });
+    hearth.llm.script(publish, { content: 'Left it shut.' });
+    expect(await askedOf(() => guestSocket.send({ type: 'regenerate' }))).toEqual({ askedBy: guest.person.name, guestMayDecide: false });
+    hearth.llm.script(publish, { content: 'Left it shut.' });
+    expect(await askedOf(() => ownerSocket.send({ type: 'message', content: 'Open the garage' }))).toEqual({ askedBy: owner.person.name, guestMayDecide: false });
+    const audit = (await guest.request('GET', `/approvals?status=all&session_id=${sessionId}`)).body.approvals;
+    expect(audit.map((approval: any) => approval.asked_by.name)).toEqual([guest.person.name, guest.person.name]);
+    ownerSocket.close();
+    guestSocket.close();
   });
 });
 

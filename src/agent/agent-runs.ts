@@ -9,12 +9,15 @@ export type SendResult = { ok: true; outcome: Promise<TurnOutcome> } | { ok: fal
  * `Agent` is the one implementation; tests give the service a fake.
  */
 export interface AgentRuns {
-  /** Starts a turn in the background; `session_busy` while the session has one. */
-  send(sessionId: string, input: UserInput): SendResult;
+  /**
+   * Starts a turn in the background; `session_busy` while the session has one. `by` is the person
+   * who asked for it (in a session shared with them, perhaps not the session's own; ToolContext.askedBy).
+   */
+  send(sessionId: string, input: UserInput, by?: string): SendResult;
   /** Answers the last user message again. */
-  regenerate(sessionId: string): SendResult;
+  regenerate(sessionId: string, by?: string): SendResult;
   /** Replaces a user message (by its display id) and answers it. */
-  edit(sessionId: string, messageId: number, content: string): SendResult;
+  edit(sessionId: string, messageId: number, content: string, by?: string): SendResult;
   /** Stops the session's run; false when it had none. */
   stop(sessionId: string): boolean;
   /** Settles once the session's current turn has ended (at once when it has none). */

@@ -48,24 +48,24 @@ export class Agent implements AgentRuns {
   }
 
   /** Starts a turn in the background; refused while the session already has one. */
-  send(sessionId: string, input: UserInput): SendResult {
-    return this.start(sessionId, { type: 'message', input });
+  send(sessionId: string, input: UserInput, by?: string): SendResult {
+    return this.start(sessionId, { type: 'message', input }, by);
   }
 
   /** Answers the last user message again; the old answer stays in the display, superseded (README: Branches). */
-  regenerate(sessionId: string): SendResult {
-    return this.start(sessionId, { type: 'regenerate' });
+  regenerate(sessionId: string, by?: string): SendResult {
+    return this.start(sessionId, { type: 'regenerate' }, by);
   }
 
   /** Replaces a user message (by its display id) and answers it; what followed it stays in the display, superseded. */
-  edit(sessionId: string, messageId: number, content: string): SendResult {
-    return this.start(sessionId, { type: 'edit', messageId, content });
+  edit(sessionId: string, messageId: number, content: string, by?: string): SendResult {
+    return this.start(sessionId, { type: 'edit', messageId, content }, by);
   }
 
-  private start(sessionId: string, request: TurnRequest): SendResult {
+  private start(sessionId: string, request: TurnRequest, by?: string): SendResult {
     const started = this.hub.start(sessionId);
     if (!started.ok) return { ok: false, code: 'session_busy' };
-    const context: ToolContext = { sessionId, signal: started.signal, emit: started.emit, isSubagent: false };
+    const context: ToolContext = { sessionId, signal: started.signal, emit: started.emit, isSubagent: false, ...(by !== undefined && { askedBy: by }) };
     const background = this.backgroundWork(sessionId);
     const callLane: CallLane = {
       lane: request.type === 'message' && request.input.unattended ? 'background' : 'interactive',

@@ -122,7 +122,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
       mustAsk: joinReasons(await tool.mustAsk?.(args, context), request.outsideReason),
       destructive: tool.destructive === true,
     });
-    const { asker, access } = await this.askerOf(sessionId, [context.sessionProfileId, request.profileId]);
+    const { asker, access } = await this.askerOf(sessionId, [context.sessionProfileId, request.profileId], context.askedBy);
     const record = {
       sessionId,
       callId: request.callId,
@@ -234,12 +234,15 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
   }
 
   /**
-   * The person whose session it is, and who may decide under the profiles the call runs under (the
-   * session's, and a sub-agent's own): only a role every one of them names, as the strictest rule wins.
+   * Who asks — whoever started the run (`askedBy`: in a session shared with them, perhaps not its
+   * person), else the person whose session it is — and who may decide under the profiles the call
+   * runs under (the session's, and a sub-agent's own): only a role every one of them names, as the
+   * strictest rule wins.
    */
-  private async askerOf(sessionId: string, profileIds: readonly (string | undefined)[]): Promise<{ asker: Person | undefined; access: ProfileAccess }> {
+  private async askerOf(sessionId: string, profileIds: readonly (string | undefined)[], askedBy?: string): Promise<{ asker: Person | undefined; access: ProfileAccess }> {
     const session = await findSession(this.db, sessionId);
-    const asker = session ? await this.people.household.person(session.personId) : undefined;
+    const askerId = askedBy ?? session?.personId;
+    const asker = askerId === undefined ? undefined : await this.people.household.person(askerId);
     const named = profileIds.filter((id) => id !== undefined);
     const governing = new Set(named.length > 0 ? named : [session?.profileId ?? '']);
     const accesses = [...governing].map((id) => this.people.profiles.get(id) ?? ownerOnly);

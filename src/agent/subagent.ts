@@ -37,6 +37,7 @@ export function createSubagentRunner(dependencies: () => SubagentDependencies): 
       emit: parent.emit,
       isSubagent: true,
       ...(parent.outside && { outside: parent.outside }),
+      ...(parent.askedBy !== undefined && { askedBy: parent.askedBy }),
     };
     try {
       const outcome = await runAgentLoop({

@@ -154,13 +154,13 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
       const session = await ownSession(sessions, request, request.params.id);
       const oversized = oversizedImage(request.body.images, (index) => `"images.${index}"`);
       if (oversized) throw new ApiError('invalid_request', `Invalid body: ${oversized}.`);
-      return answer(session, sessions.send(session.id, request.body));
+      return answer(session, sessions.send(session.id, request.body, request.caller.person.id));
     },
   );
 
   app.post<{ Params: SessionParams }>('/sessions/:id/regenerate', { schema: { params: SessionParams } }, async (request) => {
     const session = await ownSession(sessions, request, request.params.id);
-    return answer(session, sessions.regenerate(session.id));
+    return answer(session, sessions.regenerate(session.id, request.caller.person.id));
   });
 
   app.post<{ Params: Static<typeof MessageParams>; Body: Static<typeof EditBody> }>(
@@ -168,7 +168,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     { schema: { params: MessageParams, body: EditBody }, bodyLimit: maxMessageBytes },
     async (request) => {
       const session = await ownSession(sessions, request, request.params.id);
-      return answer(session, sessions.edit(session.id, Number(request.params.message_id), request.body.content));
+      return answer(session, sessions.edit(session.id, Number(request.params.message_id), request.body.content, request.caller.person.id));
     },
   );
 

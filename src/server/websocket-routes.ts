@@ -69,12 +69,12 @@ export async function websocketRoutes(app: FastifyInstance, options: WebsocketRo
       switch (command.type) {
         case 'message': {
           const { type: _type, ...input } = command;
-          return refuseWhenBusy(sessions.send(sessionId, input));
+          return refuseWhenBusy(sessions.send(sessionId, input, person.id));
         }
         case 'regenerate':
-          return refuseWhenBusy(sessions.regenerate(sessionId));
+          return refuseWhenBusy(sessions.regenerate(sessionId, person.id));
         case 'edit':
-          return refuseWhenBusy(sessions.edit(sessionId, command.message_id, command.content));
+          return refuseWhenBusy(sessions.edit(sessionId, command.message_id, command.content, person.id));
         case 'stop':
           sessions.stop(sessionId);
           return;

@@ -250,8 +250,8 @@ export class SessionService implements Sessions {
     return stageUpload(await sessionFolder(this.options.filesDirectory, sessionId), stream);
   }
 
-  send(sessionId: string, input: UserInput): SendResult {
-    return this.runs.send(sessionId, input);
+  send(sessionId: string, input: UserInput, by?: string): SendResult {
+    return this.runs.send(sessionId, input, by);
   }
 
   async sendWhenIdle(sessionId: string, input: UserInput): Promise<TurnOutcome> {
@@ -264,12 +264,12 @@ export class SessionService implements Sessions {
     }
   }
 
-  regenerate(sessionId: string): SendResult {
-    return this.runs.regenerate(sessionId);
+  regenerate(sessionId: string, by?: string): SendResult {
+    return this.runs.regenerate(sessionId, by);
   }
 
-  edit(sessionId: string, messageId: number, content: string): SendResult {
-    return this.runs.edit(sessionId, messageId, content);
+  edit(sessionId: string, messageId: number, content: string, by?: string): SendResult {
+    return this.runs.edit(sessionId, messageId, content, by);
   }
 
   stop(sessionId: string): boolean {

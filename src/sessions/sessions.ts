@@ -130,11 +130,12 @@ export interface Sessions {
   stageFile(sessionId: string, stream: Readable): Promise<StagedUpload>;
 
   /** Starts a turn in the background; `session_busy` while the session has one. `unattended` lets a person's model calls go first. */
-  send(sessionId: string, input: UserInput): SendResult;
+  /** `by`: the person who asked for the turn (someone the session is shared with, perhaps): the one its calls ask as. */
+  send(sessionId: string, input: UserInput, by?: string): SendResult;
   /** Sends once the session's current turn (if any) has ended, and settles with the outcome. */
   sendWhenIdle(sessionId: string, input: UserInput): Promise<TurnOutcome>;
-  regenerate(sessionId: string): SendResult;
-  edit(sessionId: string, messageId: number, content: string): SendResult;
+  regenerate(sessionId: string, by?: string): SendResult;
+  edit(sessionId: string, messageId: number, content: string, by?: string): SendResult;
   /** Stops the session's run; false when it had none. */
   stop(sessionId: string): boolean;
   whenIdle(sessionId: string): Promise<void>;

@@ -20,6 +20,12 @@ export interface ToolContext {
   /** The jail the run's profile gives each tool's processes (`strict` for a tool it does not name). */
   jailKinds?: Readonly<Record<string, JailKind>>;
   /**
+   * Who started the run when it is not the session's own person: someone it is shared with wrote,
+   * regenerated or edited (a sub-agent's: its parent's). The approval gate has them ask, so their
+   * call waits for those who may decide theirs, and its card names them.
+   */
+  askedBy?: string;
+  /**
    * The session's profile this step (a sub-agent's: its parent session's), the one the
    * model acts for: `schedule` creates schedules for it and `switch_profile` switches from it.
    */

@@ -19,7 +19,8 @@ export function messages({ sessions, follow, download, downloadFailed }: Message
   composer.on('message', async (context) => {
     const { message } = context;
     const chatId = context.chat.id;
-    const sessionId = await sessions.sessionForChat(chatId, chatPersonOf(context));
+    const chat = chatPersonOf(context);
+    const sessionId = await sessions.sessionForChat(chatId, chat);
     follow(sessionId, chatId);
     let files: ReceivedFile[];
     try {
@@ -29,7 +30,8 @@ export function messages({ sessions, follow, download, downloadFailed }: Message
     }
     const text = message.text ?? message.caption ?? '';
     if (text === '' && files.length === 0) return;
-    const sent = await sessions.send(sessionId, text, files, forwardedFrom(message));
+    // The chat's person asks, also in a session someone shared with them.
+    const sent = await sessions.send(sessionId, text, files, forwardedFrom(message), chat.person.id);
     if (!sent.ok) await context.reply(sent.reason);
   });
   return composer;

@@ -66,7 +66,7 @@ export function sessionServiceSessions(service: Sessions): TelegramSessions {
       await moveChatTo(chatId, created.session.id);
       return { ok: true, sessionId: created.session.id };
     },
-    async send(sessionId, text, files, forwarded) {
+    async send(sessionId, text, files, forwarded, by) {
       const images = files.filter((file) => file.kind === 'photo').map((file) => `data:${file.mimeType};base64,${file.data.toString('base64')}`);
       const saved = (await service.attachFiles(sessionId, files.filter((file) => file.kind !== 'photo'))).map(({ name, path }) => ({ name, path }));
       const content = text !== '' ? text : files.length > 0 ? describeFiles(files) : '';
@@ -75,7 +75,7 @@ export function sessionServiceSessions(service: Sessions): TelegramSessions {
         ...(images.length > 0 && { images }),
         ...(saved.length > 0 && { files: saved }),
         ...(forwarded !== undefined && { forwardedFrom: forwarded }),
-      });
+      }, by);
       return sent.ok ? { ok: true } : { ok: false, reason: busyReason };
     },
     async stop(sessionId) {
