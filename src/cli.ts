@@ -11,7 +11,7 @@ import { restoreBackup } from './operations/restore.ts';
 const usage = `Usage: hearth <command> [--data-dir DIR]
 
   backup [file]     the database (an online copy, safe while Hearth runs) and DATA_DIR's files
-                    in one .tar.gz; by default hearth-backup-<time>.tar.gz in this folder
+                    in one .tar.gz; by default DATA_DIR/backups/hearth-backup-<time>.tar.gz
   restore <file>    checks the archive whole, then puts it in place of DATA_DIR's state;
                     refuses while a Hearth runs on that DATA_DIR
   doctor            what is configured, installed and reachable
@@ -36,7 +36,7 @@ function configFor(dataDir: string | undefined): Config {
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 async function backup(config: Config, file: string | undefined): Promise<void> {
-  const result = await createBackup(config, file ?? timestampedName('hearth-backup'));
+  const result = await createBackup(config, file ?? path.join(config.DATA_DIR, 'backups', timestampedName('hearth-backup')));
   if (!result.ok) fail(result.message);
   const total = result.manifest.database.size + result.manifest.files.reduce((sum, entry) => sum + entry.size, 0);
   console.log(`Backed up ${path.resolve(config.DB_PATH)} (schema at ${result.manifest.last_migration ?? 'none'}) and ${result.manifest.files.length} files of ${path.resolve(config.DATA_DIR)} (${megabytes(total)}) to ${result.file}`);

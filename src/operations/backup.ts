@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { messageOf } from '../failure.ts';
 import { version } from '../version.ts';
 import { copyMeasured, listStateFiles, measure } from './data-dir-files.ts';
+import { matchOwner } from './instance-lock.ts';
 import { dataFolderName, databaseName, lastMigrationOf, manifestName, backupFormat, type BackupManifest } from './backup-manifest.ts';
 
 export type BackupSettings = Pick<Config, 'DATA_DIR' | 'DB_PATH'> & Partial<Pick<Config, StateKey>>;
@@ -73,6 +74,7 @@ export async function createBackup(settings: BackupSettings, file: string): Prom
     const { create: createTar } = await import('tar');
     await createTar({ gzip: true, file: partial, cwd: staging, portable: true }, [manifestName, databaseName, dataFolderName]);
     await rename(partial, target);
+    giveToDataDirOwner(settings.DATA_DIR, target);
     return { ok: true, file: target, manifest, skipped: state.skipped, outside: outsideState(settings) };
   } catch (error) {
     await rm(`${target}.partial`, { force: true });
@@ -104,6 +106,13 @@ export function withDatabase<T>(file: string, use: (database: SqliteDatabase.Dat
   } finally {
     database.close();
   }
+}
+
+/** Root writing into DATA_DIR (`sudo npx hearth backup`) leaves the archive and its folder to DATA_DIR's owner, the service. */
+function giveToDataDirOwner(dataDir: string, file: string): void {
+  const root = path.resolve(dataDir);
+  for (let folder = path.dirname(file); folder.startsWith(root + path.sep); folder = path.dirname(folder)) matchOwner(folder, root);
+  if (file.startsWith(root + path.sep)) matchOwner(file, root);
 }
 
 function outsideState(settings: BackupSettings): string[] {

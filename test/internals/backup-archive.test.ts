@@ -156,6 +156,16 @@ describe('hearth restore', () => {
     expect(owners.map(([name]) => name)).toEqual(expect.arrayContaining(['hearth.db', 'hearth.lock', 'mcp.json', 'backups', path.relative(other, result.replaced!)]));
   });
 
+  it.runIf(process.getuid?.() === 0)('run as root, leaves an archive it writes into DATA_DIR, and the folder it makes there, to the folder\'s owner', async () => {
+    const user = await unprivilegedUser();
+    await dataDirInUse(dataDir, 'one');
+    await rm(path.join(dataDir, 'backups'), { recursive: true });
+    await giveFolderTo(user, dataDir);
+    const result = await createBackup(settingsOf(dataDir), path.join(dataDir, 'backups', 'mine.tar.gz'));
+    if (!result.ok) throw new Error(result.message);
+    expect([lstatSync(path.join(dataDir, 'backups')).uid, lstatSync(result.file).uid]).toEqual([user.uid, user.uid]);
+  });
+
   describe('refuses, changing nothing,', () => {
     let archive: string;
     let before: Record<string, string>;
