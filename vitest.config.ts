@@ -31,7 +31,8 @@ export default defineConfig({
     // Builds src/ once per run as `npm run build` does; the tests that start Hearth as a child
     // process start that bundle, as `npm start` does, instead of paying tsx at every start.
     // One Chromium for the run, which the browser files connect to; closed at the end.
-    globalSetup: ['test/support/hearth-build-setup.ts', 'test/support/chromium-server-setup.ts'],
+    // First, so its teardown runs last: it fails the run when a process the tests started still runs.
+    globalSetup: ['test/support/leftover-processes-setup.ts', 'test/support/hearth-build-setup.ts', 'test/support/chromium-server-setup.ts'],
     projects: [
       { extends: true, test: { name: 'hearth', include: beforeHostNetwork, exclude: [...configDefaults.exclude, changesHostNetwork] } },
       { extends: true, test: { name: 'host-network', include: [changesHostNetwork], sequence: { groupOrder: 1 } } },
