@@ -135,6 +135,40 @@ describe('a call asked in a session shared with the household', () => {
   });
 });
 
+describe('"Allow for this session" in a session shared with the household', () => {
+  it("allows the same call again for the person whose ask it was, not for someone else writing there", async () => {
+    const { owner, guest } = signedIn;
+    const sessionId = await owner.createSession('porch');
+    await owner.request('PATCH', `/sessions/${sessionId}`, { shared: true });
+    const read = { toolCalls: [{ name: 'scratchpad', arguments: { action: 'read' } }] };
+    const ownerSocket = await owner.connect(sessionId);
+    await ownerSocket.next('session_sync');
+
+    hearth.llm.script(read, { content: 'Read it.' });
+    ownerSocket.send({ type: 'message', content: 'Read the notes' });
+    const first = await ownerSocket.next('approval_required');
+    ownerSocket.send({ type: 'approve', call_id: first.call_id, decision: 'allow', remember: 'session' });
+    await ownerSocket.next('stream_end');
+
+    // The guest's same call asks again, and the owner's own again does not.
+    hearth.llm.script(read, { content: 'Read it.' });
+    const guestTurn = guest.request('POST', `/sessions/${sessionId}/messages`, { content: 'Read the notes' });
+    const guestAsk = await ownerSocket.next('approval_required');
+    expect((guestAsk as any).asked_by.name).toBe(guest.person.name);
+    ownerSocket.send({ type: 'approve', call_id: guestAsk.call_id, decision: 'deny' });
+    expect((await guestTurn).status).toBe(200);
+    hearth.llm.script(read, { content: 'Read it.' });
+    expect((await owner.request('POST', `/sessions/${sessionId}/messages`, { content: 'Read the notes again' })).status).toBe(200);
+    const audit = (await owner.request('GET', `/approvals?status=all&session_id=${sessionId}`)).body.approvals;
+    expect(audit.map((approval: any) => [approval.asked_by.name, approval.decision, approval.rule])).toEqual([
+      [owner.person.name, 'allow', 'remembered for this session'],
+      [guest.person.name, 'deny', 'default'],
+      [owner.person.name, 'allow', 'default'],
+    ]);
+    ownerSocket.close();
+  });
+});
+
 describe("the schedule tool in a session shared with the household", () => {
   it("neither lists nor changes the session person's schedules for whoever writes there", async () => {
     const { adult, child } = signedIn;

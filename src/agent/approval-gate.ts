@@ -135,7 +135,7 @@ export class ApprovalGate extends EventEmitter<{ changed: []; required: [Pending
     };
 
     let verdict = judgement.verdict;
-    if (verdict === 'ask' && judgement.reason === undefined && (await isRememberedForSession(this.db, sessionId, tool.name, subject))) {
+    if (verdict === 'ask' && judgement.reason === undefined && (await isRememberedForSession(this.db, sessionId, tool.name, subject, asker?.id))) {
       verdict = 'allow';
       record.rule = 'remembered for this session';
     }

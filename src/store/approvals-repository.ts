@@ -108,12 +108,17 @@ export async function settleApproval(db: Db, id: number, decision: ApprovalDecis
     .execute();
 }
 
-/** Whether the person allowed this tool and subject for the rest of the session. */
-export async function isRememberedForSession(db: Db, sessionId: string, tool: string, subject: string): Promise<boolean> {
+/**
+ * Whether this tool and subject were allowed for the rest of the session, on an ask of `askedBy`
+ * (their own, or one decided for them): in a session shared with the household, what was allowed
+ * for one person's asks is not allowed for another's.
+ */
+export async function isRememberedForSession(db: Db, sessionId: string, tool: string, subject: string, askedBy: string | undefined): Promise<boolean> {
   const row = await db
     .selectFrom('approvals')
     .select('id')
     .where('session_id', '=', sessionId)
+    .where((expression) => (askedBy === undefined ? expression('asked_by', 'is', null) : expression('asked_by', '=', askedBy)))
     .where('remember', '=', 'session')
     .where('tool', '=', tool)
     .where('subject', '=', subject)
