@@ -37,7 +37,7 @@ export class AccountSection {
     this.#passkeys = passkeysPossible() ? element('section', { className: 'account-passkeys', 'aria-label': 'Passkeys' }) : undefined;
     this.#telegram = element('section', { className: 'account-telegram', 'aria-label': 'Telegram' });
     // A one-person owner chooses a first passphrase where inviting asks for it (the People panel).
-    this.node = element('div', { className: 'account-section' }, me.has_passphrase && this.#passphrase, this.#tokens, this.#passkeys, me.role !== 'guest' && this.#telegram);
+    this.node = element('div', { className: 'account-section' }, me.has_passphrase && this.#passphrase, me.role !== 'guest' && this.#tokens, this.#passkeys, me.role !== 'guest' && this.#telegram);
     this.#drawPassphrase();
     this.#drawTelegram();
   }

@@ -44,6 +44,8 @@ export async function meRoutes(app: FastifyInstance, options: { accounts: Accoun
   });
 
   app.post<{ Body: Static<typeof TokenBody> }>('/me/tokens', { schema: { body: TokenBody } }, async (request, reply) => {
+    // A guest is a kiosk's visitor: a token would keep them in from anywhere, after they left.
+    if (request.caller.person.role === 'guest') throw new ApiError('forbidden', 'A guest cannot make personal API tokens; the owner, adults and children can.');
     const created = await accounts.tokens.create(request.caller.person.id, request.body.name.trim());
     return reply.code(201).send({ id: created.id, name: created.name, token: created.token, created_at: created.createdAt });
   });

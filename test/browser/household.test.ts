@@ -299,7 +299,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect((await hearth.request('GET', '/me', undefined, asHeld)).status).toBe(401);
   });
 
-  it("a guest's page says guests keep no memory and offers no Telegram link", browserTest, async () => {
+  it("a guest's page says guests keep no memory and offers no Telegram link nor personal token", browserTest, async () => {
     const hearth = await browser.hearth();
     const { people } = await household(hearth, ['guest']);
     const [guest] = people;
@@ -309,8 +309,9 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(await memory.locator('.memory-summary').textContent()).toContain('Guests keep no memory');
     await page.locator(personButton).click();
     const menu = page.locator('#person-menu');
-    await menu.locator('.token-form').waitFor();
+    await menu.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
     expect(await menu.locator('section[aria-label="Telegram"]').count()).toBe(0);
+    expect(await menu.locator('section[aria-label="Personal API tokens"]').count()).toBe(0);
     expect(await page.locator('#people-toggle').isVisible()).toBe(false);
   });
 
