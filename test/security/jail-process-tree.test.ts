@@ -7,9 +7,12 @@
 // `--userns-block-fd` holds the outer process at exactly that point (after it has cloned the jail,
 // before the go-ahead) until the descriptor is written to, which the test never does.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { endProcessTree } from '../../src/jail/process-tree.ts';
+import { endLeftoverProcesses, hearthInstance, processMarkerVariable } from '../../src/tools/process-markers.ts';
 import { processHasEnded } from '../support/processes.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -22,11 +25,11 @@ afterEach(() => {
 });
 
 /** bubblewrap held between cloning the jail and letting it run; resolves with the outer process and the jail's first process. */
-async function heldJail(): Promise<{ outer: ChildProcess; jail: number }> {
+async function heldJail(environment: NodeJS.ProcessEnv = { PATH: process.env.PATH }): Promise<{ outer: ChildProcess; jail: number }> {
   const outer = spawn(
     'bwrap',
     ['--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--info-fd', '3', '--userns-block-fd', '4', 'sleep', '600'],
-    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: environment },
   );
   started.push(outer);
   let info = '';
@@ -57,5 +60,20 @@ describe('ending a jail that is still being set up', () => {
     endProcessTree(outer.pid!);
     await waitUntil(() => processHasEnded(jail) && (outer.exitCode !== null || outer.signalCode !== null));
     expect(outer.signalCode).toBe('SIGKILL');
+  });
+
+  it("the next start of the same Hearth ends such a jail by its marker (what a Hearth killed in between leaves)", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-held-jail-'));
+    try {
+      const marker = `${hearthInstance(dataDir)}:user-tools:host`;
+      const { outer, jail } = await heldJail({ PATH: process.env.PATH, [processMarkerVariable]: marker });
+      outer.kill('SIGKILL');
+      await waitUntil(async () => (await parentOf(jail)) !== outer.pid);
+      const quiet = { warn: () => undefined, debug: () => undefined };
+      expect(await endLeftoverProcesses(dataDir, quiet)).toBeGreaterThanOrEqual(1);
+      await waitUntil(() => processHasEnded(jail));
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
