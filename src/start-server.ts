@@ -83,6 +83,6 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
       });
     });
   }
-  void logStartUpSummary(url, deps);
+  void logStartUpSummary(url, deps, config.DATA_DIR);
   startIdleMemoryTrim(() => !app.agent.busy, deps.logger);
 }

@@ -2,8 +2,8 @@ import type { AppDependencies } from './app.ts';
 import type { JailStatus } from './jail/jail-spec.ts';
 import type { BackendStatus } from './llm/backend-status.ts';
 
-/** Logs once what this Hearth runs with, after the first backend check and user-tool load have answered. */
-export async function logStartUpSummary(url: string, deps: AppDependencies): Promise<void> {
+/** Logs once what this Hearth runs with (and where its state is), after the first backend check and user-tool load have answered. */
+export async function logStartUpSummary(url: string, deps: AppDependencies, dataDir: string): Promise<void> {
   const [status, userTools] = await Promise.all([
     deps.backendStatus.firstCheck(),
     deps.userTools.whenLoaded().catch(() => ({ loaded: [], errors: deps.userTools.errors() })),
@@ -15,6 +15,7 @@ export async function logStartUpSummary(url: string, deps: AppDependencies): Pro
   const mcpServers = deps.mcp.servers().map((server) => server.name);
   const parts = [
     `Hearth is listening on ${url}`,
+    `state in ${dataDir}`,
     `${status.backend} ${status.url}`,
     `model ${status.model || '(none)'}`,
     reachability(status),
@@ -28,6 +29,7 @@ export async function logStartUpSummary(url: string, deps: AppDependencies): Pro
     {
       startup: {
         url,
+        data_dir: dataDir,
         backend: status.backend,
         model: status.model,
         reachable: status.reachable,

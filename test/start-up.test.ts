@@ -77,6 +77,7 @@ describe('start-up', () => {
     const summary = await waitUntil(() => logLines(first.output()).find((line) => line.startup !== undefined), 20_000);
     expect(summary.startup).toEqual({
       url: first.baseUrl,
+      data_dir: dataDir,
       backend: 'ollama',
       model: 'qwen3:8b',
       reachable: true,
@@ -87,7 +88,7 @@ describe('start-up', () => {
       mcp_servers: [],
       jail: expect.stringMatching(/^(on|unavailable)$/),
     });
-    expect(summary.msg).toContain(`Hearth is listening on ${first.baseUrl}`);
+    expect(summary.msg).toContain(`Hearth is listening on ${first.baseUrl} · state in ${dataDir} · `);
     // The jail in a few words: its limits' mechanism, or what is off and the fix.
     expect(summary.msg).toMatch(/ · jail (on \(limits by (cgroup v1|cgroup v2|rlimits)\)|UNAVAILABLE, off: terminal, code_exec, user tools, stdio MCP servers \(fix: sudo [^)]+\))( · |$)/);
     expect(summary.msg).toContain('reachable, model missing');
