@@ -135,6 +135,25 @@ describe('a call asked in a session shared with the household', () => {
   });
 });
 
+describe('a schedule running in a session shared with its person', () => {
+  it("asks its calls as the schedule's person, not as the session's", async () => {
+    const { owner, adult } = signedIn;
+    const sessionId = await owner.createSession('porch');
+    await owner.request('PATCH', `/sessions/${sessionId}`, { shared: true });
+    const created = await adult.request('POST', '/schedules', { name: 'Notes', prompt: 'Read the notes', every: '1d', profile_id: 'porch', session_id: sessionId });
+    expect(created.body.schedule.session_id).toBe(sessionId);
+    const ownerSocket = await owner.connect(sessionId);
+    await ownerSocket.next('session_sync');
+    hearth.llm.script({ toolCalls: [{ name: 'scratchpad', arguments: { action: 'read' } }] }, { content: 'Read them.' });
+    expect((await adult.request('POST', `/schedules/${created.body.schedule.id}/run`)).status).toBe(202);
+    const asked = await ownerSocket.next('approval_required');
+    expect((asked as any).asked_by.name).toBe(adult.person.name);
+    expect((await adult.request('POST', `/sessions/${sessionId}/approvals/${asked.call_id}`, { decision: 'deny' })).status).toBe(200);
+    await ownerSocket.next('stream_end');
+    ownerSocket.close();
+  });
+});
+
 describe('"Allow for this session" in a session shared with the household', () => {
   it("allows the same call again for the person whose ask it was, not for someone else writing there", async () => {
     const { owner, guest } = signedIn;

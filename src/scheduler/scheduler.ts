@@ -311,7 +311,8 @@ export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {
     let error: string | undefined;
     try {
       sessionId = await this.sessionFor(schedule);
-      const outcome = await this.options.sessions.sendWhenIdle(sessionId, { content: schedule.prompt, scheduleId: schedule.id, unattended: true });
+      // The schedule's person asks its calls, also in a session someone shared with them.
+      const outcome = await this.options.sessions.sendWhenIdle(sessionId, { content: schedule.prompt, scheduleId: schedule.id, unattended: true }, personOf(schedule));
       ({ status, error } = runStatus(outcome));
     } catch (failure) {
       logger.error({ err: failure, scheduleId: schedule.id }, 'scheduled run failed');

@@ -254,9 +254,9 @@ export class SessionService implements Sessions {
     return this.runs.send(sessionId, input, by);
   }
 
-  async sendWhenIdle(sessionId: string, input: UserInput): Promise<TurnOutcome> {
+  async sendWhenIdle(sessionId: string, input: UserInput, by?: string): Promise<TurnOutcome> {
     for (;;) {
-      const sent = this.runs.send(sessionId, input);
+      const sent = this.runs.send(sessionId, input, by);
       if (sent.ok) return sent.outcome;
       await this.runs.whenIdle(sessionId);
       // The turn's promise may settle a moment before its run is released.

@@ -133,7 +133,7 @@ export interface Sessions {
   /** `by`: the person who asked for the turn (someone the session is shared with, perhaps): the one its calls ask as. */
   send(sessionId: string, input: UserInput, by?: string): SendResult;
   /** Sends once the session's current turn (if any) has ended, and settles with the outcome. */
-  sendWhenIdle(sessionId: string, input: UserInput): Promise<TurnOutcome>;
+  sendWhenIdle(sessionId: string, input: UserInput, by?: string): Promise<TurnOutcome>;
   regenerate(sessionId: string, by?: string): SendResult;
   edit(sessionId: string, messageId: number, content: string, by?: string): SendResult;
   /** Stops the session's run; false when it had none. */
