@@ -1,10 +1,11 @@
 // Watching TOOLS_DIR and PROFILES_DIR (issue 4, "Watching"): real files written by hand, the real
 // chokidar watcher, real host processes, the real app on port 0 and real sockets. Every wait is on
 // an event (tools_changed, a turn's events) or a condition with a deadline, never a fixed sleep.
-import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { EventOf, ToolSummary } from '../src/protocol/events.ts';
 import type { EventSocket } from './support/event-socket.ts';
 import { type Hearth, useHearth } from './support/hearth-server.ts';
@@ -211,6 +212,31 @@ describe('watching TOOLS_DIR', () => {
     await announced(() => writeFile(toolFile('enabled.json'), JSON.stringify({ disabled: ['hidden_gem'] })));
     expect(await callTool('hidden_gem')).toMatchObject({ success: false, result: expect.stringMatching(/no tool named "hidden_gem"/) });
     expect(lastRequest().tools).not.toContain('hidden_gem');
+  });
+});
+
+describe('watching SHIPPED_TOOLS_DIR beside TOOLS_DIR (issue 34)', () => {
+  it('picks up an edit of a shipped tool, lets a same-named file in TOOLS_DIR replace it, and brings it back when that file goes', async () => {
+    const shipped = await mkdtemp(path.join(tmpdir(), 'hearth-shipped-tools-'));
+    onTestFinished(() => rm(shipped, { recursive: true, force: true }));
+    const described = (description: string) => (tools: ToolSummary[]) => named('greet')(tools)?.description === description;
+    await writeFile(path.join(shipped, 'greet.ts'), toolModule('greet', 'return `Shipped ${params.text}`;', { description: JSON.stringify('Shipped greeting.') }));
+    hearth = await startApp({ profiles: { watcher: watcherProfile(0.1, profileTools) }, env: { SHIPPED_TOOLS_DIR: shipped } });
+    announcements = await hearth.connect(await hearth.createSession('watcher'));
+    await hearth.deps.userTools.whenLoaded();
+    expect(await callTool('greet')).toMatchObject({ success: true, result: 'Shipped ada' });
+
+    // An upgrade changes a shipped tool while Hearth runs.
+    await announced(() => writeFile(path.join(shipped, 'greet.ts'), toolModule('greet', 'return `Shipped, upgraded ${params.text}`;', { description: JSON.stringify('Upgraded greeting.') })), described('Upgraded greeting.'));
+    expect(await callTool('greet')).toMatchObject({ success: true, result: 'Shipped, upgraded ada' });
+
+    await mkdir(hearth.config.TOOLS_DIR, { recursive: true });
+    await announced(() => writeFile(toolFile('greet.ts'), toolModule('greet', 'return `Mine ${params.text}`;', { description: JSON.stringify('My greeting.') })), described('My greeting.'));
+    expect(await callTool('greet')).toMatchObject({ success: true, result: 'Mine ada' });
+
+    await announced(() => unlink(toolFile('greet.ts')), described('Upgraded greeting.'));
+    expect(await callTool('greet')).toMatchObject({ success: true, result: 'Shipped, upgraded ada' });
+    expect(await readdir(shipped)).toEqual(['greet.ts']);
   });
 });
 
