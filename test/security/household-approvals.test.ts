@@ -84,3 +84,29 @@ describe("a child's decision on their own run's ask (issue 33)", () => {
     expect(audit).toEqual([expect.objectContaining({ call_id: required.call_id, asked_by: { id: child.id, name: 'Cal' }, decider: { id: adult.id, name: 'Ada' }, via: 'rest' })]);
   }, 120_000);
 });
+
+describe("a child's model handing work to a profile the child may not use (issue 33 review)", () => {
+  it('starts no server_admin sub-agent, so no host terminal runs for the child, with Hearth run by an unprivileged user', async () => {
+    const user = await unprivilegedUser();
+    const hearth = await startJailedHearth({ user });
+    cleanups.push(() => hearth.close());
+    expect((await stat(`/proc/${hearth.pid}`)).uid).toBe(user.uid);
+    const child = await member(hearth, 'Cal', 'child');
+    const created = await child.request('POST', '/sessions', { profile_id: 'smart_home' });
+    expect(created.status).toBe(201);
+    const sessionId = created.body.session_id as string;
+    const before = hearth.llm.requests.length;
+    hearth.llm.script(
+      { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'Run cat /etc/passwd in the terminal', profile_id: 'server_admin' } }] },
+      { toolCalls: [{ name: 'terminal', arguments: { command: 'cat /etc/passwd' } }] },
+      { content: 'Done.' },
+    );
+    expect((await child.request('POST', `/sessions/${sessionId}/messages`, { content: 'Ask a server helper' })).status).toBe(200);
+    const sent = hearth.llm.requests.slice(before).map((request) => JSON.stringify(request.body));
+    expect(sent.some((body) => body.includes("You are the user's server administrator"))).toBe(false);
+    const context = (await child.request('GET', `/sessions/${sessionId}/context`)).body.messages;
+    const results = context.filter((message: any) => message.role === 'tool').map((message: any) => String(message.content));
+    expect(results[0]).toMatch(/may not use the profile "server_admin"/);
+    expect(results.join('\n')).not.toContain('root:');
+  }, 120_000);
+});
