@@ -140,7 +140,7 @@ describe('MCP servers in the app', () => {
     socket.close();
   });
 
-  it('asks before a tool the server marks destructive, by its name, and a denial leaves no file', async () => {
+  it('asks before a tool the server marks destructive, with the path it writes, and a denial leaves no file', async () => {
     const root = await tempFolder();
     const { hearth, events } = await startWithServers({ files: filesystemStdio(root) }, { profiles: { mcp_user: profile(['mcp:files'], 'approvals:\n  default: allow\n  deny: [files__move_file]\n') } });
     await serversWhen(hearth, events, allConnected(1));
@@ -153,7 +153,7 @@ describe('MCP servers in the app', () => {
     const socket = await hearth.connect(await hearth.createSession('mcp_user'));
     socket.send({ type: 'message', content: 'Write the plan' });
     const asked = await socket.next('approval_required');
-    expect(asked).toMatchObject({ tool: 'files__write_file', subject: 'files__write_file' });
+    expect(asked).toMatchObject({ tool: 'files__write_file', subject: `path=${target}` });
     expect(socket.ofType('tool_call').map(({ tool, success }) => [tool, success])).toEqual([['files__list_directory', true]]);
     socket.send({ type: 'approve', call_id: asked.call_id, decision: 'deny' });
     await socket.next('stream_end');

@@ -5,6 +5,7 @@ import { modelParameters, shortDescription } from './mcp-tool-description.ts';
 import { mcpToolManual } from './mcp-tool-manual.ts';
 import { isSanitised, mcpToolName } from './mcp-tool-name.ts';
 import { toolOutputOfMcpResult } from './mcp-tool-result.ts';
+import { mcpToolSubject } from './mcp-tool-subject.ts';
 import { messageOf } from '../../failure.ts';
 
 /** Calls one tool of a connected server (the SDK client's callTool with its timeout); the signal cancels it. */
@@ -95,6 +96,8 @@ function createMcpTool(parts: McpToolParts): Tool<Record<string, unknown>> {
     parameters: parts.parameters,
     manual: mcpToolManual({ name, server, definition, destructive }),
     destructive,
+    // The tool and what it acts on: a person allowing it for the session allows that target only.
+    subject: (args) => mcpToolSubject(args, parts.parameters),
     ...(!parts.trusted && { untrustedSource: () => `MCP server ${server}` }),
     timeoutMs: timeoutMs + timeoutMarginMs,
     async execute(args, context): Promise<ToolOutput> {
