@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { refusal, type Refusal } from '../failure.ts';
 import type { Person, Role } from '../people/person.ts';
+import { managesHousehold } from '../people/rights.ts';
 import type { Db } from '../store/database.ts';
 import { acceptInvitation, findOpenInvitation, insertInvitation } from '../store/invitations-repository.ts';
 import { deletePerson, findPersonByName, insertPerson } from '../store/people-repository.ts';
@@ -33,7 +34,9 @@ export class Invitations {
     const { db, household, clock } = this.options;
     const now = clock.now().toISOString();
     const invitation = await findOpenInvitation(db, digestOf(code), now);
-    if (!invitation) return refusal('invitation_not_valid', 'This invitation is unknown, used or expired: ask the owner for a new one.');
+    // An invitation speaks for the owner who made it: once they left or are an owner no more, it lets nobody in.
+    const inviter = invitation?.invitedBy ? await household.person(invitation.invitedBy) : undefined;
+    if (!invitation || !inviter || !managesHousehold(inviter)) return refusal('invitation_not_valid', 'This invitation is unknown, used or expired: ask the owner for a new one.');
     const cleanName = name.trim();
     if (await findPersonByName(db, cleanName)) return refusal('name_taken', `Someone in the household is already called "${cleanName}" (names are compared without case).`);
     const passphraseHash = await hashPassphrase(passphrase);

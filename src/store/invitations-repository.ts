@@ -25,8 +25,8 @@ export async function insertInvitation(db: Db, invitation: StoredInvitation & { 
 }
 
 /** The invitation of this code while it is unused and unexpired at `now`. */
-export async function findOpenInvitation(db: Db, codeHash: string, now: string): Promise<{ id: string; role: string } | undefined> {
-  return db.selectFrom('invitations').select(['id', 'role']).where('code_hash', '=', codeHash).where('accepted_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
+export async function findOpenInvitation(db: Db, codeHash: string, now: string): Promise<{ id: string; role: string; invitedBy: string | null } | undefined> {
+  return db.selectFrom('invitations').select(['id', 'role', 'invited_by as invitedBy']).where('code_hash', '=', codeHash).where('accepted_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
 }
 
 /** Marks it used by `personId`; false when someone used it first (the update is the one-time check). */

@@ -163,6 +163,23 @@ describe('invitations', () => {
   });
 });
 
+describe('an invitation of an owner who left or is an owner no more', () => {
+  it('lets nobody in', async () => {
+    const first = await household.firstOwner();
+    const second = await person('Pat', 'owner');
+    const fromPat = await accounts.invitations.create('owner', second.id);
+    const alsoFromPat = await accounts.invitations.create('adult', second.id);
+    expect(await accounts.people.update(second.id, { role: 'adult' })).toMatchObject({ ok: true });
+    expect(await accounts.invitations.accept(fromPat.code, 'Mallory', 'passphrase of Mallory')).toMatchObject({ ok: false, code: 'invitation_not_valid' });
+    expect(await accounts.people.update(second.id, { role: 'owner' })).toMatchObject({ ok: true });
+    const removed = await accounts.people.removeSettling(second.id, async () => undefined);
+    expect(removed.ok).toBe(true);
+    expect(await accounts.invitations.accept(alsoFromPat.code, 'Mallory', 'passphrase of Mallory')).toMatchObject({ ok: false, code: 'invitation_not_valid' });
+    const fromFirst = await accounts.invitations.create('adult', first.id);
+    expect(await accounts.invitations.accept(fromFirst.code, 'Robin', 'passphrase of Robin')).toMatchObject({ ok: true });
+  });
+});
+
 describe('people', () => {
   it('keep an owner: the last one is neither demoted nor removable, another owner may be', async () => {
     const owner = await household.firstOwner();
