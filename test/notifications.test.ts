@@ -109,7 +109,7 @@ describe('notifications', () => {
 
     server.llm.script({ toolCalls: [{ name: 'add_numbers', arguments: { a: 2, b: 2 } }] }, { content: 'It is 4.' });
     const unwatchedId = await server.createSession('asking');
-    const answered = server.request('POST', `/sessions/${unwatchedId}/messages`, { content: 'Add two and two' });
+    const answered = server.request('POST', `/sessions/${unwatchedId}/messages`, { content: 'Add two and two', wait: 'end' });
     const notification = await page.next('notification');
     expect(notification).toMatchObject({ title: 'add_numbers waits for your decision in Add two and two', body: 'add_numbers', session_id: unwatchedId });
 

@@ -238,6 +238,8 @@ describe('GET /sessions/:id', () => {
       model: null,
       shared: false,
       owner: { id: expect.any(String), name: 'Owner' },
+      state: 'idle',
+      approvals: [],
       messages: [],
     });
   });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { agentErrorCode } from '../agent/turn.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { agentErrorCode, type TurnOutcome } from '../agent/turn.ts';
 import { ApiError } from '../errors.ts';
 import type { Household } from '../household/household.ts';
 import type { SendResult, Session, Sessions } from '../sessions/sessions.ts';
@@ -29,6 +29,15 @@ const PatchBody = Type.Object(
 type PatchBody = Static<typeof PatchBody>;
 const MessageParams = Type.Object({ id: Type.String(), message_id: Type.String({ pattern: '^[1-9][0-9]{0,14}$' }) });
 const PinBody = Type.Object({ pinned: Type.Boolean() }, { additionalProperties: false });
+/**
+ * How long a REST turn's request waits: until the turn ends or a call waits for a person (202, the
+ * default), or until it ends whatever it waits for (`end`, up to the approval timeout).
+ */
+const Wait = Type.Union([Type.Literal('approval'), Type.Literal('end')]);
+type Wait = Static<typeof Wait>;
+const RestMessageBody = Type.Composite([MessageBody, Type.Object({ wait: Type.Optional(Wait) })], { additionalProperties: false });
+const RestEditBody = Type.Composite([EditBody, Type.Object({ wait: Type.Optional(Wait) })], { additionalProperties: false });
+const RegenerateBody = Type.Union([Type.Object({ wait: Type.Optional(Wait) }, { additionalProperties: false }), Type.Null()]);
 
 export interface SessionRouteOptions {
   sessions: Sessions;
@@ -80,7 +89,9 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
 
   app.get<{ Params: SessionParams }>('/sessions/:id', { schema: { params: SessionParams } }, async (request) => {
     const session = await ownSession(sessions, request, request.params.id);
-    return { ...(await summary(session)), messages: await sessions.messages(session.id, 'display') };
+    const approvals = sessions.waitingApprovals(session.id, request.caller.person);
+    const state = approvals.length > 0 ? 'waiting_for_approval' : sessions.isRunning(session.id) ? 'running' : 'idle';
+    return { ...(await summary(session)), state, approvals, messages: await sessions.messages(session.id, 'display') };
   });
 
   app.get<{ Params: SessionParams }>('/sessions/:id/context', { schema: { params: SessionParams } }, async (request) => {
@@ -133,10 +144,8 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     return reply.code(204).send();
   });
 
-  /** A whole turn, answered when it ends (POST /messages, /regenerate, /edit). */
-  const answer = async (session: Session, sent: SendResult) => {
-    if (!sent.ok) throw new ApiError('session_busy', 'This session is already answering a message; stop it or wait.');
-    const outcome = await sent.outcome;
+  /** A turn's answer once it ends (POST /messages, /regenerate, /edit). */
+  const ended = async (session: Session, outcome: TurnOutcome) => {
     if (outcome.status === 'failed') throw new ApiError(agentErrorCode(outcome.error.code), outcome.error.message);
     if (outcome.status === 'refused') throw new ApiError(outcome.error.code, outcome.error.message);
     return {
@@ -147,28 +156,50 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
     };
   };
 
-  app.post<{ Params: SessionParams; Body: Static<typeof MessageBody> }>(
+  /**
+   * The turn's answer when it ends, or 202 `waiting_for_approval` with the calls waiting for a
+   * person as soon as one waits (the run goes on; decide with POST /sessions/:id/approvals/:call_id).
+   */
+  const answer = async (request: FastifyRequest, reply: FastifyReply, session: Session, sent: SendResult, wait: Wait = 'approval') => {
+    if (!sent.ok) throw new ApiError('session_busy', 'This session is already answering a message; stop it or wait.');
+    if (wait === 'end') return ended(session, await sent.outcome);
+    const giveUp = new AbortController();
+    const first = await Promise.race([
+      sent.outcome.then((outcome) => ({ outcome })),
+      sessions.untilApprovalWaits(session.id, request.caller.person, giveUp.signal).then((approvals) => ({ approvals })),
+    ]).finally(() => giveUp.abort());
+    if ('outcome' in first) return ended(session, first.outcome);
+    return reply.code(202).send({ status: 'waiting_for_approval', approvals: first.approvals });
+  };
+
+  app.post<{ Params: SessionParams; Body: Static<typeof RestMessageBody> }>(
     '/sessions/:id/messages',
-    { schema: { params: SessionParams, body: MessageBody }, bodyLimit: maxMessageBytes },
-    async (request) => {
+    { schema: { params: SessionParams, body: RestMessageBody }, bodyLimit: maxMessageBytes },
+    async (request, reply) => {
       const session = await ownSession(sessions, request, request.params.id);
-      const oversized = oversizedImage(request.body.images, (index) => `"images.${index}"`);
+      const { wait, ...input } = request.body;
+      const oversized = oversizedImage(input.images, (index) => `"images.${index}"`);
       if (oversized) throw new ApiError('invalid_request', `Invalid body: ${oversized}.`);
-      return answer(session, sessions.send(session.id, request.body, request.caller.person.id));
+      return answer(request, reply, session, sessions.send(session.id, input, request.caller.person.id), wait);
     },
   );
 
-  app.post<{ Params: SessionParams }>('/sessions/:id/regenerate', { schema: { params: SessionParams } }, async (request) => {
-    const session = await ownSession(sessions, request, request.params.id);
-    return answer(session, sessions.regenerate(session.id, request.caller.person.id));
-  });
-
-  app.post<{ Params: Static<typeof MessageParams>; Body: Static<typeof EditBody> }>(
-    '/sessions/:id/messages/:message_id/edit',
-    { schema: { params: MessageParams, body: EditBody }, bodyLimit: maxMessageBytes },
-    async (request) => {
+  app.post<{ Params: SessionParams; Body: Static<typeof RegenerateBody> }>(
+    '/sessions/:id/regenerate',
+    { schema: { params: SessionParams, body: RegenerateBody } },
+    async (request, reply) => {
       const session = await ownSession(sessions, request, request.params.id);
-      return answer(session, sessions.edit(session.id, Number(request.params.message_id), request.body.content, request.caller.person.id));
+      return answer(request, reply, session, sessions.regenerate(session.id, request.caller.person.id), request.body?.wait);
+    },
+  );
+
+  app.post<{ Params: Static<typeof MessageParams>; Body: Static<typeof RestEditBody> }>(
+    '/sessions/:id/messages/:message_id/edit',
+    { schema: { params: MessageParams, body: RestEditBody }, bodyLimit: maxMessageBytes },
+    async (request, reply) => {
+      const session = await ownSession(sessions, request, request.params.id);
+      const edited = sessions.edit(session.id, Number(request.params.message_id), request.body.content, request.caller.person.id);
+      return answer(request, reply, session, edited, request.body.wait);
     },
   );
 

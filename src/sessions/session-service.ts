@@ -4,7 +4,7 @@ import type { ApprovalGate, Decision } from '../agent/approval-gate.ts';
 import type { Household } from '../household/household.ts';
 import type { Person } from '../people/person.ts';
 import { defaultProfileAccess, maySee, mayUseProfile } from '../people/rights.ts';
-import type { Audience, HearthEventHub } from '../events/hearth-events.ts';
+import type { Audience, HearthEventHub, PendingApprovalView } from '../events/hearth-events.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
 import { refusal } from '../failure.ts';
@@ -39,7 +39,7 @@ export interface SessionServiceOptions {
   /** The agent's runs: started, stopped, followed, and forgotten before a session is deleted. */
   runs: AgentRuns;
   /** Where the person's decisions on waiting calls go; the gate lets only those `mayDecide` allows decide. */
-  approvals: Pick<ApprovalGate, 'decide' | 'mayDecide'>;
+  approvals: Pick<ApprovalGate, 'decide' | 'mayDecide' | 'pendingFor'> & { on(event: 'changed', listener: () => void): unknown };
   /** Whose a session is, as a person. */
   household: Pick<Household, 'person'>;
   /** SESSION_FILES_DIR: one folder per session, for uploads and the tools' work. */
@@ -58,6 +58,9 @@ export interface SessionServiceOptions {
  */
 export class SessionService implements Sessions {
   readonly defaultProfileId = defaultProfileId;
+  /** Those waiting for a call to wait (`untilApprovalWaits`): one listener on the gate serves them all. */
+  private readonly approvalWatchers = new Set<() => void>();
+  private watchingApprovals = false;
 
   constructor(private readonly options: SessionServiceOptions) {}
 
@@ -301,6 +304,35 @@ export class SessionService implements Sessions {
 
   mayDecide(sessionId: string, callId: string, person: Person): boolean | undefined {
     return this.options.approvals.mayDecide(sessionId, callId, person);
+  }
+
+  waitingApprovals(sessionId: string, person: Person): PendingApprovalView[] {
+    return this.options.approvals.pendingFor(person).filter((waiting) => waiting.session_id === sessionId);
+  }
+
+  untilApprovalWaits(sessionId: string, person: Person, signal: AbortSignal): Promise<PendingApprovalView[]> {
+    if (!this.watchingApprovals) {
+      this.watchingApprovals = true;
+      this.options.approvals.on('changed', () => {
+        for (const check of [...this.approvalWatchers]) check();
+      });
+    }
+    return new Promise((resolve) => {
+      const check = () => {
+        const waiting = this.waitingApprovals(sessionId, person);
+        if (waiting.length === 0) return;
+        giveUp();
+        resolve(waiting);
+      };
+      const giveUp = () => {
+        this.approvalWatchers.delete(check);
+        signal.removeEventListener('abort', giveUp);
+      };
+      if (signal.aborted) return;
+      this.approvalWatchers.add(check);
+      signal.addEventListener('abort', giveUp, { once: true });
+      check();
+    });
   }
 
   async personOf(sessionId: string): Promise<Person | undefined> {

@@ -3,7 +3,7 @@ import type { SendResult } from '../agent/agent-runs.ts';
 import type { Decision } from '../agent/approval-gate.ts';
 import type { EventListener } from '../agent/run-hub.ts';
 import type { TurnOutcome, UserInput } from '../agent/turn.ts';
-import type { Audience } from '../events/hearth-events.ts';
+import type { Audience, PendingApprovalView } from '../events/hearth-events.ts';
 import type { Refusal } from '../failure.ts';
 import type { Person } from '../people/person.ts';
 import type { Message } from '../store/message.ts';
@@ -144,6 +144,10 @@ export interface Sessions {
   follow(sessionId: string, listener: EventListener): () => void;
   /** A person's decision on a waiting call, and where it was made (`via`: page, rest, a channel's id); taken only where `mayDecide` lets them. */
   decide(sessionId: string, callId: string, decision: Decision): Promise<DecidedApproval>;
+  /** The session's calls waiting for a person, as `person` is told of them: those they asked or may decide. */
+  waitingApprovals(sessionId: string, person: Person): PendingApprovalView[];
+  /** Settles with `waitingApprovals` once one waits (at once when one does); never, once `signal` gives up. */
+  untilApprovalWaits(sessionId: string, person: Person, signal: AbortSignal): Promise<PendingApprovalView[]>;
   /** Whether the person may decide the waiting call; undefined when none waits under that id. */
   mayDecide(sessionId: string, callId: string, person: Person): boolean | undefined;
   /** The person whose session it is; undefined for a missing session or one whose person left. */

@@ -245,7 +245,7 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     await waitForApp(page);
 
     hearth.llm.script({ toolCalls: [terminal('touch background.txt')] }, { content: 'Background done.' });
-    const turn = hearth.request('POST', `/sessions/${waiting}/messages`, { content: 'Make a file' });
+    const turn = hearth.request('POST', `/sessions/${waiting}/messages`, { content: 'Make a file', wait: 'end' });
     // Listed from its first message on (the list shows no empty session).
     await page.locator(`${sel.sessionItem}[data-session-id="${waiting}"]`).waitFor();
     const badge = page.locator(`${sel.sessionItem}[data-session-id="${waiting}"] [aria-label="1 approval waiting"]`);
@@ -288,7 +288,7 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     expect(await menu.getAttribute('data-approvals')).toBeNull();
 
     hearth.llm.script({ toolCalls: [terminal('touch nightly.txt')] }, { content: 'Maintenance done.' });
-    const turn = hearth.request('POST', `/sessions/${waiting}/messages`, { content: 'Run the maintenance' });
+    const turn = hearth.request('POST', `/sessions/${waiting}/messages`, { content: 'Run the maintenance', wait: 'end' });
     await page.locator(`${sel.openSessions}[data-approvals="1"]`).waitFor();
     expect(await menu.getAttribute('aria-description')).toBe('1 approval waiting in other sessions');
     await screenshot(page, 'approval-phone-menu-dark');

@@ -87,7 +87,7 @@ beforeEach(async () => {
     db,
     profiles: await ProfileRegistry.open(folder),
     runs,
-    approvals: { decide: () => ({ decided: false, reason: 'not_found' }), mayDecide: () => undefined },
+    approvals: { decide: () => ({ decided: false, reason: 'not_found' }), mayDecide: () => undefined, pendingFor: () => [], on: () => {} },
     household,
     filesDirectory: path.join(folder, 'session-files'),
     images: new MessageImages(path.join(folder, 'images')),

@@ -100,6 +100,8 @@ beforeEach(async () => {
         return { decided: false, reason: 'not_found' };
       },
       mayDecide: () => undefined,
+      pendingFor: () => [],
+      on: () => {},
     },
     household: new Household(db),
     filesDirectory: path.join(folder, 'session-files'),
@@ -299,7 +301,7 @@ describe("the migration of the scheduler's sessions into session_keys", () => {
       const columns = await after.introspection.getTables().then((tables) => tables.find((table) => table.name === 'schedules')!.columns.map((column) => column.name));
       expect(columns).not.toContain('session_id');
 
-      const sessions = new SessionService({ db: after, profiles: await ProfileRegistry.open(folder), runs, approvals: { decide: () => ({ decided: false, reason: 'not_found' }), mayDecide: () => undefined }, household: new Household(after), filesDirectory: folder, images, events: { publish: () => {} } });
+      const sessions = new SessionService({ db: after, profiles: await ProfileRegistry.open(folder), runs, approvals: { decide: () => ({ decided: false, reason: 'not_found' }), mayDecide: () => undefined, pendingFor: () => [], on: () => {} }, household: new Household(after), filesDirectory: folder, images, events: { publish: () => {} } });
       const scheduler = new Scheduler({ db: after, sessions, clock: new ManualClock(at), defaultTimezone: () => 'UTC', logger: createLogger('silent'), maxConcurrentRuns: 1 });
       await scheduler.start();
       scheduler.stop();
