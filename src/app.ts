@@ -96,9 +96,9 @@ export type AppDependencies = AgentDependencies & {
   backendStatus: BackendStatusMonitor;
   /** The status of each integration (Home Assistant, MQTT, …), for GET /integrations and /ws/events. */
   integrations: IntegrationRegistry;
-  /** What the events socket carries to every open page (README: The events socket). */
+  /** What the events socket carries to every open page (docs/protocol.md, "The events socket"). */
   events: HearthEventHub;
-  /** Stored, and announced on the events socket (README: Notifications). */
+  /** Stored, and announced on the events socket (docs/agent.md, "Notifications"). */
   notifications: Notifications;
   /** The Home Assistant connection (started by buildApp, ended at close); not configured without HA_URL. */
   homeAssistant: HomeAssistant;

@@ -115,7 +115,7 @@ describe('the shipped smart_home heartbeat', () => {
     expect(clock.nextTimer()).toBeUndefined();
   });
 
-  it('switched on as README says, GET /agents/profiles shows it (one without active hours with null); it beats with the checklist, leaves a quiet answer no trace, and re-arms when its file changes', async () => {
+  it('switched on as docs/agent.md says, GET /agents/profiles shows it (one without active hours with null); it beats with the checklist, leaves a quiet answer no trace, and re-arms when its file changes', async () => {
     const shipped = await readFile('profiles/smart_home.md', 'utf8');
     expect(shipped).toContain(`# ${documented}\n`);
     const switchedOn = shipped.replace(`# ${documented}`, documented).replace(/^planning_enabled: true$/m, 'planning_enabled: false');

@@ -156,7 +156,7 @@ describe('no jail, no process', () => {
     const result = await runTool(createTerminalTool({ config, jail }), { command: 'echo ran' });
     expect(result).toMatchObject({ success: false });
     expect(result.output).toBe(
-      'The terminal is off: it runs only inside a jail, and bubblewrap (bwrap) is not installed. Fix: sudo apt install bubblewrap passt. Or set JAIL=off to run it unjailed on purpose (README: The jail).',
+      'The terminal is off: it runs only inside a jail, and bubblewrap (bwrap) is not installed. Fix: sudo apt install bubblewrap passt. Or set JAIL=off to run it unjailed on purpose (docs/operations.md, "The jail: bubblewrap and passt").',
     );
     await expect(jail.wrap('/bin/echo', ['ran'], { kind: 'strict', writable: [], cwd: '/' }, {})).rejects.toThrow(/is off: it runs only inside a jail/);
   });

@@ -1,4 +1,4 @@
-// MCP (README: MCP servers): MCP_CONFIG_FILE, the `mcpServers` format other MCP clients use, read into servers and
+// MCP (docs/integrations.md, "MCP servers"): MCP_CONFIG_FILE, the `mcpServers` format other MCP clients use, read into servers and
 // errors that name the server and the field; a bad entry never keeps the good ones from loading.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// MCP (README: MCP servers): one MCP server's connection through the official SDK client, against real servers
+// MCP (docs/integrations.md, "MCP servers"): one MCP server's connection through the official SDK client, against real servers
 // (the reference servers from npm and a fixture built with the SDK's McpServer) as child processes.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -77,7 +77,7 @@ describe("server-everything's tools in a profile's prompt", () => {
       const withServer = promptSize(tools, { ...profile, tools: [...profile.tools, 'mcp:everything'] });
       return { profile: profile.id, without, withServer, cost: withServer - without };
     });
-    // The same tools cost the same in every profile (README, MCP servers: "Prompt size").
+    // The same tools cost the same in every profile (docs/integrations.md, "MCP servers", "Prompt size").
     expect(new Set(costs.map(({ cost }) => cost)).size).toBe(1);
     expect(costs[0]!.cost).toBeGreaterThan(2_000);
     expect(costs[0]!.cost).toBeLessThan(5_000);

@@ -1,4 +1,4 @@
-// MCP (README: MCP servers): the MCP servers of MCP_CONFIG_FILE as tool sources, with real servers as child
+// MCP (docs/integrations.md, "MCP servers"): the MCP servers of MCP_CONFIG_FILE as tool sources, with real servers as child
 // processes: parallel connects that never wait, failures reported, list_changed, live edits of the
 // file, stops that cancel in the server, and no process left after close().
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// MCP servers through the whole server (issue 18; README: MCP servers): mcp.json read and watched by
+// MCP servers through the whole server (issue 18; docs/integrations.md, "MCP servers"): mcp.json read and watched by
 // the app, real reference servers from npm over stdio and Streamable HTTP, whole turns on both
 // LLM backends, a stop that cancels the server's work, broken servers that delay nothing, and
 // no child left behind after shutdown.

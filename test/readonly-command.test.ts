@@ -4,7 +4,7 @@ import { judgeReadOnly } from '../src/approvals/readonly-command.ts';
 import { readOnlyPrograms } from '../src/approvals/readonly-programs.ts';
 import { findCommandRunner } from '../src/tools/builtin/command-policy.ts';
 
-// The read-only class behind `terminal(readonly)` and `ssh_exec(readonly)` (README: Approvals).
+// The read-only class behind `terminal(readonly)` and `ssh_exec(readonly)` (docs/agent.md, "Approvals").
 // Each line is judged as sh, bash or zsh would read it; the second column is the reason given
 // when it is not read-only (a part of it), or `true` when it is read-only.
 

@@ -69,7 +69,7 @@ describe('GET /agents/profiles', () => {
       expect(profile.prompt_characters, profile.id).toBeGreaterThan(1_000);
       expect(profile.prompt_characters, profile.id).toBeLessThan(12_000);
       expect(profile.examples, profile.id).toHaveLength(2);
-      // Off as shipped (README: Heartbeat and notifications).
+      // Off as shipped (docs/agent.md, "Heartbeat").
       expect(profile.heartbeat, profile.id).toBeNull();
       // The owner a Hearth starts with may use every profile.
       expect(profile.may_use, profile.id).toBe(true);

@@ -1,4 +1,4 @@
-/** The REST API of README: REST API. Failures are thrown as ApiError carrying the server's code and message. */
+/** The REST API of docs/protocol.md, "REST API". Failures are thrown as ApiError carrying the server's code and message. */
 export class ApiError extends Error {
   /** `signIn`: on a 401, the ways this server accepts (`error.sign_in`: passphrase, passkey, api_token, auth_token). */
   constructor(status, code, message, signIn = []) {

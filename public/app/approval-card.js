@@ -20,7 +20,7 @@ export function namesOf(people) {
   return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }
 
-/** What the card says once decided (README: Approvals: `by` is user, rule, timeout or stop; `decider` who, in a household). */
+/** What the card says once decided (docs/agent.md, "Approvals"; `by` is user, rule, timeout or stop; `decider` who, in a household). */
 export function outcomeText({ decision, by, remember, decider }) {
   const who = decider && viewer && decider.id !== viewer.id ? decider.name : 'you';
   if (decision === 'allow') {
@@ -94,14 +94,14 @@ function withCode(text) {
   return text.split(/`([^`]*)`/).map((part, index) => (index % 2 === 1 ? element('code', {}, part) : part));
 }
 
-/** Why the command missed the profile's `readonly` rule (README: Approvals), when it did. */
+/** Why the command missed the profile's `readonly` rule (docs/agent.md, "Approvals"), when it did. */
 function notReadOnlyLine(notReadOnly) {
   if (!notReadOnly) return null;
   return element('p', { className: 'approval-not-read-only', dataset: { role: 'not-read-only' } }, 'Not read-only: ', ...withCode(notReadOnly), '.');
 }
 
 /**
- * The question inside a tool card whose call waits for the person (README: Approvals): the subject in
+ * The question inside a tool card whose call waits for the person (docs/agent.md, "Approvals"): the subject in
  * full, why it asks, Allow once / Allow for this session / Deny, and the time left before it is
  * denied unanswered. `onDecide(choice)` sends `{decision, remember}` and rejects on failure.
  * Once resolved it says who decided and the buttons go. In a household a call the viewer may not

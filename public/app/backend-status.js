@@ -4,7 +4,7 @@ const backendNames = { ollama: 'Ollama', openai: 'OpenAI-compatible' };
 
 /**
  * Which backend and model Hearth talks to and whether they answered the server's last check
- * (README: GET /status): a small line in the header, and a banner under it with what is wrong and
+ * (docs/protocol.md, "REST API", `GET /status`): a small line in the header, and a banner under it with what is wrong and
  * the fix while the backend is unreachable or lacks the model. `show(status)` takes the `backend`
  * of `hello` and `backend_status` on /ws/events.
  */

@@ -87,7 +87,7 @@ export class ReconnectingSocket {
   }
 }
 
-/** One session's WebSocket (README: WebSocket protocol); 'gone' means the session no longer exists. */
+/** One session's WebSocket (docs/protocol.md, "The session WebSocket"); 'gone' means the session no longer exists. */
 export class SessionConnection extends ReconnectingSocket {
   constructor(sessionId, { onEvent, onStatus }) {
     super(`/ws/sessions/${encodeURIComponent(sessionId)}`, { onEvent, onStatus, finalCodes: [closedUnknownSession] });

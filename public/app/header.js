@@ -26,7 +26,7 @@ export class SessionHeader {
     });
   }
 
-  /** The backend's status from /ws/events (README: GET /status). */
+  /** The backend's status from /ws/events (docs/protocol.md, "REST API", `GET /status`). */
   showBackend(status) {
     this.backend.show(status);
   }

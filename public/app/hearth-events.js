@@ -1,7 +1,7 @@
 import { ReconnectingSocket } from './connection.js';
 
 /**
- * The page's events socket `/ws/events` (README: The events socket): what concerns the whole Hearth rather than
+ * The page's events socket `/ws/events` (docs/protocol.md, "The events socket"): what concerns the whole Hearth rather than
  * the open session. Reconnects like a session socket; each (re)connection starts with `hello`.
  *
  * - `onApprovals(pending)`: every waiting approval anywhere, `[{session_id, call_id, tool, subject, expires_at}]`

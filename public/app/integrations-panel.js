@@ -89,7 +89,7 @@ export class IntegrationsPanel {
             'p',
             { className: 'muted integrations-empty' },
             withInlineCode(
-              'No integrations are configured. To connect Home Assistant (`HA_URL`, `HA_TOKEN`), an MQTT broker (`MQTT_URL`) or MCP servers (`mcp.json`), see the README sections on Home Assistant, MQTT and MCP servers.',
+              'No integrations are configured. To connect Home Assistant (`HA_URL`, `HA_TOKEN`), an MQTT broker (`MQTT_URL`) or MCP servers (`mcp.json`), see docs/integrations.md (Home Assistant, MQTT, MCP servers).',
             ),
           )
         : element('ul', { className: 'integration-list' }, integrations.map((integration) => this.#row(integration))),

@@ -29,7 +29,7 @@ function describe(tool) {
 const characters = (count) => `${count.toLocaleString('en')} characters`;
 
 /**
- * The MCP servers of `/agents/tools` (README: MCP servers), one section each with its state, its
+ * The MCP servers of `/agents/tools` (docs/integrations.md, "MCP servers"), one section each with its state, its
  * message and its tools, every tool with the switch `toolSwitch(tool)` gives, what it adds to
  * every call's prompt, and a switch for all of a server's tools at once (`serverSwitch(server, tools)`). Errors naming a
  * server that is not listed (an entry of the file that could not be read) get a section of their

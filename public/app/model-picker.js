@@ -4,7 +4,7 @@ import { element } from './dom.js';
 const followProfile = '';
 
 /**
- * The open session's model (README: Choosing the model): the models the default backend lists
+ * The open session's model (docs/configuration.md, "Model backends"): the models the default backend lists
  * (GET /models), or the profile's own. Choosing one pins it for the session's next turns
  * (PATCH /sessions/:id {model}); the server remembers it. Sits beside the session's profile select.
  */

@@ -7,7 +7,7 @@ const listLimit = 50;
 const httpsHelp = '/docs/operations.md#https-for-the-phone';
 
 /**
- * The header's bell (README: Schedules, reminders and notifications): the unread count, from the events socket's `hello` and each
+ * The header's bell (docs/agent.md, "Schedules, reminders and notifications"): the unread count, from the events socket's `hello` and each
  * `notification` frame, and a list of the newest notifications, each opening its session and
  * marking itself read. Browser notifications are shown only once the person allowed them with the
  * list's "Allow" button; the page never asks on its own.

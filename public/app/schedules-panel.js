@@ -32,7 +32,7 @@ const timingFields = new Set(['time', 'day', 'amount', 'unit', 'at', 'cron', 'ti
 const previewDelayMs = 300;
 
 /**
- * The Schedules panel (README: Schedules, reminders and notifications; `GET /schedules`): each schedule with when it runs, its next run
+ * The Schedules panel (docs/agent.md, "Schedules, reminders and notifications"; `GET /schedules`): each schedule with when it runs, its next run
  * and last status; pause or resume, run now, delete; and a form that creates one — every day,
  * weekdays or a day of the week at a time, every N minutes or hours, once, or a custom cron — for
  * a profile, previewing its next three runs (`POST /schedules/preview`) while the person types.

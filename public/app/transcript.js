@@ -89,7 +89,7 @@ async function copyCode(button) {
 
 /**
  * The conversation as the person sees it: the stored history, then the live run drawn from the
- * event union of README: WebSocket protocol. Rounds of one run become an answer, tool cards, the next answer…
+ * event union of docs/protocol.md, "The session WebSocket". Rounds of one run become an answer, tool cards, the next answer…
  */
 export class Transcript {
   #run;

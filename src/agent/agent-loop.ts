@@ -33,7 +33,7 @@ export interface RoundSetup {
   think: boolean;
   contextWindow: number;
   maxIterations: number;
-  /** Every policy governing this run's calls; the strictest verdict wins (README: Approvals). */
+  /** Every policy governing this run's calls; the strictest verdict wins (docs/agent.md, "Approvals"). */
   approvalPolicies: readonly ApprovalPolicy[];
   /** The jail each tool's processes run in, from the profile (strict unless it says otherwise). */
   jailKinds: Readonly<Record<string, JailKind>>;
@@ -89,7 +89,7 @@ const budgetExhaustedNote: ChatMessage = {
   content: 'The tool budget for this turn is used up. Do not call tools: answer now with what you have, and say what is left undone.',
 };
 
-/** The tool-calling loop of README: How a turn works, step 4: stream, run the requested tools, repeat until the model answers. */
+/** The tool-calling loop of docs/agent.md, "How a turn works", step 4: stream, run the requested tools, repeat until the model answers. */
 export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   const { conversation, registry, context } = input;
   for (let round = 0; ; round++) {

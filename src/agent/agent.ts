@@ -20,7 +20,7 @@ interface BackgroundTask {
 /** What the agent publishes to, built once for the whole app (`createDependencies`). */
 export interface AgentHubs {
   events: HearthEventHub;
-  /** Raised when an approval waits in a session nobody watches (README: Notifications). */
+  /** Raised when an approval waits in a session nobody watches (docs/agent.md, "Notifications"). */
   notifications: Notifications;
 }
 
@@ -32,7 +32,7 @@ export class Agent implements AgentRuns {
   /** Post-turn work per session (compression); it never holds up the answer, and the next turn waits for it. */
   private readonly background = new Map<string, BackgroundTask>();
 
-  /** The app-wide hub (README: The events socket): the agent announces sessions, profiles, tools and approvals on it. */
+  /** The app-wide hub (docs/protocol.md, "The events socket"): the agent announces sessions, profiles, tools and approvals on it. */
   private readonly events: HearthEventHub;
   /** What each turn runs on, made once from the dependencies. */
   private readonly ports: TurnPorts;
@@ -52,7 +52,7 @@ export class Agent implements AgentRuns {
     return this.start(sessionId, { type: 'message', input }, by);
   }
 
-  /** Answers the last user message again; the old answer stays in the display, superseded (README: Branches). */
+  /** Answers the last user message again; the old answer stays in the display, superseded (docs/agent.md, "Branches: regenerate and edit"). */
   regenerate(sessionId: string, by?: string): SendResult {
     return this.start(sessionId, { type: 'regenerate' }, by);
   }

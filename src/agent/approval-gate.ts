@@ -86,7 +86,7 @@ const ownerOnly: ProfileAccess = { people: ['owner'], approvers: ['owner'] };
 const strictness: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 
 /**
- * The gate every tool call passes before it runs (README: Approvals), outside the model: the
+ * The gate every tool call passes before it runs (docs/agent.md, "Approvals"), outside the model: the
  * profile's rules decide, and an `ask` waits for the person, a timeout or a stop.
  * Emits 'changed' whenever the set of waiting approvals changes, 'required' once a call waits (with
  * why it asks) and 'resolved' once a waiting call is settled.

@@ -1,4 +1,4 @@
-// Context compression (README: How a turn works, steps 2 and 5): the old turns of a session's `context`
+// Context compression (docs/agent.md, "How a turn works", steps 2 and 5): the old turns of a session's `context`
 // become one summary message; the display history is never touched.
 import type { Config } from '../config.ts';
 import type { ChatMessage, ToolDefinition } from '../llm/types.ts';
@@ -242,7 +242,7 @@ export interface CompressionSources {
   tools: ToolRegistry;
 }
 
-/** README: How a turn works: compression is due when `context_tokens ≥ num_ctx × threshold`, num_ctx being the backend's window. */
+/** docs/agent.md, "How a turn works": compression is due when `context_tokens ≥ num_ctx × threshold`, num_ctx being the backend's window. */
 export function needsCompression(config: CompressionSettings, contextWindow: number, contextTokens: number): boolean {
   return config.CONTEXT_COMPRESSION_ENABLED && contextTokens >= contextWindow * config.CONTEXT_COMPRESSION_THRESHOLD;
 }

@@ -18,7 +18,7 @@ export interface AgentDependencies {
   logger: Logger;
   /** The person's long-term memory summary, injected into their sessions' calls, if they have one. */
   memorySummary: (personId: string) => Promise<string | undefined>;
-  /** The gate every tool call passes (README: Approvals). */
+  /** The gate every tool call passes (docs/agent.md, "Approvals"). */
   approvals: ApprovalGate;
   /** Where the images of stored messages live. */
   images: MessageImages;

@@ -1,6 +1,6 @@
 import type { Profile } from '../profiles/profile.ts';
 
-/** What a heartbeat answer starts with when nothing needs the person (README: Heartbeat). */
+/** What a heartbeat answer starts with when nothing needs the person (docs/agent.md, "Heartbeat"). */
 export const heartbeatOk = 'HEARTBEAT_OK';
 
 export type HeartbeatVerdict = { type: 'quiet' } | { type: 'finding'; title: string; body: string };

@@ -26,7 +26,7 @@ function instruction(toolNames: readonly string[], profileNames: readonly string
   ].join('\n');
 }
 
-/** README: How a turn works, step 3: one non-streaming call without tools; a plan needs numbered steps. */
+/** docs/agent.md, "How a turn works", step 3: one non-streaming call without tools; a plan needs numbered steps. */
 export async function runPlanning(input: PlanningInput): Promise<PlanningResult> {
   const messages: ChatMessage[] = [
     ...input.systemMessages,

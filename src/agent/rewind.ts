@@ -1,4 +1,4 @@
-// Regenerate and edit (README: Branches): the display keeps the replaced branch, marked
+// Regenerate and edit (docs/agent.md, "Branches: regenerate and edit"): the display keeps the replaced branch, marked
 // `superseded`; the context loses it, so the model sees one consistent conversation.
 import type { Db } from '../store/database.ts';
 import type { Message, NewMessage } from '../store/message.ts';

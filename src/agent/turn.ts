@@ -21,7 +21,7 @@ export interface UserInput {
   /** Base64 or data: URIs. */
   images?: string[];
   files?: { name: string; path: string }[];
-  /** The schedule whose run sent this message (README: Schedules, reminders and notifications); the stored message is marked `scheduled`. */
+  /** The schedule whose run sent this message (docs/agent.md, "Schedules, reminders and notifications"); the stored message is marked `scheduled`. */
   scheduleId?: string;
   /** Nobody waits on this run (a schedule, a heartbeat): its model calls let a person's go first. */
   unattended?: boolean;
@@ -92,10 +92,10 @@ async function startTurn(sessionId: string, request: TurnRequest, store: TurnSto
   return branched.ok ? { ok: true, userMessage: branched.userMessage, first: false } : branched;
 }
 
-/** How a turn begins: a new message, or a branch off an earlier one (README: Branches). */
+/** How a turn begins: a new message, or a branch off an earlier one (docs/agent.md, "Branches: regenerate and edit"). */
 export type TurnRequest = { type: 'message'; input: UserInput } | RewindRequest;
 
-/** One whole turn of README: How a turn works for a stored session; emits its events and ends with exactly one run-end event. */
+/** One whole turn of docs/agent.md, "How a turn works", for a stored session; emits its events and ends with exactly one run-end event. */
 export async function runTurn(
   sessionId: string,
   request: TurnRequest,
@@ -127,7 +127,7 @@ export async function runTurn(
       const contextTokens = countedTokens(outcome);
       await store.setContextTokens(sessionId, contextTokens);
       context.emit({ type: 'stream_end', ...answerFields(outcome.content), context_tokens: contextTokens, max_context_tokens: outcome.contextWindow });
-      // README: How a turn works, step 5, after stream_end so the answer is not held up; the next turn waits for it.
+      // docs/agent.md, "How a turn works", step 5, after stream_end so the answer is not held up; the next turn waits for it.
       if (needsCompression(ports.limits.compression, outcome.contextWindow, contextTokens)) {
         background.start(async (emit, signal) => {
           const resolved = await ports.setup(sessionId);
@@ -148,7 +148,7 @@ export async function runTurn(
   }
 }
 
-/** Steps 2–4 of README: How a turn works for a run whose user message is stored. */
+/** Steps 2–4 of docs/agent.md, "How a turn works", for a run whose user message is stored. */
 async function runStartedTurn(
   sessionId: string,
   userMessage: NewMessage,
@@ -158,7 +158,7 @@ async function runStartedTurn(
 ): Promise<LoopOutcome> {
   const { store } = ports;
   await store.setTitleIfUntitled(sessionId, titleFromFirstMessage(withoutProvenance(userMessage)));
-  // After the user message is stored (README: How a turn works), so a client that reads the session on stream_start finds it.
+  // After the user message is stored (docs/agent.md, "How a turn works"), so a client that reads the session on stream_start finds it.
   context.emit({ type: 'stream_start' });
   // The previous turn's compression may still be rewriting the context.
   await background.settled();
@@ -212,7 +212,7 @@ function countedTokens(outcome: Extract<LoopOutcome, { status: 'completed' }>): 
   return outcome.cut ? Math.max(reported, outcome.estimatedTokens) : reported;
 }
 
-/** README: How a turn works, step 3. A failed planning call is logged and skipped: the turn still runs. */
+/** docs/agent.md, "How a turn works", step 3. A failed planning call is logged and skipped: the turn still runs. */
 async function plan(
   resolved: Extract<ProfileSetup, { ok: true }>,
   ports: Pick<TurnPorts, 'profileIds' | 'logger'>,

@@ -1,4 +1,4 @@
-// A call's subject as approval rules see it (README: Approvals): every spelling of the same
+// A call's subject as approval rules see it (docs/agent.md, "Approvals"): every spelling of the same
 // request reads the same, so a rule cannot be dodged by writing a URL another way.
 
 /**

@@ -125,7 +125,7 @@ export const destructiveDefault = 'default (the tool is marked destructive)';
 export const destructiveReason = 'Asked because the tool can destroy or overwrite something, and no rule allows it';
 
 /**
- * Precedence: deny, then allow, then ask, then the default (README: Approvals). Under a default
+ * Precedence: deny, then allow, then ask, then the default (docs/agent.md, "Approvals"). Under a default
  * of allow a destructive tool's call is asked about; an allow rule naming it still lets it run.
  */
 export function judge(policy: ApprovalPolicy, call: ApprovalCall): Judgement {

@@ -1,5 +1,5 @@
 // Whether a command line only reads (the `terminal(readonly)` and `ssh_exec(readonly)` rules,
-// README: Approvals), and when not, why. The line is read as a POSIX shell reads it; anything
+// docs/agent.md, "Approvals"), and when not, why. The line is read as a POSIX shell reads it; anything
 // beyond plain words and `|` pipes between read-only commands is not read-only, and so is any
 // program or option the table in readonly-programs.ts is not sure of.
 

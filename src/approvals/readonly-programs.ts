@@ -1,5 +1,5 @@
 // The programs a server admin reads with, for the `terminal(readonly)` and `ssh_exec(readonly)`
-// approval rules (README: Approvals). Each row knows the program's options that write, run
+// approval rules (docs/agent.md, "Approvals"). Each row knows the program's options that write, run
 // something or change the system; a program without a row is not read-only. Command runners
 // (env, xargs, nice, sudo, awk, less … see tools/builtin/command-policy.ts) never get a row:
 // test/readonly-command.test.ts checks that. To add a program, add a row and lines to that test.

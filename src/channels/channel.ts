@@ -5,7 +5,7 @@ import type { IntegrationStatus } from '../integrations/integration-registry.ts'
 import type { Logger } from '../logger.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 
-/** A notification as the events socket carries it (README: Notifications). */
+/** A notification as the events socket carries it (docs/agent.md, "Notifications"). */
 export type ChannelNotification = Omit<Extract<HearthEvent, { type: 'notification' }>, 'type'>;
 
 /**

@@ -1,4 +1,4 @@
-// Every frame of the events socket `/ws/events` (README: The events socket): what concerns the whole
+// Every frame of the events socket `/ws/events` (docs/protocol.md, "The events socket"): what concerns the whole
 // Hearth rather than one session's run.
 
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
@@ -38,7 +38,7 @@ export type HearthEvent =
   | { type: 'approvals_changed'; pending: PendingApprovalSummary[] }
   | { type: 'notification'; id: number; title: string; body: string; session_id?: string; created_at: string }
   | ({ type: 'integration_status' } & IntegrationStatus)
-  /** The default backend's reachability or its model's availability changed (README: GET /status). */
+  /** The default backend's reachability or its model's availability changed (docs/protocol.md, "REST API", `GET /status`). */
   | { type: 'backend_status'; backend: BackendStatus };
 
 /**

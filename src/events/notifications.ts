@@ -2,7 +2,7 @@ import type { Db } from '../store/database.ts';
 import { countUnreadNotifications, insertNotification, type NewNotification, type Notification } from '../store/notifications-repository.ts';
 import { onlyFor, type HearthEventHub } from './hearth-events.ts';
 
-/** Stores a notification for its person and tells their open pages at once (README: Notifications). */
+/** Stores a notification for its person and tells their open pages at once (docs/agent.md, "Notifications"). */
 export class Notifications {
   constructor(
     private readonly db: Db,

@@ -227,7 +227,7 @@ export class Jail {
    */
   refusal(what: string): string | undefined {
     if (this.status_.state !== 'unavailable') return undefined;
-    return `${what} is off: it runs only inside a jail, and ${this.status_.reason}. Fix: ${this.status_.fix}. Or set JAIL=off to run it unjailed on purpose (README: The jail).`;
+    return `${what} is off: it runs only inside a jail, and ${this.status_.reason}. Fix: ${this.status_.fix}. Or set JAIL=off to run it unjailed on purpose (docs/operations.md, "The jail: bubblewrap and passt").`;
   }
 
   /**

@@ -4,7 +4,7 @@ import type { BackendId } from '../backend-ids.ts';
 import type { BackendTarget, ProbeResult } from './backend-probe.ts';
 import { backendEntry, backendTarget, probeBackend } from './backends.ts';
 
-/** The default backend and model as last checked (README: GET /status). */
+/** The default backend and model as last checked (docs/protocol.md, "REST API", `GET /status`). */
 export interface BackendStatus {
   backend: BackendId;
   model: string;

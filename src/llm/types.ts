@@ -12,7 +12,7 @@ export interface ToolCall {
   invalid_arguments?: string;
 }
 
-/** One message as the model sees it; field names follow the wire protocol (README: How a turn works). */
+/** One message as the model sees it; field names follow the wire protocol (docs/agent.md, "How a turn works"). */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;

@@ -1,4 +1,4 @@
-/** A profile's heartbeat (README: Heartbeat): how often it looks things over, and during which hours. */
+/** A profile's heartbeat (docs/agent.md, "Heartbeat"): how often it looks things over, and during which hours. */
 export interface HeartbeatSettings {
   /** As written: `30m`, `2h`, `1d`. */
   every: string;

@@ -23,7 +23,7 @@ export interface Profile extends ProfileAccess {
   /** Whether every MCP tool switched on in the Tools panel joins `tools` (front matter `mcp_tools: false` opts out). */
   mcp_tools: boolean;
   scratchpad_sections: string[];
-  /** Which calls run, wait for the person, or are refused (README: Approvals). */
+  /** Which calls run, wait for the person, or are refused (docs/agent.md, "Approvals"). */
   approvals: ApprovalPolicy;
   /** Which jail each tool's processes run in (docs/security.md: The jail); `strict` for any tool not named. */
   jail: Readonly<Record<string, JailKind>>;
@@ -32,7 +32,7 @@ export interface Profile extends ProfileAccess {
    * (docs/security.md: Untrusted content); the path policy and approval rules still apply.
    */
   untrusted: { allow: readonly string[] };
-  /** How often the profile looks things over unasked (README: Heartbeat). */
+  /** How often the profile looks things over unasked (docs/agent.md, "Heartbeat"). */
   heartbeat?: HeartbeatSettings;
   /** What a heartbeat checks: the body of `<id>.heartbeat.md` beside the profile, when there is one. */
   heartbeat_checklist?: string;

@@ -1,4 +1,4 @@
-// Every frame the server sends over a session's WebSocket (README: WebSocket protocol). The web
+// Every frame the server sends over a session's WebSocket (docs/protocol.md, "The session WebSocket"). The web
 // client and the tests rely on this union and nothing else.
 
 import type { PersonName } from '../people/person.ts';
@@ -43,7 +43,7 @@ export type AgentEvent =
   | { type: 'context_compressed'; messages_before: number; messages_after: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
   | { type: 'tools_changed'; tools: ToolSummary[] }
-  /** A tool call waits for the person's decision (README: Approvals); `expires_at` is when it is denied unanswered. */
+  /** A tool call waits for the person's decision (docs/agent.md, "Approvals"); `expires_at` is when it is denied unanswered. */
   | {
       type: 'approval_required';
       call_id: string;
@@ -82,7 +82,7 @@ export type AgentErrorCode =
   | 'approval_not_found'
   /** The person may not decide that call (a child's own ask); the message says who may. */
   | 'forbidden'
-  /** Regenerate and edit (README: Branches) */
+  /** Regenerate and edit (docs/agent.md, "Branches: regenerate and edit") */
   | 'message_not_found'
   | 'message_not_editable'
   | 'nothing_to_regenerate'

@@ -20,7 +20,7 @@ export interface HeartbeatRunner {
 }
 
 /**
- * One heartbeat run of a profile (README: Heartbeat), in the profile's own heartbeat session
+ * One heartbeat run of a profile (docs/agent.md, "Heartbeat"), in the profile's own heartbeat session
  * (the session the key `heartbeat:<profile id>` leads to): a quiet answer is dropped from the
  * display history, anything else raises a notification. When to call it (every, active hours)
  * is the timers'.

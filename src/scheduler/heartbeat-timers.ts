@@ -17,7 +17,7 @@ export interface HeartbeatTimersOptions {
 
 /**
  * Runs each profile's heartbeat every `heartbeat.every` by the clock, counted from start or
- * the last profile change, and only within its active hours (README: Heartbeat).
+ * the last profile change, and only within its active hours (docs/agent.md, "Heartbeat").
  * Each run is runHeartbeat's, which raises what it finds; `heartbeat_finished` follows it.
  */
 export class HeartbeatTimers extends EventEmitter<{ heartbeat_finished: [profileId: string, result: HeartbeatResult] }> {

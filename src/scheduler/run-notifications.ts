@@ -6,7 +6,7 @@ import type { RunFinished, Scheduler } from './scheduler.ts';
 const bodyLimit = 500;
 
 /**
- * Raises a notification for every finished scheduled run (README: Schedules, reminders and notifications): "<name> finished" with the
+ * Raises a notification for every finished scheduled run (docs/agent.md, "Schedules, reminders and notifications"): "<name> finished" with the
  * run's answer, or "<name> failed" with why. A skipped run ran nothing and raises nothing.
  * Returns what settles once the notifications raised so far are stored.
  */

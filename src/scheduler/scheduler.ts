@@ -58,7 +58,7 @@ export interface RunFinished {
 export type ScheduleResult = Checked<Schedule> | { ok: false; field: 'id'; message: string; notFound: true };
 
 /**
- * Keeps every schedule in memory with one timer armed for the earliest due one (README: Schedules, reminders and notifications).
+ * Keeps every schedule in memory with one timer armed for the earliest due one (docs/agent.md, "Schedules, reminders and notifications").
  * Emits `run_finished` (RunFinished) after each run or skip.
  */
 export class Scheduler extends EventEmitter<{ run_finished: [RunFinished] }> {

@@ -24,7 +24,7 @@ const ListQuery = Type.Object(
 const scanBatch = 500;
 
 /**
- * Decisions on waiting tool calls, and the audit of every decision (README: Approvals): each
+ * Decisions on waiting tool calls, and the audit of every decision (docs/agent.md, "Approvals"): each
  * person decides only what `mayDecide` lets them, and sees only the calls they asked or may decide
  * (docs/people.md, *Approvals in a household*).
  */

@@ -55,7 +55,7 @@ const ApproveCommand = Type.Composite(
   { additionalProperties: false },
 );
 
-/** What a client may send over a session's WebSocket (README: WebSocket protocol). */
+/** What a client may send over a session's WebSocket (docs/protocol.md, "The session WebSocket"). */
 export type ClientCommand =
   | Static<typeof MessageCommand>
   | Static<typeof StopCommand>

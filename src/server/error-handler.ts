@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorBody } from '../errors.ts';
 import { describeErrors } from '../tools/validation.ts';
 
-/** Turns every failure into `{error:{code,message}}` with the right status (README: REST API). */
+/** Turns every failure into `{error:{code,message}}` with the right status (docs/protocol.md, "REST API"). */
 export function handleError(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ApiError) return reply.code(error.status).send(errorBody(error.code, error.message));
   if (error.validation) {

@@ -8,7 +8,7 @@ import type { BackendStatusMonitor } from '../llm/backend-status.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import { signedOutCloseCode } from './websocket-routes.ts';
 
-/** `/ws/events` (README: The events socket): one socket per open page for what concerns the whole Hearth. */
+/** `/ws/events` (docs/protocol.md, "The events socket"): one socket per open page for what concerns the whole Hearth. */
 export interface EventsSocketOptions {
   events: HearthEventHub;
   notifications: Notifications;

@@ -19,7 +19,7 @@ export interface FileRouteOptions {
   config: Config;
 }
 
-/** `POST /sessions/:id/files`: one uploaded file per request into the session's folder (README: REST API). */
+/** `POST /sessions/:id/files`: one uploaded file per request into the session's folder (docs/protocol.md, "REST API"). */
 export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions) {
   const { sessions, config } = options;
   const limitMegabytes = config.SESSION_FILES_MAX_SIZE_MB;

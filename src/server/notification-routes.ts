@@ -15,7 +15,7 @@ const ListQuery = Type.Object(
 );
 const ReadParams = Type.Object({ id: Type.String({ pattern: '^[1-9][0-9]{0,15}$' }) });
 
-/** The caller's notifications and marking them read (README: Notifications); raising one is the agent's. Nobody sees another's. */
+/** The caller's notifications and marking them read (docs/agent.md, "Notifications"); raising one is the agent's. Nobody sees another's. */
 export async function notificationRoutes(app: FastifyInstance, options: { db: Db; notifications: Notifications }) {
   const { db } = options;
 

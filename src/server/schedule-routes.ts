@@ -87,7 +87,7 @@ export interface ScheduleRouteOptions {
 }
 
 /**
- * Schedules, their runs, and running one now (README: Schedules, reminders and notifications).
+ * Schedules, their runs, and running one now (docs/agent.md, "Schedules, reminders and notifications").
  * Each is its person's; the owner sees and manages everyone's; anyone else's answers as a missing one.
  */
 export async function scheduleRoutes(app: FastifyInstance, options: ScheduleRouteOptions) {

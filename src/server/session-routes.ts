@@ -70,7 +70,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   };
 
   app.post<{ Body: Static<typeof CreateBody> }>('/sessions', { schema: { body: CreateBody } }, async (request, reply) => {
-    // Not announced: the list shows a session from its first message on (README: Sessions).
+    // Not announced: the list shows a session from its first message on (docs/protocol.md, "REST API", `GET /sessions`).
     const created = await sessions.create({
       ...(request.body?.profile_id !== undefined && { profileId: request.body.profile_id }),
       personId: request.caller.person.id,

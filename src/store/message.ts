@@ -6,7 +6,7 @@ export interface StoredToolCall {
   invalid_arguments?: string;
 }
 
-/** The message shape shared by both buffers and the API (README: How a turn works). */
+/** The message shape shared by both buffers and the API (docs/agent.md, "How a turn works"). */
 export interface Message {
   id: number;
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -27,7 +27,7 @@ export interface Message {
   superseded?: boolean;
   /** Display only: the session switched to this profile here (a `system` marker the model never sees). */
   profile_switch?: { profile_id: string; profile_name: string; by: 'user' | 'agent' };
-  /** User messages a schedule sent (README: Schedules, reminders and notifications), with that schedule's id. */
+  /** User messages a schedule sent (docs/agent.md, "Schedules, reminders and notifications"), with that schedule's id. */
   scheduled?: boolean;
   schedule_id?: string;
   /** The text came from outside (a web page, an MCP server, a forwarded message): its source. Such a message taints the run (docs/security.md: Untrusted content). */

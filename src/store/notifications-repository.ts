@@ -3,7 +3,7 @@ import type { Db } from './database.ts';
 import { firstOwnerId } from './first-owner.ts';
 import type { NotificationsTable } from './schema.ts';
 
-/** Something finished or needs the person's attention (README: Notifications). */
+/** Something finished or needs the person's attention (docs/agent.md, "Notifications"). */
 export interface Notification {
   id: number;
   title: string;

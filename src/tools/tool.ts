@@ -15,7 +15,7 @@ export interface ToolContext {
   isSubagent: boolean;
   /** For a sub-agent: the session that spawned it, whose work folder it shares. */
   parentSessionId?: string;
-  /** The approval policies governing the run (README: Approvals), handed on to sub-agents. */
+  /** The approval policies governing the run (docs/agent.md, "Approvals"), handed on to sub-agents. */
   approvalPolicies?: readonly ApprovalPolicy[];
   /** The jail the run's profile gives each tool's processes (`strict` for a tool it does not name). */
   jailKinds?: Readonly<Record<string, JailKind>>;

@@ -145,7 +145,7 @@ describe.skipIf(skipBrowserTests)('the Integrations panel', () => {
     expect(await telegram.locator('.integration-details').textContent()).toBe(expected);
   });
 
-  it('an empty list says none are configured and points to the README', browserTest, async () => {
+  it('an empty list says none are configured and points to docs/integrations.md', browserTest, async () => {
     const hearth = await browser.hearth();
     const page = await browser.openPage(hearth);
     // Whatever the server holds by itself, this page is told there is nothing.
@@ -155,7 +155,7 @@ describe.skipIf(skipBrowserTests)('the Integrations panel', () => {
     const empty = panel.locator('.integrations-empty');
     await empty.waitFor();
     expect(await empty.textContent()).toContain('No integrations are configured');
-    expect(await empty.textContent()).toContain('README');
+    expect(await empty.textContent()).toContain('docs/integrations.md');
     expect(await empty.locator('code').allTextContents()).toEqual(['HA_URL', 'HA_TOKEN', 'MQTT_URL', 'mcp.json']);
     expect(await panel.locator('li[data-integration]').count()).toBe(0);
   });

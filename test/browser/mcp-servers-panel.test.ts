@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-// MCP servers on the page (README: MCP servers): the Tools panel groups MCP tools by server with each
+// MCP servers on the page (docs/integrations.md, "MCP servers"): the Tools panel groups MCP tools by server with each
 // server's state and message and a switch per tool; the Integrations panel lists the servers; both
 // follow edits of mcp.json live. Real servers: server-everything over stdio, a missing command,
 // and the fixture server (whose add_tool changes its tool list at runtime).

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-// The model picker beside the session's profile (README: Choosing the model): it lists what the
+// The model picker beside the session's profile (docs/configuration.md, "Model backends"): it lists what the
 // backend has, pins the chosen model for the session's next request, remembers it across a reload,
 // and goes back to the profile's model.
 import { describe, expect, it, onTestFinished } from 'vitest';

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-// The notification bell and the Schedules panel (issue 17; README: Schedules, reminders and notifications): a notification raised in the
+// The notification bell and the Schedules panel (issue 17; docs/agent.md, "Schedules, reminders and notifications"): a notification raised in the
 // running app reaches the open page live, and the browser's own notification once the person allowed
 // them; the panel lists, pauses, resumes and deletes schedules, and previews the next runs while the
 // person types; a user message a schedule sent is marked so in the transcript, also live; a schedule

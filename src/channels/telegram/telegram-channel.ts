@@ -55,7 +55,7 @@ interface Running {
 }
 
 /**
- * The Telegram channel (README: Telegram): long polling with grammY (`deleteWebhook` at start, no
+ * The Telegram channel (docs/integrations.md, "Telegram"): long polling with grammY (`deleteWebhook` at start, no
  * inbound port), one session per private chat of an allowed user, answers streamed by edits,
  * approvals as buttons, commands. Each chat acts as the person it is linked to (`/start <code>`;
  * docs/people.md, *Telegram in a household*) and reaches only their sessions; approvals go to the

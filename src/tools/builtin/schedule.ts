@@ -61,7 +61,7 @@ export const sharedSessionsKeepNoSchedules =
   "A session shared with the household keeps no schedules: others write in it, so its person's schedules are neither shown, made nor changed here. Ask in a private session.";
 
 /**
- * The agent's own schedules (README: Schedules, reminders and notifications): reminders and
+ * The agent's own schedules (docs/agent.md, "Schedules, reminders and notifications"): reminders and
  * recurring jobs that run as whole turns. With `profiles` and `person`, a schedule is made only
  * under a profile its person may use.
  */

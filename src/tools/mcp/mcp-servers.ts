@@ -74,7 +74,7 @@ function loadClient(): Promise<ClientModules> {
 const startGapMs = 25;
 
 /**
- * The MCP servers of MCP_CONFIG_FILE as tool sources (README: MCP servers). Each server connects on its
+ * The MCP servers of MCP_CONFIG_FILE as tool sources (docs/integrations.md, "MCP servers"). Each server connects on its
  * own, in the background: none delays start-up or another. Each is the registry source
  * `mcp:<server>`, whose tools are replaced as a set whenever the server's list changes, and the
  * integration `mcp:<server>`. Watched, an edit reconnects only the servers whose settings
