@@ -4,9 +4,10 @@ import type { Person, Role } from '../people/person.ts';
 import { managesHousehold } from '../people/rights.ts';
 import type { Db } from '../store/database.ts';
 import { acceptInvitation, findOpenInvitation, insertInvitation } from '../store/invitations-repository.ts';
-import { deletePerson, findPersonByName, insertPerson } from '../store/people-repository.ts';
+import { deletePerson, insertPerson } from '../store/people-repository.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Household } from './household.ts';
+import { personNamed } from './names.ts';
 import { hashPassphrase } from './passphrase.ts';
 import { digestOf, newSecret } from './secrets.ts';
 
@@ -38,7 +39,7 @@ export class Invitations {
     const inviter = invitation?.invitedBy ? await household.person(invitation.invitedBy) : undefined;
     if (!invitation || !inviter || !managesHousehold(inviter)) return refusal('invitation_not_valid', 'This invitation is unknown, used or expired: ask the owner for a new one.');
     const cleanName = name.trim();
-    if (await findPersonByName(db, cleanName)) return refusal('name_taken', `Someone in the household is already called "${cleanName}" (names are compared without case).`);
+    if (await personNamed(household, cleanName)) return refusal('name_taken', `Someone in the household is already called "${cleanName}" (names are compared without case).`);
     const passphraseHash = await hashPassphrase(passphrase);
     const person = await insertPerson(db, { name: cleanName, role: invitation.role as Role, passphraseHash });
     if (!(await acceptInvitation(db, invitation.id, person.id, now))) {

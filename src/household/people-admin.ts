@@ -7,6 +7,7 @@ import { deletePerson, findPerson, findPersonByName, insertPerson, listPeople, u
 import { giveSessionsTo } from '../store/sessions-repository.ts';
 import type { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
+import { personNamed } from './names.ts';
 import { hashPassphrase, verifyPassphrase } from './passphrase.ts';
 import type { SignIns } from './sign-ins.ts';
 
@@ -40,7 +41,7 @@ export class PeopleAdmin {
   async add({ name, role, passphrase }: { name: string; role: Role; passphrase: string }): Promise<PersonResult> {
     const { db, household } = this.options;
     const cleanName = name.trim();
-    if (await findPersonByName(db, cleanName)) return nameTaken(cleanName);
+    if (await personNamed(household, cleanName)) return nameTaken(cleanName);
     const person = await insertPerson(db, { name: cleanName, role, passphraseHash: await hashPassphrase(passphrase) });
     household.changed();
     return { ok: true, person };
@@ -62,7 +63,7 @@ export class PeopleAdmin {
       return refusal('forbidden', `${person.name} is the only owner: make someone else an owner first.`);
     }
     const name = changes.name?.trim();
-    if (name !== undefined && name.toLowerCase() !== person.name.toLowerCase() && (await findPersonByName(db, name))) return nameTaken(name);
+    if (name !== undefined && (await personNamed(household, name, id))) return nameTaken(name);
     const updated = await updatePerson(db, id, {
       ...(name !== undefined && { name }),
       ...(changes.role !== undefined && { role: changes.role }),

@@ -227,6 +227,19 @@ describe('people', () => {
     await person('Sam');
     expect(await accounts.people.add({ name: ' SAM ', role: 'guest', passphrase: 'passphrase again' })).toMatchObject({ ok: false, code: 'name_taken' });
   });
+
+  it('refuse a name that only looks different: another case beyond ASCII, wide letters, a decomposed accent', async () => {
+    const emile = await person('Émile');
+    const owner = await household.firstOwner();
+    for (const name of ['émile', 'ÉMILE', 'Ｅ\u0301ｍｉｌｅ', 'E\u0301mile']) {
+      expect(await accounts.people.add({ name, role: 'guest', passphrase: 'passphrase again' }), name).toMatchObject({ ok: false, code: 'name_taken' });
+      expect(await accounts.people.update(owner.id, { name }), name).toMatchObject({ ok: false, code: 'name_taken' });
+      const { code } = await accounts.invitations.create('guest', owner.id);
+      expect(await accounts.invitations.accept(code, name, 'passphrase again'), name).toMatchObject({ ok: false, code: 'name_taken' });
+    }
+    // One's own name in another case is still one's own.
+    expect(await accounts.people.update(emile.id, { name: 'ÉMILE' })).toMatchObject({ ok: true, person: { name: 'ÉMILE' } });
+  });
 });
 
 describe('passkeys', () => {
