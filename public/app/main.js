@@ -43,6 +43,8 @@ let me;
 let householdOfMany = false;
 let listedSessions = [];
 let pendingApprovals = [];
+/** The session *New session* is creating; a message sent meanwhile waits for it and goes there. */
+let creating;
 
 const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
 const transcript = new Transcript(byId('transcript'), {
@@ -266,7 +268,7 @@ function onViewChange(openedView, change) {
   header.show(change);
   if (change.profileId !== undefined) panels.notify({ type: 'profile_changed' });
   if (change.running !== undefined || change.synced !== undefined || change.connection !== undefined) {
-    composer.setState({ running: openedView.running, canSend: openedView.synced });
+    composer.setState({ running: openedView.running, canSend: openedView.acceptsMessages });
     showEditable(openedView);
   }
   if (change.running !== undefined) sidebar.refreshSoon();
@@ -331,7 +333,8 @@ function openSession(sessionId) {
   view = opened;
   showSharing();
   opened.open();
-  composer.setState({ running: false, canSend: false });
+  // A message sent before its socket is in sync waits for it (send() awaits `ready`).
+  composer.setState({ running: false, canSend: opened.acceptsMessages });
   header.show({ editable: false });
   showContextMeter(sessionId);
   panels.notify({ type: 'session_opened' });
@@ -356,8 +359,25 @@ function route() {
   openSession(decodeURIComponent(location.hash.slice(1)));
 }
 
-async function newSession(profileId = newSessionProfile.value) {
-  const created = await api.createSession(profileId);
+/** One session however often *New session* is clicked before it exists. */
+function newSession(profileId = newSessionProfile.value) {
+  creating ??= createSession(profileId).finally(() => (creating = undefined));
+  return creating;
+}
+
+/** The open session is let go at once, so a message typed meanwhile goes to the new one, not the old. */
+async function createSession(profileId) {
+  view?.close();
+  view = undefined;
+  transcript.clear('Starting a new session…');
+  composer.setState({ running: false, canSend: true });
+  let created;
+  try {
+    created = await api.createSession(profileId);
+  } catch (error) {
+    route();
+    throw error;
+  }
   await sidebar.refresh();
   location.hash = encodeURIComponent(created.session_id);
   return openSession(created.session_id);
@@ -365,7 +385,7 @@ async function newSession(profileId = newSessionProfile.value) {
 
 /** Sends in the open session; with none open it starts one, of `profileId` (or else the sidebar's profile for new sessions). */
 async function send(message, profileId) {
-  const target = view ?? (await newSession(profileId));
+  const target = creating ? await creating : (view ?? (await newSession(profileId)));
   await target.ready;
   if (target !== view) return false;
   const sent = target.send(await outgoingMessage(target.sessionId, message));

@@ -36,6 +36,7 @@ export class SessionView {
   #held;
   #expectingOwnRun = false;
   #running = false;
+  #syncedOnce = false;
   #resolveReady;
 
   /**
@@ -66,6 +67,14 @@ export class SessionView {
 
   get synced() {
     return this.#held === undefined && this.#connection?.isOpen === true;
+  }
+
+  /**
+   * Whether the composer takes a message now: in sync, or still opening (the message waits for
+   * `ready`, so one sent right after *New session* is not lost). After a drop it waits for the reconnection.
+   */
+  get acceptsMessages() {
+    return this.synced || !this.#syncedOnce;
   }
 
   /** Sends a message; false (and nothing drawn) when the socket is not open, so the composer keeps it. */
@@ -191,6 +200,7 @@ export class SessionView {
       drawn.then((complete) => complete && (open.allDrawnMs = performance.now() - this.openedAt));
     }
     this.#expectingOwnRun = false;
+    this.#syncedOnce = true;
     this.onChange({ title: session.title, profileId: session.profile_id, synced: true });
     this.#setRunning(false);
     for (const event of held) this.#apply(event);

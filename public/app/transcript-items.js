@@ -111,7 +111,8 @@ export class AssistantItem {
   /** The answer did not finish: stopped by the person, by a shutdown, or cut off by a restart. */
   markStopped(label = 'Stopped') {
     this.node.dataset.stopped = 'true';
-    if (!this.node.querySelector('.stopped-label')) this.node.append(element('p', { className: 'stopped-label' }, label));
+    // With the answer it ends, above Copy and Regenerate.
+    if (!this.node.querySelector('.stopped-label')) this.markdown.after(element('p', { className: 'stopped-label' }, label));
   }
 
   /** A stored answer, drawn at once. */

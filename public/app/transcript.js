@@ -1,9 +1,9 @@
 import { element, foldable } from './dom.js';
 import { FrameScheduler } from './frame-scheduler.js';
 import { copyAnswer, openEditor, previousVersion, profileMarker, regenerateButton } from './message-actions.js';
+import { ScrollFollow } from './scroll-follow.js';
 import { AssistantItem, ToolCard, errorItem, noticeItem, planItem, summaryItem, userItem } from './transcript-items.js';
 
-const followDistancePx = 80;
 const firstSliceEntries = 60;
 const sliceBudgetMs = 10;
 
@@ -106,9 +106,9 @@ export class Transcript {
     this.decide = decide;
     this.regenerate = regenerate;
     this.edit = edit;
+    this.follow = new ScrollFollow(container);
     this.scheduler = new FrameScheduler();
-    this.scheduler.onBeforeRender = () => this.#nearBottom();
-    this.scheduler.onAfterRender = (follow) => follow && this.scrollToEnd();
+    this.scheduler.onAfterRender = () => this.follow.keep();
     container.addEventListener('click', (event) => {
       const button = event.target.closest('button');
       if (button?.classList.contains('copy-code')) copyCode(button);
@@ -129,6 +129,7 @@ export class Transcript {
     delete this.container.dataset.runStatus;
     this.scheduler.countFrames(false);
     this.container.replaceChildren(...(placeholder ? [element('div', { className: 'transcript-empty' }, placeholder)] : []));
+    this.follow.toEnd();
   }
 
   /**
@@ -143,7 +144,7 @@ export class Transcript {
     const newest = entries.splice(Math.max(0, entries.length - firstSliceEntries));
     this.container.append(...newest.map((entry) => entryNode(entry, decisions)));
     this.#placeRegenerate();
-    this.scrollToEnd();
+    this.follow.toEnd();
     return this.#drawOlder(entries, this.#generation, decisions);
   }
 
@@ -162,16 +163,24 @@ export class Transcript {
     return generation === this.#generation;
   }
 
+  /** The person's own message is always brought into view, wherever they had scrolled. */
   appendUser(message) {
     this.#append(userItem(message));
+    this.follow.toEnd();
   }
 
   appendNotice(text) {
     this.#append(noticeItem(text));
   }
 
-  /** Applies one run event; events that are not about the transcript are ignored here. */
+  /** Applies one run event; what it grew or opened (a failed call's result) stays in view while following. */
   apply(event) {
+    this.#applyEvent(event);
+    this.follow.keep();
+  }
+
+  /** Events that are not about the transcript are ignored here. */
+  #applyEvent(event) {
     switch (event.type) {
       case 'stream_start':
         this.#endRun({ stopped: false });
@@ -211,9 +220,8 @@ export class Transcript {
         return;
       case 'approval_required': {
         const card = this.#toolCard(event);
-        const follow = this.#nearBottom();
         const approval = card.requestApproval(event, (choice) => this.decide(event.call_id, choice));
-        if (follow) this.scrollToEnd();
+        this.follow.keep();
         approval.offerFocus();
         return;
       }
@@ -252,20 +260,10 @@ export class Transcript {
     }
   }
 
-  scrollToEnd() {
-    this.container.scrollTop = this.container.scrollHeight;
-  }
-
-  #nearBottom() {
-    const { scrollTop, scrollHeight, clientHeight } = this.container;
-    return scrollHeight - scrollTop - clientHeight < followDistancePx;
-  }
-
   #append(node) {
-    const follow = this.#nearBottom();
     this.#removePlaceholder();
     this.container.append(node);
-    if (follow) this.scrollToEnd();
+    this.follow.added();
   }
 
   #removePlaceholder() {
@@ -304,7 +302,6 @@ export class Transcript {
     const answer = this.#run?.answer ?? (content || always ? this.#answer() : undefined);
     answer?.finish({ content, stopped, stoppedLabel });
     if (this.#run) this.#run.answer = undefined;
-    if (this.#nearBottom()) this.scrollToEnd();
   }
 
   #endRun({ stopped }) {
