@@ -9,6 +9,7 @@ import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailedCommand } from '../../jail/jail-spec.ts';
 import { endProcessTree } from '../../jail/process-tree.ts';
 import { mcpJailSpec, usesNpm } from './mcp-jail.ts';
+import { npxPackages, prepareNpxPackages } from './npx-preparation.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -110,6 +111,10 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   private closed = false;
   private readonly initializeTimeoutMs: number;
   private readonly backoff: McpBackoff;
+  /** The registry an npx server's packages were prepared from, which its offline npx must name too. */
+  private npxRegistry: string | undefined;
+  /** Ends an npm still fetching when the connection is closed. */
+  private readonly preparation = new AbortController();
 
   constructor(private readonly options: McpConnectionOptions) {
     super();
@@ -126,7 +131,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     return this.currentState;
   }
 
-  /** Why it failed; undefined while connecting or connected. */
+  /** Why it failed, or what it is doing while connecting (fetching an npx package); undefined otherwise. */
   get message(): string | undefined {
     return this.currentMessage;
   }
@@ -183,6 +188,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   /** Stops retrying and ends the connection; a stdio server and whatever it started are gone when this resolves. */
   async close(): Promise<void> {
     this.closed = true;
+    this.preparation.abort();
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const attempt = this.attempt;
@@ -199,6 +205,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
       this.set('failed', refusal);
       return;
     }
+    if (!(await this.prepareNpx()) || this.closed) return;
     let jailed: JailedCommand | undefined;
     try {
       jailed = await this.jailedCommand();
@@ -235,6 +242,35 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const { config, jail } = this.options;
     if (config.transport !== 'stdio' || jail === undefined || config.jail === false) return undefined;
     return jail.refusal(`The stdio MCP server ${this.name}`);
+  }
+
+  /**
+   * An npx server's packages, fetched into Hearth's npm cache with network before the server
+   * starts in its jail without (npx-preparation.ts); false when that failed (the status says why).
+   */
+  private async prepareNpx(): Promise<boolean> {
+    const config = this.options.config;
+    if (config.transport !== 'stdio' || this.options.npmCache === undefined || this.npxRegistry !== undefined) return true;
+    const packages = npxPackages(config);
+    const npmCache = this.npmCache();
+    if (packages === undefined || npmCache === undefined) return true;
+    const ownSettings = Object.entries(config.env).filter(([name]) => /^npm_config_/i.test(name));
+    const outcome = await prepareNpxPackages({
+      config,
+      packages,
+      npmCache,
+      environment: { ...this.baseEnvironment(), ...Object.fromEntries(ownSettings) },
+      onFetching: () => this.set('connecting', `preparing: npm is fetching ${packages.join(', ')} into Hearth's npm cache (once, with network; then it runs offline in its jail)`),
+      signal: this.preparation.signal,
+    }).catch((error: unknown) => ({ prepared: false as const, message: `preparing its npx package failed: ${(error as Error).message}` }));
+    if (this.closed) return false;
+    if (!outcome.prepared) {
+      this.fail(undefined, outcome.message);
+      return false;
+    }
+    this.npxRegistry = outcome.registry;
+    if (this.currentMessage !== undefined) this.set('connecting', undefined);
+    return true;
   }
 
   /** A stdio server's command inside its jail (docs/security.md, *The jail*), or undefined to run it as configured. */
@@ -323,15 +359,22 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   /** Never the server's own environment (AUTH_TOKEN, API keys): the safe base, the server's `env`, and the marker. */
   private childEnvironment(): Record<string, string> {
     const config = this.options.config;
-    const environment: Record<string, string> = {};
-    for (const [name, value] of Object.entries(toolEnvironment(''))) if (value !== undefined) environment[name] = value;
     const npmCache = this.npmCache();
     return {
-      ...environment,
+      ...this.baseEnvironment(),
+      // Prepared, npx runs from the cache alone: without network it would wait on the registry past initialize's timeout.
+      ...(this.npxRegistry !== undefined && { npm_config_offline: 'true', npm_config_registry: this.npxRegistry, npm_config_update_notifier: 'false' }),
       ...(config.transport === 'stdio' ? config.env : {}),
       ...(npmCache !== undefined && { npm_config_cache: npmCache }),
       [processMarkerVariable]: this.options.processMarker,
     };
+  }
+
+  /** The safe base every spawned process gets (PATH, HOME, the locale…). */
+  private baseEnvironment(): Record<string, string> {
+    const environment: Record<string, string> = {};
+    for (const [name, value] of Object.entries(toolEnvironment(''))) if (value !== undefined) environment[name] = value;
+    return environment;
   }
 
   /** The npm cache an npx or npm server uses (made on first use), or undefined for other servers. */
@@ -470,14 +513,30 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     if (jailed === 'EACCES') return `command cannot be run (permission denied, inside its jail): ${config.command}`;
     if (unjailed === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
     const printed = lastLines(attempt.stderr);
+    if (/ENOTCACHED|only-if-cached/.test(attempt.stderr)) {
+      return `npx could not reach the registry: the package is not prepared in Hearth's npm cache (change or re-add the entry to fetch it again)${printed ? `; it printed: ${printed}` : ''}`;
+    }
+    const offline = this.networkHint(attempt);
     // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      return `did not answer initialize within ${seconds(this.initializeTimeoutMs)}${printed ? `; it printed: ${printed}` : ''}`;
+      return `did not answer initialize within ${seconds(this.initializeTimeoutMs)}${printed ? `; it printed: ${printed}` : ''}${offline}`;
     }
     // The transport reports the close after the child's exit, so a server that exited at start has its status set.
     const exit = this.describeExit(attempt, 'exited at start');
-    if (exit !== undefined) return exit;
+    if (exit !== undefined) return `${exit}${offline}`;
     return `${(error as Error).message}${printed ? `; it printed: ${printed}` : ''}`;
+  }
+
+  /**
+   * A note for a jailed server without network that failed to start: if it tried to reach the
+   * network (or printed nothing), that is the likely reason, which a bare timeout would hide.
+   */
+  private networkHint(attempt: Attempt): string {
+    const config = this.options.config;
+    if (config.transport !== 'stdio' || config.jail === false || config.jail.network || this.options.jail?.active !== true) return '';
+    const triedNetwork = /EAI_AGAIN|ENOTFOUND|ENETUNREACH|ECONNREFUSED|getaddrinfo|fetch failed|network/i.test(attempt.stderr);
+    if (!triedNetwork && attempt.stderr.trim() !== '') return '';
+    return `. Its jail has no network${triedNetwork ? ' and it tried to reach one' : ''}: a server that needs the network at run time needs "jail": {"network": true} in its entry`;
   }
 
   /** `exited with code 1: <stderr>` once the child has exited; undefined while it runs. */
