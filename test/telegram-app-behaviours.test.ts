@@ -158,15 +158,18 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
     await converse(server, 'Hello', 'Hi.');
     const first = await chatSession(server);
     api.sendText(ada, '/new guarded', { firstName: 'Ada' });
-    await waitUntil(() => lastText(ada) === 'A new session has begun.');
+    await waitUntil(() => lastText(ada) === 'A new session has begun with Guarded (guarded).');
     const second = await chatSession(server);
     expect(second).not.toBe(first);
     expect((await server.app.sessions.find(second))!.profileId).toBe('guarded');
     api.sendText(ada, '/new nosuchprofile', { firstName: 'Ada' });
     await waitUntil(() => lastText(ada)?.startsWith('Unknown profile "nosuchprofile"'));
     api.sendText(ada, '/profile', { firstName: 'Ada' });
-    await waitUntil(() => lastText(ada)?.startsWith('Profile: Guarded (guarded). Others:'));
+    await waitUntil(() => lastText(ada)?.startsWith('Profile: Guarded (guarded) ✓\nOthers:\n• '));
     const events = record(server, second);
+    // The current profile is marked, never offered among the others.
+    expect(lastText(ada)).toContain('• Personal Secretary (/profile secretary)');
+    expect(lastText(ada)).not.toContain('/profile guarded');
     api.sendText(ada, '/profile secretary', { firstName: 'Ada' });
     // The reply to the switch itself: the one before it began with "Profile: " too.
     await waitUntil(() => lastText(ada) === 'Profile: Personal Secretary');
@@ -180,7 +183,7 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
     await converse(server, 'About the garden', 'Roses.');
     const first = await chatSession(server);
     api.sendText(ada, '/new', { firstName: 'Ada' });
-    await waitUntil(() => lastText(ada) === 'A new session has begun.');
+    await waitUntil(() => lastText(ada) === 'A new session has begun with Personal Secretary (secretary).');
     await converse(server, 'About the car', 'Tyres.');
     const second = await chatSession(server);
     api.sendText(ada, '/sessions', { firstName: 'Ada' });
@@ -201,7 +204,7 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
     const runs: string[] = [];
     const { server, api } = await start({ runs });
     api.sendText(ada, '/new guarded', { firstName: 'Ada' });
-    await waitUntil(() => lastText(ada) === 'A new session has begun.');
+    await waitUntil(() => lastText(ada) === 'A new session has begun with Guarded (guarded).');
     const sessionId = await chatSession(server);
     server.llm.script({ toolCalls: [{ name: 'mark', arguments: { label: 'gate' } }] }, { content: 'Marked.' });
     api.sendText(ada, 'mark the gate', { firstName: 'Ada' });
@@ -235,6 +238,22 @@ describe('Telegram through the app: commands, approvals, notifications', () => {
     expect(run.status).toBeLessThan(300);
     const notification = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('Water finished')));
     expect(notification.text).toContain('Drink a glass of water.');
+  });
+
+  it('a one-off reminder is titled by what it is about, and its Markdown answer arrives rendered', async () => {
+    const { server, api } = await start();
+    api.addChat(ada, { firstName: 'Ada' });
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await server.request('POST', '/schedules', { name: 'water the plants', prompt: 'Remind me to water the plants', at, timezone: 'UTC' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    server.llm.script({ content: '**Time to water** the plants:\n\n> the ferns first\n\nUse `the blue can`.' });
+    await server.request('POST', `/schedules/${created.body.schedule.id}/run`);
+    const notification = await waitUntil(() => api.botMessages(ada).find((message) => message.text.includes('Reminder: water the plants')));
+    expect(notification.text).toBe('🔔 Reminder: water the plants\nTime to water the plants:\n\nthe ferns first\n\nUse the blue can.');
+    const entity = (type: string) => notification.entities.filter((found) => found.type === type).map((found) => notification.text.slice(found.offset, found.offset + found.length));
+    expect(entity('bold')).toEqual(['Reminder: water the plants', 'Time to water']);
+    expect(entity('blockquote')).toEqual(['the ferns first']);
+    expect(entity('code')).toEqual(['the blue can']);
   });
 
   it('a stranger gets nothing, nothing is stored, and their id is logged once', async () => {

@@ -26,14 +26,33 @@ function parsed(html: string) {
   return result;
 }
 
+function codeIn(message: ReturnType<typeof parsed>): string[] {
+  return message.entities.filter((entity) => entity.type === 'code').map((entity) => message.text.slice(entity.offset, entity.offset + entity.length));
+}
+
 describe('approval message', () => {
   it('shows the tool, the subject in a code block, and why it asks', () => {
     const message = parsed(approvalHtml(approval));
     expect(message.text).toBe(
-      '🔐 Approval needed: terminal\nrm -rf build && echo "<done>"\nWhy: terminal asks for commands that are not read-only\nNot read-only: `rm` removes files',
+      '🔐 Approval needed: terminal\nrm -rf build && echo "<done>"\nWhy: terminal asks for commands that are not read-only\nNot read-only: rm removes files',
     );
     const pre = message.entities.find((entity) => entity.type === 'pre')!;
     expect(message.text.slice(pre.offset, pre.offset + pre.length)).toBe(approval.subject);
+    expect(codeIn(message)).toEqual(['terminal', 'rm']);
+  });
+
+  it("says the gate's rule in words, and a missed read-only rule as what makes the command write", () => {
+    const why = (view: Partial<ApprovalView>) => parsed(approvalHtml({ ...approval, ...view })).text.split('\n').slice(2).join('\n');
+    const missed = parsed(approvalHtml({ ...approval, subject: 'sqlite3 notes.db -D out.sql', reason: 'rule terminal(readonly)', not_read_only: '`-D` writes a file' }));
+    expect(missed.text.split('\n').slice(2)).toEqual(['Why: not read-only: -D writes a file']);
+    expect(codeIn(missed)).toEqual(['terminal', '-D']);
+    expect(why({ reason: 'rule terminal', not_read_only: undefined })).toBe('Why: this profile asks before every terminal call');
+    expect(why({ reason: 'rule terminal(rm *)', not_read_only: undefined })).toBe('Why: this profile asks first for terminal(rm *)');
+    expect(why({ reason: 'rule default', not_read_only: undefined })).toBe('Why: no rule of this profile allows it, so it asks');
+    expect(why({ reason: 'Asked because the tool can destroy or overwrite something, and no rule allows it', not_read_only: undefined })).toBe(
+      'Why: Asked because the tool can destroy or overwrite something, and no rule allows it',
+    );
+    expect(approvalHtml({ ...approval, reason: 'rule terminal', not_read_only: undefined })).not.toContain('rule terminal');
   });
 
   it('cuts a very long subject so the message stays within Telegram\'s limit', () => {

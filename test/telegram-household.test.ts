@@ -175,7 +175,7 @@ describe('Telegram in a household', () => {
     await link(ada, owner);
     await link(bob, adult);
     await link(tim, child);
-    expect(await say(tim, '/new chores')).toBe('A new session has begun.');
+    expect(await say(tim, '/new chores')).toBe('A new session has begun with Chores (chores).');
     hearth.llm.script({ toolCalls: [{ name: 'mark', arguments: { label: 'gate' } }] }, { content: 'Marked.' });
     api!.sendText(tim, 'mark the gate');
     const hasButtons = (chat: number) => api!.botMessages(chat).find((message) => message.text.includes('gate') && message.replyMarkup?.inline_keyboard);

@@ -51,7 +51,7 @@ for (const backend of ['ollama', 'openai'] as const) {
       const runs: string[] = [];
       const { server, api } = await start(backend, runs);
       api.sendText(ada, '/new guarded', { firstName: 'Ada' });
-      await waitUntil(() => api.botMessages(ada).some((message) => message.text === 'A new session has begun.'));
+      await waitUntil(() => api.botMessages(ada).some((message) => message.text === 'A new session has begun with Guarded (guarded).'));
       server.llm.script({ toolCalls: [{ name: 'mark', arguments: { label: 'door' } }] }, { content: 'Not marked.' });
       api.sendText(ada, 'mark the door', { firstName: 'Ada' });
       const approval = await waitUntil(() => api.botMessages(ada).find((message) => message.replyMarkup?.inline_keyboard));

@@ -80,7 +80,7 @@ describe('commands', () => {
     const { bot, sessions, followed } = channelComposers();
     sessions.unknownProfiles.add('nosuch');
     await bot.handle(bot.message(ada, '/new guarded'));
-    expect(bot.sentTo(ada)).toEqual(['A new session has begun.']);
+    expect(bot.sentTo(ada)).toEqual(['A new session has begun with Guarded (guarded).']);
     expect(followed).toEqual([{ sessionId: `session-${ada}-guarded`, chatId: ada }]);
     await bot.handle(bot.message(ada, '/new nosuch'));
     expect(bot.sentTo(ada).at(-1)).toBe('Unknown profile "nosuch".');
@@ -94,7 +94,7 @@ describe('commands', () => {
     await bot.handle(bot.message(ada, '/profile'));
     await bot.handle(bot.message(ada, '/profile guarded'));
     await bot.handle(bot.message(ada, '/profile nosuch'));
-    expect(bot.sentTo(ada)).toEqual(['Profile: Secretary (secretary). Others: secretary, guarded', 'Profile: Guarded', 'Unknown profile "nosuch".']);
+    expect(bot.sentTo(ada)).toEqual(['Profile: Secretary (secretary) ✓\nOthers:\n• Guarded (/profile guarded)', 'Profile: Guarded', 'Unknown profile "nosuch".']);
     expect(sessions.profileOf.get(`session-${ada}`)).toBe('guarded');
   });
 

@@ -84,7 +84,7 @@ async function replayAttack(start: (api: TelegramBotApi) => Promise<TelegramHear
 
   // Ada: a session of her own holding something private, then a call that waits for her.
   api.sendText(ada, '/new guarded', { firstName: 'Ada' });
-  await waitUntil(() => lastBotText(ada) === 'A new session has begun.');
+  await waitUntil(() => lastBotText(ada) === 'A new session has begun with Guarded (guarded).');
   hearth.llm.script({ content: 'Noted.' });
   api.sendText(ada, adaSecret, { firstName: 'Ada' });
   await waitUntil(() => lastBotText(ada) === 'Noted.');

@@ -120,7 +120,7 @@ async function replayAttack(start: (api: TelegramBotApi) => Promise<TelegramHear
 
   // Ada: a session of her own holding something private, then a call that waits for her.
   api.sendText(ada, '/new guarded');
-  await waitUntil(() => lastBotText(ada) === 'A new session has begun.');
+  await waitUntil(() => lastBotText(ada) === 'A new session has begun with Guarded (guarded).');
   hearth.llm.script({ content: 'Noted.' });
   api.sendText(ada, adaSecret);
   await waitUntil(() => lastBotText(ada) === 'Noted.');

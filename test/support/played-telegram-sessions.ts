@@ -34,7 +34,8 @@ export class PlayedSessions implements TelegramSessions {
     if (profileId !== undefined && this.unknownProfiles.has(profileId)) return { ok: false as const, reason: `Unknown profile "${profileId}".` };
     const sessionId = `session-${chatId}-${profileId ?? 'default'}`;
     this.chatSessions.set(chatId, sessionId);
-    return { ok: true as const, sessionId };
+    const id = profileId ?? 'secretary';
+    return { ok: true as const, sessionId, profile: { id, name: id === 'guarded' ? 'Guarded' : 'Secretary' } };
   }
   async send(sessionId: string, text: string, files: ReceivedFile[], forwarded?: string) {
     this.sent.push({ sessionId, text, files, ...(forwarded !== undefined && { forwarded }) });

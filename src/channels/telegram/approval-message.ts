@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { InlineKeyboardMarkup } from 'grammy/types';
 import type { PersonName } from '../../people/person.ts';
-import { escapeHtml } from './render-html.ts';
+import { escapeHtml, renderTelegramHtml } from './render-html.ts';
 
 /** What the approval message shows: the call the gate says waits, and why it asks. */
 export interface ApprovalView {
@@ -76,9 +76,36 @@ export function approvalHtml(approval: ApprovalView, askedBy?: string): string {
     ...(askedBy !== undefined ? [`Asked by <b>${escapeHtml(askedBy)}</b>`] : []),
     `<pre>${escapeHtml(subject)}</pre>`,
   ];
-  if (approval.reason.trim() !== '') lines.push(`Why: ${escapeHtml(approval.reason.trim())}`);
-  if (approval.not_read_only) lines.push(`Not read-only: ${escapeHtml(approval.not_read_only)}`);
+  lines.push(...whyLines(approval));
   return lines.join('\n');
+}
+
+/**
+ * Why the call asks, in words: the gate's `rule <rule>` becomes what the profile asks before, a
+ * missed `readonly` rule says what makes the command not read-only, and any other reason (a
+ * destructive tool, outside content, the tool's own) is shown as written; code is shown as code.
+ */
+function whyLines(approval: ApprovalView): string[] {
+  const reason = approval.reason.trim();
+  const rule = /^rule (.+)$/s.exec(reason)?.[1];
+  const notReadOnly = approval.not_read_only ? inlineHtml(approval.not_read_only) : undefined;
+  if (rule !== undefined && notReadOnly !== undefined) return [`Why: not read-only: ${notReadOnly}`];
+  const lines = [];
+  if (rule !== undefined) lines.push(`Why: ${ruleInWords(rule, approval.tool)}`);
+  else if (reason !== '') lines.push(`Why: ${inlineHtml(reason)}`);
+  if (notReadOnly !== undefined) lines.push(`Not read-only: ${notReadOnly}`);
+  return lines;
+}
+
+function ruleInWords(rule: string, tool: string): string {
+  if (rule === 'default') return 'no rule of this profile allows it, so it asks';
+  if (rule === tool) return `this profile asks before every <code>${escapeHtml(tool)}</code> call`;
+  return `this profile asks first for <code>${escapeHtml(rule)}</code>`;
+}
+
+/** A line of the gate's words, whose `backticks` are code. */
+function inlineHtml(text: string): string {
+  return renderTelegramHtml(text).replace(/\n+/g, ' ');
 }
 
 /** The same call as the asker's chat sees it when they may not decide it: no buttons, and who may. */

@@ -36,7 +36,7 @@ export function commands({ sessions, follow, listings }: CommandsOptions): Compo
   composer.command(['start', 'help'], (context) => context.reply(helpText, { parse_mode: 'HTML' }));
   composer.command('new', async (context) => {
     const created = await sessions.newSession(context.chat.id, chatPersonOf(context), context.match.trim() || undefined);
-    await context.reply(created.ok ? 'A new session has begun.' : created.reason);
+    await context.reply(created.ok ? `A new session has begun with ${created.profile.name} (${created.profile.id}).` : created.reason);
     if (created.ok) follow(created.sessionId, context.chat.id);
   });
   composer.command('stop', async (context) => {
@@ -50,8 +50,9 @@ export function commands({ sessions, follow, listings }: CommandsOptions): Compo
     const result = await sessions.profile(sessionId, chat.person, requested || undefined);
     if (!result.ok) return void (await context.reply(result.reason));
     if (requested) return void (await context.reply(`Profile: ${result.name}`));
-    const others = (await sessions.profiles(chat.person)).map((profile) => profile.id).join(', ');
-    await context.reply(`Profile: ${result.name} (${result.id}). Others: ${others}`);
+    const others = (await sessions.profiles(chat.person)).filter((profile) => profile.id !== result.id);
+    const choices = others.map((profile) => `• ${profile.name} (/profile ${profile.id})`);
+    await context.reply([`Profile: ${result.name} (${result.id}) ✓`, ...(choices.length > 0 ? ['Others:', ...choices] : ['No other profile is yours to switch to.'])].join('\n'));
   });
   composer.command('sessions', async (context) => {
     const recent = await sessions.recentSessions(context.chat.id, chatPersonOf(context));

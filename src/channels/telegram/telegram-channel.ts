@@ -13,8 +13,8 @@ import { commands, telegramCommands } from './commands.ts';
 import { chatPeople, type TelegramContext } from './chat-people.ts';
 import { botDownloads } from './downloads.ts';
 import { messages } from './messages.ts';
+import { notificationHtml } from './notification-message.ts';
 import { describeTelegramFailure } from './redact-token.ts';
-import { escapeHtml } from './render-html.ts';
 import { SessionListings, sessionButtons } from './session-buttons.ts';
 import { SessionMirror } from './session-mirror.ts';
 import type { TelegramSessions } from './telegram-port.ts';
@@ -147,8 +147,7 @@ export class TelegramChannel implements Channel {
   async deliverNotification(notification: ChannelNotification, audience?: Audience): Promise<void> {
     const bot = this.running?.bot;
     if (!bot || this.currentStatus.state !== 'connected') return;
-    const body = notification.body.length > 3_500 ? `${notification.body.slice(0, 3_500)}…` : notification.body;
-    const html = `🔔 <b>${escapeHtml(notification.title.slice(0, 200))}</b>\n${escapeHtml(body)}`;
+    const html = notificationHtml(notification);
     for (const { chatId } of await this.chatsOf(audience ?? (() => true))) {
       await bot.api.sendMessage(chatId, html, { parse_mode: 'HTML' }).catch((error: unknown) => this.logFailure('notification not delivered', error));
     }

@@ -26,7 +26,7 @@ export interface TelegramSessions {
   /** The chat's session if it has one the person may see (nothing is created): followed from the start, so the page's turns in it reach the chat. */
   existingSessionForChat(chatId: number, chat: ChatPerson): Promise<string | undefined>;
   /** A new session of the chat's person, with `profileId` or the default; it becomes the chat's session. */
-  newSession(chatId: number, chat: ChatPerson, profileId?: string): Promise<{ ok: true; sessionId: string } | { ok: false; reason: string }>;
+  newSession(chatId: number, chat: ChatPerson, profileId?: string): Promise<{ ok: true; sessionId: string; profile: { id: string; name: string } } | { ok: false; reason: string }>;
   /** Starts a turn: photos as images, documents and voice notes into the session's files; a forward marked with whose words it holds; `by`, the chat's person, asks its calls. */
   send(sessionId: string, text: string, files: ReceivedFile[], forwarded?: string, by?: string): Promise<{ ok: true } | { ok: false; reason: string }>;
   stop(sessionId: string): Promise<void>;

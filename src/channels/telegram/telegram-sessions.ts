@@ -64,7 +64,8 @@ export function sessionServiceSessions(service: Sessions): TelegramSessions {
       const created = await service.create({ origin: 'telegram', personId: chat.person.id, ...(profileId !== undefined && { profileId }) });
       if (!created.ok) return { ok: false, reason: created.message };
       await moveChatTo(chatId, created.session.id);
-      return { ok: true, sessionId: created.session.id };
+      const { profileId: id } = created.session;
+      return { ok: true, sessionId: created.session.id, profile: { id, name: service.profileName(id) } };
     },
     async send(sessionId, text, files, forwarded, by) {
       const images = files.filter((file) => file.kind === 'photo').map((file) => `data:${file.mimeType};base64,${file.data.toString('base64')}`);
