@@ -9,13 +9,13 @@ export class ApiError extends Error {
   }
 }
 
-async function request(method, url, body) {
+async function request(method, url, body, extraHeaders = {}) {
   let response;
   try {
     response = await fetch(url, {
       method,
       credentials: 'same-origin',
-      headers: body !== undefined && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {},
+      headers: { ...(body !== undefined && !(body instanceof FormData) && { 'content-type': 'application/json' }), ...extraHeaders },
       body: body === undefined || body instanceof FormData ? body : JSON.stringify(body),
     });
   } catch {
@@ -50,7 +50,8 @@ export const api = {
   deleteSession: (id) => request('DELETE', `/sessions/${encodeURIComponent(id)}`),
   stop: (id) => request('POST', `/sessions/${encodeURIComponent(id)}/stop`),
   decide: (id, callId, { decision, remember }) =>
-    request('POST', `/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`, { decision, ...(remember && { remember }) }),
+    // The audit names the page as where it was decided, not a script's REST call.
+    request('POST', `/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`, { decision, ...(remember && { remember }) }, { 'x-hearth-client': 'page' }),
   // No `limit`: the server answers 400 to it in a query string today (its schema wants an integer and the query is not coerced), so the newest 100.
   approvals: ({ sessionId, status = 'all' } = {}) => request('GET', `/approvals?${new URLSearchParams({ status, ...(sessionId && { session_id: sessionId }) })}`),
   upload(id, file) {

@@ -37,7 +37,9 @@ export async function approvalRoutes(app: FastifyInstance, options: { sessions: 
     async (request) => {
       const { id, call_id: callId } = request.params;
       const { decision, remember } = request.body;
-      const decided = await sessions.decide(id, callId, { decision, remember, decider: request.caller.person, via: 'rest' });
+      // The page decides calls of other sessions (its "asks for you") over REST and says so; the audit's channel is a label, the decider is proven.
+      const via = request.headers['x-hearth-client'] === 'page' ? 'page' : 'rest';
+      const decided = await sessions.decide(id, callId, { decision, remember, decider: request.caller.person, via });
       if (!decided.ok) throw new ApiError(decided.code, decided.message);
       return { call_id: callId, decision, by: 'user', remember: decision === 'allow' ? (remember ?? 'once') : 'once' };
     },

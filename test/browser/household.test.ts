@@ -151,7 +151,8 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await waitForAnswer(childPage, 'The world file is made.');
     expect(existsSync(workFile)).toBe(true);
     const audit = (await child.request('GET', `/approvals?status=all&session_id=${childSession}`)).body.approvals[0];
-    expect(audit).toMatchObject({ asked_by: { id: child.person.id }, decider: { id: adult.person.id }, via: 'rest' });
+    // Decided in the adult's page (its asks for you, over REST), and recorded so.
+    expect(audit).toMatchObject({ asked_by: { id: child.person.id }, decider: { id: adult.person.id }, via: 'page' });
     // Through it all, the adult's list never showed the child's session.
     expect(await sessionTitles(adultPage)).toEqual(['Tax return']);
   });
