@@ -6,11 +6,16 @@ const backendNames = { ollama: 'Ollama', openai: 'OpenAI-compatible' };
  * Which backend and model Hearth talks to and whether they answered the server's last check
  * (docs/protocol.md, "REST API", `GET /status`): a small line in the header, and a banner under it with what is wrong and
  * the fix while the backend is unreachable or lacks the model. `show(status)` takes the `backend`
- * of `hello` and `backend_status` on /ws/events.
+ * of `hello` and `backend_status` on /ws/events. The line names the model in use
+ * (`showModelInUse`): the session's pick or its profile's, which the server's check may not cover.
  */
 export class BackendStatusView {
+  #status;
+  #inUse = {};
+
   constructor(header) {
-    this.summary = element('span', { className: 'backend-status', dataset: { state: 'unknown' }, 'aria-label': 'Backend status' });
+    this.text = element('span', { className: 'backend-status-text' });
+    this.summary = element('span', { className: 'backend-status', dataset: { state: 'unknown' }, 'aria-label': 'Backend status' }, this.text);
     this.banner = element('div', { id: 'backend-banner', className: 'backend-banner', role: 'alert', hidden: true });
     const gauge = header.querySelector('.context-gauge');
     if (gauge) gauge.before(this.summary);
@@ -20,12 +25,9 @@ export class BackendStatusView {
 
   show(status) {
     if (!status) return;
+    this.#status = status;
+    this.#render();
     const state = stateOf(status);
-    this.summary.dataset.state = state;
-    const name = backendNames[status.backend] ?? status.backend;
-    const model = status.model || 'no model';
-    this.summary.textContent = `${name} · ${model} · ${stateWords[state]}`;
-    this.summary.title = `${name} at ${status.url || '(not set)'}${status.checked_at ? `, checked ${new Date(status.checked_at).toLocaleTimeString()}` : ''}`;
     const problem = state === 'unreachable' || state === 'model-missing';
     this.banner.hidden = !problem;
     if (!problem) return this.banner.replaceChildren();
@@ -35,9 +37,37 @@ export class BackendStatusView {
       status.fix && element('span', { className: 'backend-fix' }, ' ', withInlineCode(`${status.fix}.`)),
     );
   }
+
+  /** The backend id (empty for the default one) and model the open session, or a new one, uses. */
+  showModelInUse({ backend = '', model = '' }) {
+    this.#inUse = { backend, model };
+    this.#render();
+  }
+
+  /** The model the line names ('' before the first status). */
+  get model() {
+    return this.#inUse.model || this.#status?.model || '';
+  }
+
+  #render() {
+    const status = this.#status;
+    if (!status) return;
+    const backend = this.#inUse.backend || status.backend;
+    const model = this.#inUse.model || status.model || 'no model';
+    // The server checks its default backend and model: another backend is not checked, another model of it is as reachable as it.
+    let state = backend === status.backend ? stateOf(status) : 'unchecked';
+    if (state === 'model-missing' && model !== status.model) state = 'reachable';
+    const name = backendNames[backend] ?? backend;
+    this.summary.dataset.state = state;
+    this.text.textContent = `${name} · ${model} · ${stateWords[state]}`;
+    this.summary.title =
+      state === 'unchecked'
+        ? `${name}: Hearth checks only its default backend`
+        : `${name} at ${status.url || '(not set)'}${status.checked_at ? `, checked ${new Date(status.checked_at).toLocaleTimeString()}` : ''}`;
+  }
 }
 
-const stateWords = { unknown: 'checking…', reachable: 'reachable', unreachable: 'unreachable', 'model-missing': 'model missing' };
+const stateWords = { unknown: 'checking…', reachable: 'reachable', unreachable: 'unreachable', 'model-missing': 'model missing', unchecked: 'not checked' };
 
 function stateOf(status) {
   if (status.reachable === null || status.reachable === undefined) return 'unknown';

@@ -1,22 +1,29 @@
 import { BackendStatusView } from './backend-status.js';
 import { displayTitle } from './dom.js';
+import { SessionChoice } from './session-choice.js';
 
 /**
- * The session's title, its active profile and how full the model's context is. The profile is a
- * select: choosing another one switches the open session to it (between runs).
+ * The session's title, its active profile and model, and how full the model's context is. The
+ * profile is the page's one profile choice: choosing another switches the open session to it
+ * (between runs), or with none open is the profile the first message starts a session with.
  */
 export class SessionHeader {
   #profileId = '';
+  #profiles = [];
+  /** The model the open session picked; empty while it follows its profile's. */
+  #model = '';
 
-  /** `onProfileChange(profileId)` resolves true when the session now has that profile. */
+  /** `onProfileChange(profileId)` resolves true when the session (or the page, with none open) now has that profile. */
   constructor({ title, profile, meter, share, onProfileChange }) {
     this.title = title;
     this.profile = profile;
     this.meter = meter;
     this.share = share;
     this.backend = new BackendStatusView(title.closest('header'));
-    // Under the title, beside the profile: the header's controls keep one row at every width.
-    profile.parentElement.append(this.backend.summary);
+    // Under the title, after the profile and model: the header's controls keep one row at every width.
+    const subtitle = title.parentElement.querySelector('.session-subtitle');
+    profile.parentElement.after(this.backend.summary);
+    this.choice = new SessionChoice({ subtitle, menu: profile.parentElement, status: this.backend.summary });
     profile.addEventListener('change', async () => {
       const wanted = profile.value;
       profile.disabled = true;
@@ -29,14 +36,17 @@ export class SessionHeader {
   /** The backend's status from /ws/events (docs/protocol.md, "REST API", `GET /status`). */
   showBackend(status) {
     this.backend.show(status);
+    this.#showModelInUse();
   }
 
   setProfiles(profiles) {
+    this.#profiles = profiles;
     this.profile.replaceChildren(...profiles.map((profile) => new Option(profile.name, profile.id)));
     this.show({ profileId: this.#profileId });
   }
 
-  show({ title, profileId, context, editable }) {
+  /** `model`: the open session's picked model ('' when it follows its profile's, or none is open). */
+  show({ title, profileId, context, editable, model }) {
     if (title !== undefined) {
       this.title.textContent = displayTitle(title);
       document.title = title ? `${title} · Hearth` : 'Hearth';
@@ -52,6 +62,17 @@ export class SessionHeader {
     }
     if (editable !== undefined) this.profile.disabled = !editable;
     if (context !== undefined) this.#meter(context);
+    if (model !== undefined) this.#model = model ?? '';
+    if (profileId !== undefined || model !== undefined) this.#showModelInUse();
+  }
+
+  /** The model the next turn uses: the session's pick, else its profile's (on the profile's backend). */
+  #showModelInUse() {
+    const profile = this.#profiles.find((candidate) => candidate.id === this.#profileId);
+    const inUse = this.#model ? { model: this.#model } : { backend: profile?.backend ?? '', model: profile?.model ?? '' };
+    this.backend.showModelInUse(inUse);
+    this.profile.title = profile?.description ?? '';
+    this.choice.show({ profile: profile?.name ?? this.#profileId, model: this.backend.model });
   }
 
   #meter({ used, max }) {

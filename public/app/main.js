@@ -12,10 +12,10 @@ import { fillIconPlaceholders } from './icons.js';
 import { IntegrationsPanel } from './integrations-panel.js';
 import { invitationCode, join } from './join.js';
 import { JailStatusView } from './jail-status.js';
+import { lastUsedProfile, rememberProfile } from './last-profile.js';
 import { ModelPicker } from './model-picker.js';
 import { signIn } from './login.js';
 import { MemoryPanel } from './memory-panel.js';
-import { NewSessionProfile } from './new-session-profile.js';
 import { NotificationBell } from './notification-bell.js';
 import { outgoingMessage } from './outgoing-message.js';
 import { PanelSwitcher } from './panel-switcher.js';
@@ -59,8 +59,7 @@ const header = new SessionHeader({
   share: byId('context-share'),
   onProfileChange: (profileId) => switchProfile(profileId),
 });
-const modelPicker = new ModelPicker(byId('session-profile'));
-const newSessionProfile = new NewSessionProfile(byId('profile-select'));
+const modelPicker = new ModelPicker(byId('session-profile'), { onModel: (model) => header.show({ model }) });
 const jailStatus = new JailStatusView(document.querySelector('.session-header'));
 const notificationBell = new NotificationBell({
   button: byId('notification-bell'),
@@ -73,7 +72,7 @@ const panels = new PanelSwitcher({
   buttons: [...document.querySelectorAll('.panel-toggle'), byId('people-toggle')],
   panels: [
     new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
-    new ToolsPanel(byId('tools-panel'), { profileId: () => (view ? header.profile.value : newSessionProfile.value) }),
+    new ToolsPanel(byId('tools-panel'), { profileId: () => header.profile.value }),
     new MemoryPanel(byId('memory-panel'), { role: () => me?.role }),
     new IntegrationsPanel(byId('integrations-panel')),
     new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) }),
@@ -283,18 +282,21 @@ function onViewEvent(openedView, event) {
 }
 
 /**
- * The header's profile select switches the open session (the server marks it in the transcript); the
- * sidebar's select is only the profile of the next new session.
+ * The header's profile select, the page's one profile choice: it switches the open session (the
+ * server marks it in the transcript), or with none open chooses the profile the first message
+ * starts a session with. Either way it becomes the last used profile, which *New session* starts with.
  */
 async function switchProfile(profileId) {
-  if (!view) return false;
-  try {
-    await api.updateSession(view.sessionId, { profile_id: profileId });
-  } catch (error) {
-    composer.showError(`Could not switch the profile: ${error.message}`);
-    return false;
+  if (view) {
+    try {
+      await api.updateSession(view.sessionId, { profile_id: profileId });
+    } catch (error) {
+      composer.showError(`Could not switch the profile: ${error.message}`);
+      return false;
+    }
+    sidebar.refresh();
   }
-  sidebar.refresh();
+  rememberProfile(profileId);
   panels.notify({ type: 'profile_changed' });
   return true;
 }
@@ -318,7 +320,7 @@ function openSession(sessionId) {
   if (!sessionId) {
     transcript.clear(profileCards());
     showSharing();
-    header.show({ title: '', profileId: '', context: { used: 0, max: 1 } });
+    header.show({ title: '', profileId: lastUsedProfile(profiles), context: { used: 0, max: 1 }, editable: true });
     banner.hidden = true;
     composer.setState({ running: false, canSend: true });
     return undefined;
@@ -360,7 +362,7 @@ function route() {
 }
 
 /** One session however often *New session* is clicked before it exists. */
-function newSession(profileId = newSessionProfile.value) {
+function newSession(profileId = lastUsedProfile(profiles)) {
   creating ??= createSession(profileId).finally(() => (creating = undefined));
   return creating;
 }
@@ -383,13 +385,14 @@ async function createSession(profileId) {
   return openSession(created.session_id);
 }
 
-/** Sends in the open session; with none open it starts one, of `profileId` (or else the sidebar's profile for new sessions). */
+/** Sends in the open session; with none open it starts one, of `profileId` (or else the last used profile, which the header shows). */
 async function send(message, profileId) {
   const target = creating ? await creating : (view ?? (await newSession(profileId)));
   await target.ready;
   if (target !== view) return false;
   const sent = target.send(await outgoingMessage(target.sessionId, message));
   if (!sent) composer.showError('Not connected to Hearth right now; your message is kept. Send it again once the connection is back.');
+  else rememberProfile(header.profile.value);
   return sent;
 }
 
@@ -400,8 +403,8 @@ async function loadProfiles() {
     composer.showError(`Could not load the profiles: ${error.message}`);
     return;
   }
-  newSessionProfile.setProfiles(profiles);
   header.setProfiles(profiles);
+  if (!view) header.show({ profileId: lastUsedProfile(profiles) });
   modelPicker.setProfiles(profiles);
 }
 

@@ -14,7 +14,9 @@ export class ModelPicker {
   #models;
   #profiles = [];
 
-  constructor(profileSelect) {
+  /** `onModel(model)` hears the session's picked model as it is shown ('' while it follows the profile's, or none is open). */
+  constructor(profileSelect, { onModel = () => {} } = {}) {
+    this.onModel = onModel;
     this.select = element('select', {
       className: 'profile-badge model-picker',
       'aria-label': 'Session model',
@@ -43,6 +45,7 @@ export class ModelPicker {
   async open(sessionId) {
     this.#sessionId = sessionId;
     this.select.hidden = !sessionId;
+    this.onModel(followProfile);
     if (!sessionId) return;
     const [session] = await Promise.all([api.session(sessionId).catch(() => undefined), this.#loadModels(false)]);
     if (this.#sessionId !== sessionId || !session) return;
@@ -75,6 +78,7 @@ export class ModelPicker {
     this.select.replaceChildren(new Option('', followProfile), ...names.map((name) => new Option(name, name)));
     this.select.value = chosen;
     this.#label();
+    this.onModel(chosen);
   }
 
   #label() {

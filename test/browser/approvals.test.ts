@@ -432,7 +432,6 @@ export async function execute() { return Math.random() < 0.5 ? 'heads' : 'tails'
       path.join(hearth.config.PROFILES_DIR, 'gardener.md'),
       '---\nid: gardener\nname: Gardener\ndescription: Waters the plants.\ntools: [todo]\n---\nYou look after the garden.\n',
     );
-    await page.locator(`${sel.profileSelect} option[value="gardener"]`).waitFor({ state: 'attached' });
     await page.locator(`${sel.sessionProfile} option[value="gardener"]`).waitFor({ state: 'attached' });
   });
 });

@@ -1,10 +1,12 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The profile the page offers first, for a new session and for a new schedule, is the default
-// profile even when another one comes first; the person's choice for new sessions is remembered
-// in the browser, and the select's tooltip is the chosen profile's description.
+// profile even when another one comes first; the person's choice in the header's profile select
+// (the page's one, issue 35) is remembered in the browser as the last used, and the select's
+// tooltip is the chosen profile's description.
 import { describe, expect, it } from 'vitest';
 import { browserTest, sel, skipBrowserTests, useBrowser, waitForApp } from '../support/browser.ts';
+import { chooseInHeader } from '../support/header-truncation.ts';
 
 const firstInListProfile = `---
 id: aardvark
@@ -26,7 +28,7 @@ describe.skipIf(skipBrowserTests)('the profile offered first', () => {
     const descriptionOf = (id: string) => profiles.find((profile) => profile.id === id)!.description;
     const page = await browser.openPage(hearth);
     await waitForApp(page);
-    const select = page.locator(sel.profileSelect);
+    const select = page.locator(sel.sessionProfile);
     await select.locator('option[value="aardvark"]').waitFor({ state: 'attached' });
     expect(await select.locator('option').first().getAttribute('value')).toBe('aardvark');
     expect(await select.inputValue()).toBe('secretary');
@@ -37,7 +39,7 @@ describe.skipIf(skipBrowserTests)('the profile offered first', () => {
     await formProfile.waitFor();
     expect(await formProfile.inputValue()).toBe('secretary');
 
-    await select.selectOption('server_admin');
+    await chooseInHeader(page, sel.sessionProfile, 'server_admin');
     expect(await select.getAttribute('title')).toBe(descriptionOf('server_admin'));
     await page.reload();
     await waitForApp(page);

@@ -148,8 +148,8 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     expect(await page.locator('#backend-banner').isHidden()).toBe(true);
     await screenshot(page, 'newcomer-first-load');
 
-    // An example of a profile other than the one preselected for new sessions starts a session of that profile; the fake LLM plans it and answers.
-    expect(await page.locator(sel.profileSelect).inputValue()).not.toBe('smart_home');
+    // An example of a profile other than the one the header offers for a new session starts a session of that profile; the fake LLM plans it and answers.
+    expect(await page.locator(sel.sessionProfile).inputValue()).not.toBe('smart_home');
     const smartHome = profiles.find((profile) => profile.id === 'smart_home')!;
     const example = smartHome.examples.find((text) => /^plan\b/i.test(text))!;
     expect(example).toBeDefined();

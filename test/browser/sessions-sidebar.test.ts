@@ -39,19 +39,22 @@ const hashOf = (page: Page) => page.evaluate(() => decodeURIComponent(location.h
 describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
   const browser = useBrowser();
 
-  it('creates a new session with the profile chosen in the Profile select and puts its id in the hash', browserTest, async () => {
+  it('creates a new session with the profile last chosen in the header and puts its id in the hash', browserTest, async () => {
     const hearth = await browser.hearth();
     const existing = await titled(hearth, 'Existing chat');
-    const page = await browser.openPage(hearth, { hash: existing });
+    const page = await browser.openPage(hearth);
     await waitForApp(page);
-    // The list names each session's profile as the person sees it, however its two requests came back.
-    await page.locator(`${sel.sessionItem}[data-session-id="${existing}"] .session-meta`).filter({ hasText: 'Personal Secretary' }).waitFor();
-    const select = page.locator(sel.profileSelect);
+    // With no session open the header's select is the profile the next session starts with.
+    const select = page.locator(sel.sessionProfile);
     await select.locator('option[value="server_admin"]').waitFor({ state: 'attached' });
     expect(await select.locator('option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(
       expect.arrayContaining(['secretary', 'server_admin', 'smart_home']),
     );
     await select.selectOption('server_admin');
+    // The list names each session's profile as the person sees it, however its two requests came back.
+    await page.locator(`${sel.sessionItem}[data-session-id="${existing}"] .session-link`).click();
+    await page.locator(`${sel.sessionItem}[data-session-id="${existing}"] .session-meta`).filter({ hasText: 'Personal Secretary' }).waitFor();
+    await waitForHeaderProfile(page, 'Personal Secretary');
     await page.locator(sel.newSession).click();
     await page.waitForFunction((old) => location.hash !== '' && location.hash !== `#${old}`, existing);
     const created = await hashOf(page);
@@ -250,8 +253,6 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     await header.selectOption({ label: 'Server Administrator' });
     await page.locator(`${sel.sessionItem}[data-session-id="${sessionId}"] .session-meta`).filter({ hasText: 'Server Administrator' }).waitFor();
     expect((await hearth.request('GET', `/sessions/${sessionId}`)).body.profile_id).toBe('server_admin');
-    // The profile for new sessions is another choice and stays as it was.
-    expect(await page.locator(sel.profileSelect).inputValue()).toBe('secretary');
 
     // The next turn runs with the new profile's tools; the choice is locked while it runs.
     hearth.llm.script({ chunks: ['Checking ', 'the ', 'disks.'], delayMs: 150 });
@@ -264,5 +265,10 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     const offered = hearth.llm.requests.at(-1)!.body.tools.map((tool: any) => tool.function.name);
     expect(offered).toContain('ssh_exec');
     await waitForHeaderProfile(page, 'Server Administrator');
+
+    // The header's is the one profile choice: the profile switched to is the one New session starts with.
+    await page.locator(sel.newSession).click();
+    await page.waitForFunction((old) => location.hash.length > 1 && location.hash !== `#${old}`, sessionId);
+    expect((await hearth.request('GET', `/sessions/${await hashOf(page)}`)).body.profile_id).toBe('server_admin');
   });
 });

@@ -234,7 +234,6 @@ export const sel = {
   sessionList: 'ul[aria-label="Session list"]',
   sessionItem: 'ul[aria-label="Session list"] li[data-session-id]',
   newSession: 'button[aria-label="New session"]',
-  profileSelect: 'select[aria-label="Profile for new sessions"]',
   filter: 'input[aria-label="Filter sessions"]',
   sessionTitle: '#session-title',
   sessionProfile: '#session-profile',

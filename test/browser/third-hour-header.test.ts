@@ -1,0 +1,152 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// The third hour, items 3 and 4 (issue 35): one profile choice, the header's, also on first load;
+// New session starts with the last used profile and a message goes to it; the header's profile,
+// model and backend status read in full from 360 to 1366 px (measured), or collapse into one
+// labelled control whose menu reads them in full; the status names the model actually in use.
+import type { Page } from 'playwright-core';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Hearth } from '../support/hearth-server.ts';
+import { browserTest, onScreen, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
+import { chooseInHeader, closeSessionChoice, sessionChoice, truncatedInHeader } from '../support/header-truncation.ts';
+import { startScriptedOllama } from '../support/scripted-ollama.ts';
+
+const viewports = [
+  { width: 360, height: 740 },
+  { width: 390, height: 844 },
+  { width: 1366, height: 768 },
+];
+const status = '.session-header .backend-status';
+const modelPicker = 'select[aria-label="Session model"]';
+
+const hashOf = (page: Page) => page.evaluate(() => decodeURIComponent(location.hash.slice(1)));
+
+/** The requests that asked the scripted LLM for an answer, from `from` on. */
+function chatRequests(hearth: Hearth, from: number) {
+  return hearth.llm.requests.slice(from).filter((request) => Array.isArray(request.body?.messages));
+}
+
+/** New session from the sidebar (from the drawer on a phone); answers the new session's id. */
+async function clickNewSession(page: Page): Promise<string> {
+  const before = await hashOf(page);
+  if (await page.locator(sel.openSessions).isVisible()) {
+    await page.locator(sel.openSessions).click();
+    await page.waitForFunction(() => getComputedStyle(document.querySelector('#sidebar')!).transform === 'none');
+  }
+  await page.locator(sel.newSession).click();
+  await page.waitForFunction((old) => location.hash.length > 1 && decodeURIComponent(location.hash.slice(1)) !== old, before);
+  return hashOf(page);
+}
+
+async function expectNotTruncated(page: Page, where: string): Promise<void> {
+  // Soft: every width and state is measured and reported, not only the first found cut short.
+  expect.soft(await truncatedInHeader(page), `boxes of the header cut short at ${where}`).toEqual([]);
+}
+
+describe.skipIf(skipBrowserTests)('the third hour: one profile picker and a header that reads in full', () => {
+  const browser = useBrowser();
+
+  async function start(viewport: { width: number; height: number }, colorScheme: 'light' | 'dark') {
+    const llm = await startScriptedOllama({ models: ['qwen3:8b', 'llama3.2:3b'] });
+    onTestFinished(() => llm.close());
+    const hearth = await browser.hearth({ llm, env: { OLLAMA_DEFAULT_MODEL: 'qwen3:8b' } });
+    const page = await browser.openPage(hearth, { viewport, colorScheme });
+    await waitForApp(page);
+    await page.locator('#transcript .profile-card').first().waitFor();
+    await page.locator(`${status}:not([data-state="unknown"])`).waitFor();
+    return { hearth, page };
+  }
+
+  for (const viewport of viewports) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const where = `${viewport.width} px, ${colorScheme}`;
+
+      it(`at ${where}: the header's is the one profile picker, also on first load; New session starts with the last used profile and a message goes to it`, browserTest, async () => {
+        const { hearth, page } = await start(viewport, colorScheme);
+
+        // One picker: none in the sidebar; the header has its own on first load, with the default profile.
+        expect.soft(await page.locator('#sidebar select').count(), 'selects in the sidebar').toBe(0);
+        expect.soft(await page.locator(`select[aria-label="Profile for new sessions"]`).count(), 'the sidebar picker').toBe(0);
+        expect(await page.locator('select[aria-label="Session profile"]').count()).toBe(1);
+        await waitForHeaderProfile(page, 'Personal Secretary');
+        const choice = await sessionChoice(page);
+        expect(await onScreen(page.locator(sel.sessionProfile)), `the header's profile picker on first load (${choice})`).toBe(true);
+        await closeSessionChoice(page);
+
+        // The reported path: New session, then Server Administrator chosen (in the header now), then `uptime`.
+        const first = await clickNewSession(page);
+        expect((await hearth.request('GET', `/sessions/${first}`)).body.profile_id).toBe('secretary');
+        await waitForHeaderProfile(page, 'Personal Secretary');
+        await chooseInHeader(page, sel.sessionProfile, 'server_admin');
+        await waitForHeaderProfile(page, 'Server Administrator');
+        await expect.poll(async () => (await hearth.request('GET', `/sessions/${first}`)).body.profile_id).toBe('server_admin');
+        hearth.llm.script({ content: 'Up 3 days.' });
+        const beforeUptime = hearth.llm.requests.length;
+        await sendMessage(page, 'run `uptime`');
+        await waitForAnswer(page, 'Up 3 days.');
+        await waitForIdle(page);
+        const [uptime] = chatRequests(hearth, beforeUptime);
+        expect(uptime!.body.tools.map((tool: { function: { name: string } }) => tool.function.name)).toContain('ssh_exec');
+        expect(uptime!.body.messages.at(-1).content).toBe('run `uptime`');
+
+        // New session starts with the profile used last, also after a reload (it is remembered in the browser).
+        const second = await clickNewSession(page);
+        expect((await hearth.request('GET', `/sessions/${second}`)).body.profile_id, 'New session after using Server Administrator').toBe('server_admin');
+        await waitForHeaderProfile(page, 'Server Administrator');
+        await page.evaluate(() => (location.hash = ''));
+        await page.reload();
+        await waitForApp(page);
+        await page.locator('#transcript .profile-card').first().waitFor();
+        await waitForHeaderProfile(page, 'Server Administrator');
+        const third = await clickNewSession(page);
+        expect((await hearth.request('GET', `/sessions/${third}`)).body.profile_id, 'New session after a reload').toBe('server_admin');
+
+        // On first load the header's choice is the profile of the session the first message starts.
+        await page.evaluate(() => (location.hash = ''));
+        await page.locator('#transcript .profile-card').first().waitFor();
+        await chooseInHeader(page, sel.sessionProfile, 'smart_home');
+        await waitForHeaderProfile(page, 'Smart Home Assistant');
+        hearth.llm.script({ content: 'The lights are on.' });
+        await sendMessage(page, 'Are the lights on?');
+        await waitForAnswer(page, 'The lights are on.');
+        const started = await hashOf(page);
+        expect((await hearth.request('GET', `/sessions/${started}`)).body.profile_id).toBe('smart_home');
+        await waitForIdle(page);
+        const fourth = await clickNewSession(page);
+        expect((await hearth.request('GET', `/sessions/${fourth}`)).body.profile_id, 'New session after a first message as Smart Home Assistant').toBe('smart_home');
+      });
+
+      it(`at ${where}: profile, model and backend status read in full, and the status names the model picked`, browserTest, async () => {
+        const { hearth, page } = await start(viewport, colorScheme);
+        expect(await page.locator(status).textContent()).toBe('Ollama · qwen3:8b · reachable');
+        const sessionId = await hearth.createSession('server_admin');
+        await page.evaluate((id) => (location.hash = id), sessionId);
+        await waitForHeaderProfile(page, 'Server Administrator');
+        await page.locator(`${modelPicker} option[value="llama3.2:3b"]`).waitFor({ state: 'attached' });
+        await expectNotTruncated(page, `${where}, a session`);
+
+        await chooseInHeader(page, modelPicker, 'llama3.2:3b');
+        await expect.poll(async () => (await hearth.request('GET', `/sessions/${sessionId}`)).body.model).toBe('llama3.2:3b');
+        await expect.poll(() => page.locator(status).textContent(), { message: 'the status after picking llama3.2:3b' }).toBe('Ollama · llama3.2:3b · reachable');
+        await expectNotTruncated(page, `${where}, llama3.2:3b picked`);
+        await screenshot(page, `third-hour-header-${viewport.width}-${colorScheme}-model-picked`);
+
+        // The status follows the session it names: another session follows its profile's model again.
+        const other = await hearth.createSession('secretary');
+        await page.evaluate((id) => (location.hash = id), other);
+        await waitForHeaderProfile(page, 'Personal Secretary');
+        await expect.poll(() => page.locator(status).textContent(), { message: 'the status in a session on the profile’s model' }).toBe('Ollama · qwen3:8b · reachable');
+        await page.evaluate((id) => (location.hash = id), sessionId);
+        await expect.poll(() => page.locator(status).textContent(), { message: 'the status back in the session with llama3.2:3b' }).toBe('Ollama · llama3.2:3b · reachable');
+
+        // First load: the header's profile picker reads in full too.
+        await page.evaluate(() => (location.hash = ''));
+        await page.locator('#transcript .profile-card').first().waitFor();
+        await waitForHeaderProfile(page, 'Personal Secretary');
+        expect(await page.locator(status).textContent()).toBe('Ollama · qwen3:8b · reachable');
+        await expectNotTruncated(page, `${where}, first load`);
+        await screenshot(page, `third-hour-header-${viewport.width}-${colorScheme}-first-load`);
+      });
+    }
+  }
+});
