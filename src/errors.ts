@@ -21,6 +21,7 @@ export const errorStatus = {
   approval_not_found: 404,
   schedule_not_found: 404,
   message_not_found: 404,
+  file_not_found: 404,
   notification_not_found: 404,
   session_busy: 409,
   tools_file_malformed: 409,

@@ -10,6 +10,9 @@ import { ownSession } from './own-session.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
 type SessionParams = Static<typeof SessionParams>;
+/** A file by its path inside the session's folder (`out/report.csv`). */
+const FileParams = Type.Object({ id: Type.String(), '*': Type.String({ minLength: 1 }) });
+type FileParams = Static<typeof FileParams>;
 
 const megabyte = 1024 * 1024;
 const howToSend = 'Send one file as multipart/form-data, e.g. curl -F file=@notes.txt http://HOST:PORT/sessions/<id>/files.';
@@ -19,7 +22,10 @@ export interface FileRouteOptions {
   config: Config;
 }
 
-/** `POST /sessions/:id/files`: one uploaded file per request into the session's folder (docs/protocol.md, "REST API"). */
+/**
+ * A session's files (docs/protocol.md, "REST API"): `POST /sessions/:id/files`, one uploaded file per
+ * request into the session's folder; the folder's files listed, downloaded and deleted (the page's Files panel).
+ */
 export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions) {
   const { sessions, config } = options;
   const limitMegabytes = config.SESSION_FILES_MAX_SIZE_MB;
@@ -43,6 +49,37 @@ export async function fileRoutes(app: FastifyInstance, options: FileRouteOptions
       return receiveOneFile(request, (stream) => sessions.stageFile(id, stream), limitMegabytes);
     },
   );
+
+  app.get<{ Params: SessionParams }>('/sessions/:id/files', { schema: { params: SessionParams } }, async (request) => {
+    const session = await ownSession(sessions, request, request.params.id);
+    const files = await sessions.files(session.id);
+    return {
+      files: files.map((file) => ({ name: file.name, size: file.size, modified_at: file.modifiedAt })),
+      retention_hours: config.SESSION_FILES_TTL_HOURS,
+      max_upload_mb: limitMegabytes,
+    };
+  });
+
+  app.get<{ Params: FileParams }>('/sessions/:id/files/*', { schema: { params: FileParams } }, async (request, reply) => {
+    const session = await ownSession(sessions, request, request.params.id);
+    const name = request.params['*'];
+    const opened = await sessions.openFile(session.id, name);
+    if (!opened) throw new ApiError('file_not_found', `Session ${session.id} has no file ${name}.`);
+    // Always a download, never shown by the page's origin: a tool may have written HTML.
+    return reply
+      .type('application/octet-stream')
+      .header('content-length', opened.size)
+      .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(name.split('/').at(-1)!)}`)
+      .header('cache-control', 'private, no-store')
+      .send(opened.handle.createReadStream());
+  });
+
+  app.delete<{ Params: FileParams }>('/sessions/:id/files/*', { schema: { params: FileParams } }, async (request, reply) => {
+    const session = await ownSession(sessions, request, request.params.id);
+    const name = request.params['*'];
+    if (!(await sessions.deleteFile(session.id, name))) throw new ApiError('file_not_found', `Session ${session.id} has no file ${name}.`);
+    return reply.code(204).send();
+  });
 }
 
 /** Reads the whole body, keeps its one file part, and leaves nothing on disk when the request is refused or fails. */

@@ -15,6 +15,7 @@ import { imageUrl, type MessageImages } from '../store/message-images.ts';
 import { dropDisplayMessagesAfter, lastDisplayMessageId, listMessages } from '../store/messages-repository.ts';
 import { appendProfileMarker } from '../store/profile-markers.ts';
 import { removeSessionFolder, sessionFolder, stageUpload, type SavedFile, type StagedUpload } from '../store/session-files.ts';
+import { listFolderFiles, openFolderFile, removeFolderFile, type FolderFile, type OpenedFolderFile } from '../store/session-folder-files.ts';
 import { bindSessionKey, findKeyedSession, listKeyedSessions, unbindSessionKey } from '../store/session-keys-repository.ts';
 import { createSession, deleteSession, findSession, listRecentSessions, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
 import type {
@@ -251,6 +252,18 @@ export class SessionService implements Sessions {
 
   async stageFile(sessionId: string, stream: Readable): Promise<StagedUpload> {
     return stageUpload(await sessionFolder(this.options.filesDirectory, sessionId), stream);
+  }
+
+  async files(sessionId: string): Promise<FolderFile[]> {
+    return listFolderFiles(await sessionFolder(this.options.filesDirectory, sessionId));
+  }
+
+  async openFile(sessionId: string, name: string): Promise<OpenedFolderFile | undefined> {
+    return openFolderFile(await sessionFolder(this.options.filesDirectory, sessionId), name);
+  }
+
+  async deleteFile(sessionId: string, name: string): Promise<boolean> {
+    return removeFolderFile(await sessionFolder(this.options.filesDirectory, sessionId), name);
   }
 
   send(sessionId: string, input: UserInput, by?: string): SendResult {

@@ -8,9 +8,10 @@ import type { Refusal } from '../failure.ts';
 import type { Person } from '../people/person.ts';
 import type { Message } from '../store/message.ts';
 import type { SavedFile, StagedUpload } from '../store/session-files.ts';
+import type { FolderFile, OpenedFolderFile } from '../store/session-folder-files.ts';
 import type { Session } from '../store/sessions-repository.ts';
 
-export type { Message, SavedFile, SendResult, Session, StagedUpload };
+export type { FolderFile, Message, OpenedFolderFile, SavedFile, SendResult, Session, StagedUpload };
 
 /** A new session is announced to open pages (sessions_changed `created`) by its first stored message, whoever made it. */
 export interface NewSession {
@@ -128,6 +129,12 @@ export interface Sessions {
   attachFiles(sessionId: string, files: readonly IncomingFile[]): Promise<SavedFile[]>;
   /** Streams one upload into the session's folder, not yet named: the caller commits or discards it. */
   stageFile(sessionId: string, stream: Readable): Promise<StagedUpload>;
+  /** The files in the session's folder, newest first: uploads and what its tools wrote (the page's Files panel). */
+  files(sessionId: string): Promise<FolderFile[]>;
+  /** One of them opened for reading; undefined for a name that is none (a folder, a link, a path leading out). */
+  openFile(sessionId: string, name: string): Promise<OpenedFolderFile | undefined>;
+  /** Removes one of them; false for a name that is none. */
+  deleteFile(sessionId: string, name: string): Promise<boolean>;
 
   /** Starts a turn in the background; `session_busy` while the session has one. `unattended` lets a person's model calls go first. */
   /** `by`: the person who asked for the turn (someone the session is shared with, perhaps): the one its calls ask as. */
