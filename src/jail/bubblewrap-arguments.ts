@@ -125,9 +125,10 @@ function strictFileSystem(surroundings: JailSurroundings, temporary: JailTempora
   return args;
 }
 
-function hostFileSystem(surroundings: JailSurroundings, temporary: JailTemporary): string[] {
+function hostFileSystem(surroundings: JailSurroundings): string[] {
   // Device nodes bound from the host cannot be opened inside a user namespace: /dev is bubblewrap's own (null, zero, random, tty…).
-  const args = ['--bind', '/', '/', '--ro-bind', '/proc', '/proc', '--dev', '/dev', ...temporaryArguments(temporary)];
+  // /tmp is the host's, as server_admin's commands expect (a file written there is on the host); Hearth's own files there are hidden below.
+  const args = ['--bind', '/', '/', '--ro-bind', '/proc', '/proc', '--dev', '/dev'];
   for (const entry of surroundings.hiddenPaths) args.push(...hide(entry));
   // The person's desktop session bus, keyring and agents live here.
   args.push(...hide(`/run/user/${surroundings.uid}`));
@@ -145,7 +146,7 @@ export function bubblewrapArguments(
   surroundings: JailSurroundings,
   options: { ownNetwork: boolean; temporary?: JailTemporary; seccompFd?: number },
 ): string[] {
-  const fileSystem = spec.kind === 'strict' ? strictFileSystem(surroundings, options.temporary) : hostFileSystem(surroundings, options.temporary);
+  const fileSystem = spec.kind === 'strict' ? strictFileSystem(surroundings, options.temporary) : hostFileSystem(surroundings);
   const filter = options.seccompFd === undefined ? [] : ['--seccomp', String(options.seccompFd)];
   const granted: string[] = [];
   for (const entry of spec.readable ?? []) granted.push('--ro-bind-try', entry, entry);

@@ -75,9 +75,24 @@ export function hearthFootprint(config: Config, workingFolder = process.cwd()): 
   ];
 }
 
-/** Every path of hearthFootprint in both spellings (as configured and as links resolve it): what no jail may see. */
+/**
+ * What of Hearth lives in the temporary folder, which a host jail sees as the host's: tsx's cache
+ * of compiled sources (`npm run dev`, the tests) and Node's compile cache when one is set. Its
+ * DATA_DIR, session folders and the jail's own /tmp folders (under DATA_DIR) are in the footprint
+ * already; pasta's pid folder lives only until pasta serves, before any jail enters its network.
+ */
+export function hearthTemporaryFiles(environment: NodeJS.ProcessEnv = process.env): string[] {
+  const uid = process.getuid?.();
+  return [
+    ...(uid === undefined ? [] : [path.join(os.tmpdir(), `tsx-${uid}`)]),
+    ...(environment.NODE_COMPILE_CACHE ? [path.resolve(environment.NODE_COMPILE_CACHE)] : []),
+  ];
+}
+
+/** Every path of hearthFootprint and hearthTemporaryFiles in both spellings (as configured and as links resolve it): what no jail may see. */
 export function hearthPaths(config: Config, workingFolder = process.cwd()): string[] {
-  return [...new Set(hearthFootprint(config, workingFolder).flatMap((entry) => spellings(entry.path)))];
+  const entries = [...hearthFootprint(config, workingFolder).map((entry) => entry.path), ...hearthTemporaryFiles()];
+  return [...new Set(entries.flatMap((entry) => spellings(entry)))];
 }
 
 function parentOf(pid: number): number | undefined {

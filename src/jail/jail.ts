@@ -264,7 +264,8 @@ export class Jail {
       }
       const cgroup = this.cgroups?.create(this.limits);
       if (cgroup) releases.push(cgroup.release);
-      const temporary = this.temporary(releases);
+      // A host jail sees the host's /tmp; a strict one gets its own, bounded.
+      const temporary = spec.kind === 'host' ? undefined : this.temporary(releases);
       const surroundings: JailSurroundings = { ...this.surroundings, hiddenProcessIds: spec.kind === 'host' ? hearthProcessIds() : [] };
       const { filterFile } = this;
       const jailArgs = bubblewrapArguments(spec, surroundings, {
