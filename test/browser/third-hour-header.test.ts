@@ -6,6 +6,7 @@
 // labelled control whose menu reads them in full; the status names the model actually in use.
 import type { Page } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { expectNoViolations } from '../support/axe.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { browserTest, onScreen, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
 import { chooseInHeader, closeSessionChoice, sessionChoice, truncatedInHeader } from '../support/header-truncation.ts';
@@ -130,6 +131,12 @@ describe.skipIf(skipBrowserTests)('the third hour: one profile picker and a head
         await expect.poll(() => page.locator(status).textContent(), { message: 'the status after picking llama3.2:3b' }).toBe('Ollama · llama3.2:3b · reachable');
         await expectNotTruncated(page, `${where}, llama3.2:3b picked`);
         await screenshot(page, `third-hour-header-${viewport.width}-${colorScheme}-model-picked`);
+        // Collapsed, the control and its open menu are named, reachable and readable (axe-core, WCAG 2.1 AA).
+        if ((await sessionChoice(page)) === 'menu') {
+          await screenshot(page, `third-hour-header-${viewport.width}-${colorScheme}-menu-open`);
+          await expectNoViolations(page, `${where}, the profile and model menu open`);
+          await closeSessionChoice(page);
+        }
 
         // The status follows the session it names: another session follows its profile's model again.
         const other = await hearth.createSession('secretary');
