@@ -54,6 +54,10 @@ export const api = {
     request('POST', `/sessions/${encodeURIComponent(id)}/approvals/${encodeURIComponent(callId)}`, { decision, ...(remember && { remember }) }, { 'x-hearth-client': 'page' }),
   // No `limit`: the server answers 400 to it in a query string today (its schema wants an integer and the query is not coerced), so the newest 100.
   approvals: ({ sessionId, status = 'all' } = {}) => request('GET', `/approvals?${new URLSearchParams({ status, ...(sessionId && { session_id: sessionId }) })}`),
+  files: (id) => request('GET', `/sessions/${encodeURIComponent(id)}/files`),
+  /** Where a file of the session's folder downloads from; `name` is its path inside the folder. */
+  fileUrl: (id, name) => `/sessions/${encodeURIComponent(id)}/files/${name.split('/').map(encodeURIComponent).join('/')}`,
+  deleteFile: (id, name) => request('DELETE', api.fileUrl(id, name)),
   upload(id, file) {
     const form = new FormData();
     form.append('file', file, file.name);

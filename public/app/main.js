@@ -3,6 +3,7 @@ import { setApprovalViewer } from './approval-card.js';
 import { AsksForYou } from './asks-for-you.js';
 import { Composer } from './composer.js';
 import { ContextPanel } from './context-panel.js';
+import { FilesPanel } from './files-panel.js';
 import { debounce } from './debounce.js';
 import { element } from './dom.js';
 import { emptyState } from './empty-state.js';
@@ -72,6 +73,7 @@ const panels = new PanelSwitcher({
   buttons: [...document.querySelectorAll('.panel-toggle'), byId('people-toggle')],
   panels: [
     new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
+    new FilesPanel(byId('files-panel'), { sessionId: () => view?.sessionId }),
     new ToolsPanel(byId('tools-panel'), { profileId: () => header.profile.value }),
     new MemoryPanel(byId('memory-panel'), { role: () => me?.role }),
     new IntegrationsPanel(byId('integrations-panel')),
