@@ -89,6 +89,11 @@ function npmOf(config: StdioConfig): string {
   return existsSync(sibling) ? sibling : 'npm';
 }
 
+/** The file that says these packages were fetched from this registry into the cache. */
+export function preparedMarker(npmCache: string, packages: readonly string[], registry: string): string {
+  return path.join(npmCache, '_hearth', `prepared-${createHash('sha256').update(JSON.stringify({ packages, registry })).digest('hex').slice(0, 24)}.json`);
+}
+
 /**
  * Fetches an npx entry's packages into Hearth's npm cache, with network, outside the server's
  * jail, so that the jailed server (which has no network) starts from the cache alone. npm runs
@@ -115,7 +120,7 @@ export async function prepareNpxPackages(options: NpxPreparationOptions): Promis
   const lookup = await run(npm, ['config', 'get', 'registry'], environment, npmCache, lookupTimeoutMs, options.signal);
   if (lookup.code !== 0) return { prepared: false, message: `npm could not be asked for its registry: ${lookup.error?.message ?? npmComplaint(lookup.output)}` };
   const registry = lookup.output.trim().split(/\r?\n/).at(-1)!.trim();
-  const marker = path.join(npmCache, '_hearth', `prepared-${createHash('sha256').update(JSON.stringify({ packages, registry })).digest('hex').slice(0, 24)}.json`);
+  const marker = preparedMarker(npmCache, packages, registry);
   if (await readFile(marker).then(() => true, () => false)) return { prepared: true, registry };
 
   options.onFetching?.();
