@@ -221,6 +221,12 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     const text = await response.text();
     return answer({ status: response.status, body: text === '' ? undefined : JSON.parse(text) }, context.missing);
   },
+  'GET /sessions/:id/files': onSession('GET', '/sessions/:id/files'),
+  'DELETE /sessions/:id/files/*': async (context) => {
+    const sessionId = await session(context.target);
+    await hearth.app.sessions.attachFiles(sessionId, [{ name: 'note.txt', data: Buffer.from('a note') }]);
+    return answer(await context.request('DELETE', `/sessions/${sessionId}/files/note.txt`), context.missing);
+  },
   'POST /sessions/:id/messages': onSession('POST', '/sessions/:id/messages', { content: 'Lights off' }),
   'POST /sessions/:id/messages shared': onSession('POST', '/sessions/:id/messages', { content: 'Lights off' }, { shared: true }),
   'POST /sessions/:id/regenerate': onSession('POST', '/sessions/:id/regenerate'),
