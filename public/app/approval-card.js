@@ -110,7 +110,8 @@ function notReadOnlyLine(notReadOnly) {
 export class ApprovalCard {
   #choice;
 
-  constructor({ callId, subject, reason, notReadOnly, expiresAt, onDecide, canDecide = true, deciders = [], question }) {
+  /** `action`: what allowing does, in the question ("run", or "install" for a tool the agent wrote). */
+  constructor({ callId, subject, reason, notReadOnly, expiresAt, onDecide, canDecide = true, deciders = [], question, action = 'run' }) {
     this.callId = callId;
     this.canDecide = canDecide;
     this.state = 'waiting';
@@ -123,7 +124,7 @@ export class ApprovalCard {
     );
     this.actions = canDecide ? element('div', { className: 'approval-actions' }, this.buttons) : null;
     this.outcome = element('p', { className: 'approval-outcome', role: 'status' });
-    this.question = element('p', { className: 'approval-question' }, question ?? (canDecide ? 'Waiting for your approval to run:' : `Waiting for ${namesOf(deciders)} to decide whether to run:`));
+    this.question = element('p', { className: 'approval-question' }, question ?? (canDecide ? `Waiting for your approval to ${action}:` : `Waiting for ${namesOf(deciders)} to decide whether to ${action}:`));
     this.reason = reasonLine(reason);
     this.notReadOnly = notReadOnlyLine(notReadOnly);
     this.node = element(

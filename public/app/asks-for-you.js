@@ -31,7 +31,7 @@ export class AsksForYou {
         subject: waiting.subject,
         reason: waiting.reason,
         expiresAt: waiting.expires_at,
-        question: `${waiting.asked_by.name} asks to run ${waiting.tool}:`,
+        question: waiting.tool === 'write_tool' ? `${waiting.asked_by.name} asks to install a tool:` : `${waiting.asked_by.name} asks to run ${waiting.tool}:`,
         onDecide: (choice) => api.decide(waiting.session_id, waiting.call_id, choice),
       });
       const node = element('div', { className: 'ask-for-you', dataset: { sessionId: waiting.session_id, callId: waiting.call_id, askedBy: waiting.asked_by.id } }, card.node);

@@ -26,6 +26,9 @@ function describe(tool) {
   return tool.description.endsWith(suffix) ? tool.description.slice(0, -suffix.length) : tool.description;
 }
 
+/** A tool's name, which may break after its server's `__` on a narrow panel. */
+const breakableName = (name) => name.split(/(?<=__)/).flatMap((part, index) => (index === 0 ? [part] : [element('wbr'), part]));
+
 const characters = (count) => `${count.toLocaleString('en')} characters`;
 
 /**
@@ -93,7 +96,7 @@ function serverSection(server, tools, notes, { profile, inProfile, toolSwitch, s
             return element(
               'li',
               { dataset: { toolName: tool.name, source: 'mcp', server: server.name, enabled: String(tool.enabled), ...(available !== undefined && { inProfile: String(available) }) } },
-              element('div', { className: 'tool-title' }, element('code', {}, tool.name), toolSwitch(tool)),
+              element('div', { className: 'tool-title' }, element('code', {}, breakableName(tool.name)), toolSwitch(tool)),
               tool.description && element('p', { className: 'muted' }, describe(tool)),
               tool.prompt_characters !== undefined &&
                 element('div', { className: 'tool-meta', dataset: { role: 'prompt-cost' } }, `Adds ${characters(tool.prompt_characters)} to every turn that offers it`),

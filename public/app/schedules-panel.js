@@ -79,6 +79,8 @@ export class SchedulesPanel {
       this.#form(typed),
     );
     if (focused) this.aside.querySelector(`form.schedule-form [name="${focused}"]`)?.focus();
+    // The form's defaults (every day at 09:00 here) are a whole timing already: their next runs show before any typing.
+    if (this.#preview.state === 'empty') this.#previewSoon(this.aside.querySelector('form.schedule-form'));
   }
 
   #row(schedule) {

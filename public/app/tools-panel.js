@@ -114,7 +114,10 @@ export class ToolsPanel {
       'aria-label': `Use all tools of ${server.name}`,
       checked: serverTools.every((tool) => tool.enabled),
     });
+    const on = serverTools.filter((tool) => tool.enabled).length;
+    const state = element('span', { className: 'switch-state' }, on === serverTools.length ? 'All on' : on === 0 ? 'All off' : `${on} of ${serverTools.length} on`);
     input.addEventListener('change', async () => {
+      state.textContent = input.checked ? 'All on' : 'All off';
       input.disabled = true;
       try {
         for (const tool of serverTools) if (tool.enabled !== input.checked) await api.setToolEnabled(tool.name, input.checked);
@@ -123,24 +126,30 @@ export class ToolsPanel {
       }
       await this.refresh();
     });
-    return element('label', { className: 'tool-switch', title: 'All of its tools, for every profile that does not set mcp_tools: false' }, input, element('span', {}, 'All on'));
+    return element('label', { className: 'tool-switch', title: 'All of its tools, for every profile that does not set mcp_tools: false' }, input, state);
   }
 
   #switch(tool, title) {
     const input = element('input', { type: 'checkbox', role: 'switch', 'aria-label': `Use ${tool.name}`, checked: tool.enabled });
+    // The label says the switch's state, and follows it at once (the panel is drawn again once the server took it).
+    const state = element('span', { className: 'switch-state' });
+    const showState = () => (state.textContent = input.checked ? 'On' : 'Off');
+    showState();
     input.addEventListener('change', async () => {
+      showState();
       input.disabled = true;
       try {
         await api.setToolEnabled(tool.name, input.checked);
       } catch (error) {
         input.checked = !input.checked;
+        showState();
         input.disabled = false;
         input.closest('li')?.append(failure(error));
         return;
       }
       await this.refresh();
     });
-    return element('label', { className: 'tool-switch', title }, input, element('span', {}, 'On'));
+    return element('label', { className: 'tool-switch', title }, input, state);
   }
 }
 

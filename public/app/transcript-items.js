@@ -155,7 +155,9 @@ export class ToolCard {
   /** `approval_required`: the call waits for the person; the question goes under the arguments. */
   requestApproval({ call_id: callId, subject, reason, not_read_only: notReadOnly, expires_at: expiresAt, can_decide: canDecide = true, deciders }, onDecide) {
     this.approval?.node.remove();
-    this.approval = new ApprovalCard({ callId, subject, reason, notReadOnly, expiresAt, onDecide, canDecide, deciders });
+    // Allowing write_tool installs the code shown above; it runs nothing yet.
+    const action = this.tool === 'write_tool' ? 'install' : 'run';
+    this.approval = new ApprovalCard({ callId, subject, reason, notReadOnly, expiresAt, onDecide, canDecide, deciders, action });
     this.node.dataset.approval = 'waiting';
     if (this.node.dataset.status === 'pending') this.status.setAttribute('aria-label', 'waiting for approval');
     this.args.after(this.approval.node);

@@ -4,13 +4,17 @@
 // failed tool call opened its result; scrolled up on purpose, the person stays where they are and
 // a *Jump to latest* button counts what arrived; a message sent right after *New session*, before
 // the new session's socket is open, arrives exactly once; and the small things of the list.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Locator, Page, WebSocketRoute } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { toolFailure } from '../../src/failure.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { expectNoViolations } from '../support/axe.ts';
-import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { browserTest, hearthMetrics, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
 import type { Hearth } from '../support/hearth-server.ts';
+import { fixtureServer, writeMcpConfig } from '../support/mcp-servers.ts';
 
 const viewports = [
   { name: 'phone', width: 390, height: 844, colorScheme: 'dark' },
@@ -173,27 +177,28 @@ describe.skipIf(skipBrowserTests)('the third hour: the transcript follows, jump 
       const replies = ['First reply.', 'Second reply.', 'Third reply.', 'Fourth reply.'];
       hearth.llm.script(...replies.map((content) => ({ content })));
 
-      // Enter 0, 10, 25 and 40 ms after the click, typed into the box as the person would.
-      const delaysMs = [0, 10, 25, 40];
+      // Enter 0, 5, 15 and 30 ms after the click (the page's timers run late under load; each delay is measured).
+      const delaysMs = [0, 5, 15, 30];
+      const raced: boolean[] = [];
       for (const [index, delayMs] of delaysMs.entries()) {
         const before = await sessionIds(hearth);
         const text = `Quick message ${index + 1}`;
-        const measured = await page.evaluate(
+        const { measured, enteredAt } = await page.evaluate(
           ({ delayMs, text }) =>
-            new Promise<number>((resolve) => {
+            new Promise<{ measured: number; enteredAt: number }>((resolve) => {
               const box = document.querySelector('textarea[aria-label="Message"]') as HTMLTextAreaElement;
               const clickedAt = performance.now();
               (document.querySelector('button[aria-label="New session"]') as HTMLButtonElement).click();
               setTimeout(() => {
                 box.value = text;
                 box.dispatchEvent(new Event('input', { bubbles: true }));
+                const enteredAt = performance.now();
                 box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
-                resolve(performance.now() - clickedAt);
+                resolve({ measured: enteredAt - clickedAt, enteredAt });
               }, delayMs);
             }),
           { delayMs, text },
         );
-        expect(measured).toBeLessThan(50);
         await waitForAnswer(page, replies[index]!);
         await waitForIdle(page);
         const after = await sessionIds(hearth);
@@ -204,7 +209,14 @@ describe.skipIf(skipBrowserTests)('the third hour: the transcript follows, jump 
         expect(await userMessages(hearth, newSessionId!)).toEqual([text]);
         expect(await page.locator(sel.user).allTextContents()).toHaveLength(1);
         expect(await page.locator(sel.message).inputValue()).toBe('');
+        // The race was real when Enter came before the new session's socket was in sync (the page's own measure of the open).
+        const open = (await hearthMetrics(page)).lastOpen;
+        expect(open.sessionId).toBe(newSessionId);
+        raced.push(enteredAt < open.startedAt + open.ms);
+        console.info(`Enter ${measured.toFixed(1)} ms after New session; the socket was in sync ${(open.startedAt + open.ms - enteredAt).toFixed(1)} ms later`);
       }
+      expect(raced[0], 'Enter in the click’s own task comes before the socket').toBe(true);
+      expect(raced.filter(Boolean).length).toBeGreaterThanOrEqual(2);
       expect(await userMessages(hearth, oldSessionId)).toEqual([]);
     });
   }
@@ -242,5 +254,163 @@ describe.skipIf(skipBrowserTests)('the third hour: the transcript follows, jump 
     expect(await userMessages(hearth, sessionId!)).toEqual(['Sent before the socket opened']);
     expect(await page.locator(sel.user).allTextContents()).toHaveLength(1);
     expect(held).toHaveLength(1);
+  });
+});
+
+/** A listed session (it has a message), titled, optionally from Telegram. */
+async function listedSession(hearth: Hearth, title: string, origin?: 'telegram'): Promise<string> {
+  let sessionId: string;
+  if (origin) {
+    const created = await hearth.app.sessions.create({ origin });
+    if (!created.ok) throw new Error(created.message);
+    sessionId = created.session.id;
+  } else sessionId = await hearth.createSession();
+  hearth.llm.script({ content: 'Hello back.' });
+  expect((await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello' })).status).toBeLessThan(300);
+  expect((await hearth.request('PATCH', `/sessions/${sessionId}`, { title })).status).toBe(200);
+  return sessionId;
+}
+
+/** Rectangles of the session entry's shown actions, its Telegram mark and the time at the end of its second line. */
+function sidebarEntryBoxes(entry: Locator) {
+  return entry.evaluate((item) => {
+    const box = (rect: DOMRect) => ({ left: rect.left, right: rect.right, top: rect.top, bottom: rect.bottom });
+    const meta = item.querySelector('.session-meta')!.firstChild as Text;
+    const time = document.createRange();
+    time.setStart(meta, meta.data.lastIndexOf('·') + 2);
+    time.setEnd(meta, meta.data.length);
+    return {
+      actions: box(item.querySelector('.session-actions')!.getBoundingClientRect()),
+      actionsShown: getComputedStyle(item.querySelector('.session-actions')!).opacity === '1',
+      mark: box(item.querySelector('.origin-mark')!.getBoundingClientRect()),
+      time: box(time.getBoundingClientRect()),
+      timeText: time.toString(),
+    };
+  });
+}
+
+type Box = { left: number; right: number; top: number; bottom: number };
+const overlaps = (one: Box, other: Box) => one.left < other.right && other.left < one.right && one.top < other.bottom && other.top < one.bottom;
+
+/** How many lines each word of the element's text takes (a word broken inside takes two). */
+function linesPerWord(locator: Locator): Promise<Record<string, number>> {
+  return locator.evaluate((node) => {
+    // The panel is drawn again as servers connect: a node replaced meanwhile is measured again.
+    if (!node.isConnected) return { replaced: 0 };
+    const text = node.firstChild as Text;
+    const lines: Record<string, number> = {};
+    for (const match of text.data.matchAll(/[^\s-]+/g)) {
+      const range = document.createRange();
+      range.setStart(text, match.index);
+      range.setEnd(text, match.index + match[0].length);
+      lines[match[0]] = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
+    }
+    return lines;
+  });
+}
+
+describe.skipIf(skipBrowserTests)('the third hour: the small things', () => {
+  const browser = useBrowser();
+
+  it('the write_tool card asks to install, not run (390 px, dark)', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const sessionId = await hearth.createSession('secretary');
+    const page = await browser.openPage(hearth, { hash: sessionId, viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
+    await waitForApp(page);
+    const code = "export const name = 'roll_dice';\nexport const description = 'Rolls a die.';\nexport const parameters = { type: 'object', properties: {} };\nexport async function execute() { return '4'; }\n";
+    hearth.llm.script({ toolCalls: [{ name: 'write_tool', arguments: { name: 'roll_dice', code } }] }, { content: 'Left uninstalled.' });
+    await sendMessage(page, 'Make me a dice tool');
+    const approval = page.locator(`${sel.tool}[data-tool="write_tool"] ${sel.approval}`);
+    await approval.locator(sel.deny).waitFor();
+    expect(await approval.locator('.approval-question').textContent()).toBe('Waiting for your approval to install:');
+    expect(await approval.locator('.approval-subject').textContent()).toContain('roll_dice');
+    await screenshot(page, 'third-hour-write-tool-install');
+    await approval.locator(sel.deny).click();
+    await waitForAnswer(page, 'Left uninstalled.');
+  });
+
+  for (const viewport of viewports) {
+    it(`Stopped sits with the answer, above Copy and Regenerate (${viewport.width} px)`, browserTest, async () => {
+      const hearth = await browser.hearth();
+      const sessionId = await hearth.createSession();
+      const page = await browser.openPage(hearth, { hash: sessionId, viewport, colorScheme: viewport.colorScheme });
+      await waitForApp(page);
+      hearth.llm.script({ chunks: ['Once ', 'upon ', 'a time'], hang: true });
+      await sendMessage(page, 'Tell me a story');
+      await waitForAnswer(page, 'Once upon a time');
+      await page.locator(sel.stop).click();
+      const answer = page.locator(`${sel.assistant}[data-stopped="true"]`);
+      await answer.locator('.regenerate-answer').waitFor();
+      const order = await answer.evaluate((item) => {
+        const top = (selector: string) => item.querySelector(selector)!.getBoundingClientRect().top;
+        const children = [...item.children].map((child) => child.className);
+        return { children, stopped: top('.stopped-label'), actions: top('.message-actions'), text: top('.markdown') };
+      });
+      expect(order.children.indexOf('stopped-label')).toBeLessThan(order.children.indexOf('message-actions'));
+      expect(order.stopped).toBeGreaterThan(order.text);
+      expect(order.stopped).toBeLessThan(order.actions);
+    });
+
+    it(`MCP switches say their state, and server and tool names keep their words whole (${viewport.width} px, ${viewport.colorScheme})`, browserTest, async () => {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'hearth-third-hour-'));
+      onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+      await writeMcpConfig(path.join(dataDir, 'mcp.json'), { everything: fixtureServer(), 'household-inventory-and-maintenance-records': fixtureServer() });
+      const hearth = await browser.hearth({ dataDir });
+      const sessionId = await hearth.createSession('secretary');
+      const page = await browser.openPage(hearth, { hash: sessionId, viewport, colorScheme: viewport.colorScheme });
+      await waitForApp(page);
+      const tools = await openPanel(page, 'Tools');
+      const everything = tools.locator('section.mcp-server[data-mcp-server="everything"][data-status="connected"]');
+      const echo = everything.locator('li[data-tool-name="everything__echo"]');
+      await echo.waitFor();
+      const longName = tools.locator('section.mcp-server[data-mcp-server="household-inventory-and-maintenance-records"] .mcp-server-name');
+      await longName.waitFor();
+      for (const name of [everything.locator('.mcp-server-name'), longName]) {
+        await expect.poll(() => linesPerWord(name), { message: 'each word of the name on one line' }).toSatisfy((lines: Record<string, number>) => Object.values(lines).every((count) => count === 1));
+      }
+      const echoSwitch = echo.locator('input[role="switch"]');
+      expect(await echoSwitch.isChecked()).toBe(false);
+      expect(await echo.locator('label.tool-switch').textContent()).toBe('Off');
+      expect(await everything.locator('.mcp-server-title label.tool-switch').textContent()).toBe('All off');
+      await echoSwitch.click();
+      await everything.locator('li[data-tool-name="everything__echo"][data-enabled="true"]').waitFor();
+      expect(await everything.locator('li[data-tool-name="everything__echo"] label.tool-switch').textContent()).toBe('On');
+      expect(await everything.locator('.mcp-server-title label.tool-switch').textContent()).toMatch(/^1 of \d+ on$/);
+
+      expect(await tools.evaluate((aside) => aside.scrollWidth <= aside.clientWidth)).toBe(true);
+      await screenshot(page, `third-hour-mcp-names-${viewport.width}`);
+      await expectNoViolations(page, `${viewport.width} px ${viewport.colorScheme}, Tools panel with MCP servers`);
+    });
+
+    it(`the session entry's actions cover neither the Telegram mark nor the time (${viewport.width} px)`, browserTest, async () => {
+      const hearth = await browser.hearth();
+      const fromTelegram = await listedSession(hearth, 'Shopping list for the weekend market', 'telegram');
+      const page = await browser.openPage(hearth, { viewport, colorScheme: viewport.colorScheme });
+      await waitForApp(page);
+      if (viewport.width < 720) {
+        await page.locator(sel.openSessions).click();
+        await page.waitForFunction(() => getComputedStyle(document.querySelector('#sidebar')!).transform === 'none');
+      }
+      const entry = page.locator(`${sel.sessionItem}[data-session-id="${fromTelegram}"]`);
+      await entry.locator('.origin-mark').waitFor();
+      await entry.hover();
+      await expect.poll(async () => (await sidebarEntryBoxes(entry)).actionsShown).toBe(true);
+      const boxes = await sidebarEntryBoxes(entry);
+      expect(boxes.timeText).toMatch(/\d/);
+      expect(overlaps(boxes.actions, boxes.mark), `actions ${JSON.stringify(boxes.actions)} over the mark ${JSON.stringify(boxes.mark)}`).toBe(false);
+      expect(overlaps(boxes.actions, boxes.time), `actions ${JSON.stringify(boxes.actions)} over the time ${JSON.stringify(boxes.time)}`).toBe(false);
+      await screenshot(page, `third-hour-sidebar-hover-${viewport.width}`);
+    });
+  }
+
+  it('the schedule form previews its next runs with its defaults, before any typing', browserTest, async () => {
+    const hearth = await browser.hearth();
+    const page = await browser.openPage(hearth, { viewport: { width: 1366, height: 900 } });
+    await waitForApp(page);
+    const schedules = await openPanel(page, 'Schedules');
+    const nextRuns = schedules.locator('form.schedule-form section.schedule-next-runs[data-state="shown"] li');
+    await nextRuns.nth(2).waitFor();
+    expect(await nextRuns.count()).toBe(3);
+    for (const text of await nextRuns.allTextContents()) expect(text).toMatch(/09:00/);
   });
 });
