@@ -39,6 +39,8 @@ export class SessionChoice {
     this.button.addEventListener('click', () => (this.isOpen ? this.close() : this.open()));
     document.addEventListener('keydown', (event) => {
       if (event.key !== 'Escape' || !this.isOpen) return;
+      // This Escape closes the menu; it does not also stop a running answer (composer.js).
+      event.preventDefault();
       this.close();
       this.button.focus();
     });
@@ -49,6 +51,8 @@ export class SessionChoice {
     new ResizeObserver(([entry]) => {
       if (entry.contentRect.width !== this.#width) this.fitSoon();
     }).observe(subtitle.parentElement);
+    // So does what the line holds: a name, the status's words, a select shown or the sharing mark.
+    new MutationObserver(() => this.fitSoon()).observe(subtitle, { subtree: true, childList: true, characterData: true, attributeFilter: ['hidden'] });
     document.fonts?.ready.then(() => this.fitSoon());
   }
 
