@@ -535,7 +535,7 @@ describe('the reference MCP servers’ tools', () => {
       const required = await socket.next('approval_required');
       // The reading tool ran without asking; the writing one waits.
       expect(socket.ofType('tool_call').map((call) => call.tool)).toEqual(['fs__read_text_file']);
-      expect(required).toMatchObject({ tool: 'fs__write_file', subject: 'fs__write_file', reason: 'Asked because the tool can destroy or overwrite something, and no rule allows it' });
+      expect(required).toMatchObject({ tool: 'fs__write_file', subject: `path=${target}`, reason: 'Asked because the tool can destroy or overwrite something, and no rule allows it' });
       socket.send({ type: 'approve', call_id: required.call_id, decision: 'allow' });
       await socket.next('stream_end');
       expect(socket.ofType('tool_call')[1]).toMatchObject({ tool: 'fs__write_file', success: true });
