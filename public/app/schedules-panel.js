@@ -232,6 +232,7 @@ export class SchedulesPanel {
     const section = this.aside.querySelector('form.schedule-form .schedule-next-runs');
     if (!section) return;
     section.dataset.state = preview.state;
+    section.removeAttribute('aria-busy');
     replaceContent(section, this.#previewContent());
   }
 
@@ -244,6 +245,10 @@ export class SchedulesPanel {
       this.#showPreview({ state: 'empty' });
       return;
     }
+    // What is shown is for the timing before this change until the new answer comes.
+    const section = form.querySelector('.schedule-next-runs');
+    section.dataset.state = 'pending';
+    section.setAttribute('aria-busy', 'true');
     this.#previewTimer = setTimeout(async () => {
       let preview;
       try {
