@@ -72,12 +72,13 @@ async function judged(args: Record<string, unknown>, answer: 'allow for the sess
 }
 
 describe('MCP approval subjects', () => {
-  it('name the target: path arguments, else the first required scalar, else the first scalar given', () => {
+  it('name the target: path arguments, else the first required scalar, else the first scalar given, else every argument', () => {
     const schema = { type: 'object', required: ['query'] };
     expect(mcpToolSubject({ path: 'notes.txt', content: 'a long text' }, schema)).toBe('path=notes.txt');
     expect(mcpToolSubject({ source: '/a b/x', destination: '/c' }, schema)).toBe('source="/a b/x", destination=/c');
     expect(mcpToolSubject({ limit: 3, query: 'plants' }, schema)).toBe('query=plants');
     expect(mcpToolSubject({ limit: 3 }, schema)).toBe('limit=3');
+    expect(mcpToolSubject({ entities: [{ name: 'Ann' }] }, schema)).toBe('{"entities":[{"name":"Ann"}]}');
     expect(mcpToolSubject({}, schema)).toBe('');
   });
 
