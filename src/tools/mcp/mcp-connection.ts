@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -9,7 +9,7 @@ import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailedCommand } from '../../jail/jail-spec.ts';
 import { endProcessTree } from '../../jail/process-tree.ts';
 import { mcpJailSpec, usesNpm } from './mcp-jail.ts';
-import { npxPackages, prepareNpxPackages } from './npx-preparation.ts';
+import { npxPackages, preparedMarker, prepareNpxPackages } from './npx-preparation.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -227,7 +227,9 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
       await this.listTools(attempt);
     } catch (error) {
       if (attempt.ended) return;
-      this.fail(attempt, this.describeStartFailure(attempt, error));
+      const message = this.describeStartFailure(attempt, error);
+      if (notCached.test(attempt.stderr)) this.forgetPreparation();
+      this.fail(attempt, message);
       return;
     }
     if (attempt.ended) return;
@@ -271,6 +273,15 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     this.npxRegistry = outcome.registry;
     if (this.currentMessage !== undefined) this.set('connecting', undefined);
     return true;
+  }
+
+  /** The cache lost what was prepared (emptied by hand): the next attempt fetches it again. */
+  private forgetPreparation(): void {
+    const config = this.options.config;
+    const packages = config.transport === 'stdio' ? npxPackages(config) : undefined;
+    const npmCache = this.npmCache();
+    if (packages !== undefined && npmCache !== undefined && this.npxRegistry !== undefined) rmSync(preparedMarker(npmCache, packages, this.npxRegistry), { force: true });
+    this.npxRegistry = undefined;
   }
 
   /** A stdio server's command inside its jail (docs/security.md, *The jail*), or undefined to run it as configured. */
@@ -513,8 +524,8 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     if (jailed === 'EACCES') return `command cannot be run (permission denied, inside its jail): ${config.command}`;
     if (unjailed === 'EACCES') return `command cannot be run (permission denied): ${config.command}`;
     const printed = lastLines(attempt.stderr);
-    if (/ENOTCACHED|only-if-cached/.test(attempt.stderr)) {
-      return `npx could not reach the registry: the package is not prepared in Hearth's npm cache (change or re-add the entry to fetch it again)${printed ? `; it printed: ${printed}` : ''}`;
+    if (notCached.test(attempt.stderr)) {
+      return `npx could not reach the registry: the package is not prepared in Hearth's npm cache; the next attempt fetches it again${printed ? `; it printed: ${printed}` : ''}`;
     }
     const offline = this.networkHint(attempt);
     // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.
@@ -557,6 +568,9 @@ function unjailedStartFailure(stderr: string): 'ENOENT' | 'EACCES' | undefined {
   if (line.includes('Permission denied')) return 'EACCES';
   return undefined;
 }
+
+/** What offline npx prints when the cache lacks what it needs. */
+const notCached = /ENOTCACHED|only-if-cached/;
 
 /** A failure described before the SDK is involved. */
 class StartFailure extends Error {}
