@@ -6,7 +6,7 @@
 // tooltip is the chosen profile's description.
 import { describe, expect, it } from 'vitest';
 import { browserTest, sel, skipBrowserTests, useBrowser, waitForApp } from '../support/browser.ts';
-import { chooseInHeader } from '../support/header-truncation.ts';
+import { chooseInHeader } from '../support/session-header.ts';
 
 const firstInListProfile = `---
 id: aardvark

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlmProcess, type FakeLlmProcess } from '../support/fake-llm-process.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { lastAnswerText, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
+import { chooseInHeader } from '../support/session-header.ts';
 
 /** Planning, a tool host's start and write_tool's type check, under a busy suite. */
 const pathTest = { timeout: 120_000 } as const;
@@ -203,7 +204,8 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     expect(admin.enabled_tools).toContain('ssh_exec');
     expect(await page.locator('#transcript [data-role="profile-switch"]').count()).toBe(0);
 
-    await page.locator(sel.sessionProfile).selectOption('server_admin');
+    // With the Tools panel open the header may fold its profile and model into one control: chosen through its menu then.
+    await chooseInHeader(page, sel.sessionProfile, 'server_admin');
     await waitForHeaderProfile(page, 'Server Administrator');
     const marker = page.locator('#transcript [data-role="profile-switch"]');
     await marker.waitFor();

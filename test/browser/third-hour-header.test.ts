@@ -9,7 +9,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { expectNoViolations } from '../support/axe.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { browserTest, onScreen, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
-import { chooseInHeader, closeSessionChoice, sessionChoice, truncatedInHeader } from '../support/header-truncation.ts';
+import { chooseInHeader, closeSessionChoice, sessionChoice, truncatedInHeader } from '../support/session-header.ts';
 import { startScriptedOllama } from '../support/scripted-ollama.ts';
 
 const viewports = [

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-// What the session header cuts short (issue 35): each visible text box of the header, and of its
-// profile-and-model menu when the header shows that collapsed, measured against its text.
+// The session header's profile and model (issue 35): chosen inline or through the collapsed
+// control's menu, and what the header cuts short, each text box measured against its text.
 import type { Page } from 'playwright-core';
 
 export interface CutShort {
