@@ -148,6 +148,8 @@ export class SessionView {
   #status(status) {
     if (status === 'open') this.#held = [];
     else if (status === 'disconnected' || status === 'signed-out') this.#held = undefined;
+    // A message waiting for the first sync is refused now (send() answers false), so the composer keeps it and says why.
+    else if (status === 'gone') this.#resolveReady();
     this.onChange({ connection: status, synced: false });
   }
 

@@ -268,7 +268,7 @@ export async function sendMessage(page: Page, text: string): Promise<void> {
   await box.waitFor({ state: 'visible' });
   await waitForMessageBoxEnabled(page);
   await box.fill(text);
-  // Enter sends only once the session's socket is in sync (Send enabled); before that it is ignored.
+  // Send is enabled once the page takes a message (a message sent while the session's socket opens waits for it).
   await page.locator(`${sel.send}:not([disabled])`).waitFor({ timeout: actionTimeoutMs });
   await box.press('Enter');
 }
