@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-export const temporaryPrefix = '.upload-';
+const temporaryPrefix = '.upload-';
 /** Below the usual 255-byte file-name limit, leaving room for a " (n)" suffix. */
 const maxNameBytes = 200;
 const maxExtensionBytes = 16;

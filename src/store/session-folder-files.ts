@@ -1,7 +1,6 @@
 import { constants } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { temporaryPrefix } from './session-files.ts';
 
 /** A file in a session's folder, named by its path inside it (`notes.txt`, `out/report.csv`). */
 export interface FolderFile {
@@ -21,7 +20,7 @@ const maxDepth = 8;
 
 /**
  * The regular files under a session's folder, newest first: uploads and what its tools wrote.
- * Links are never followed nor listed, and uploads still being received are left out.
+ * Links are never followed nor listed; hidden entries are left out.
  */
 export async function listFolderFiles(folder: string): Promise<FolderFile[]> {
   const files: FolderFile[] = [];
@@ -29,9 +28,11 @@ export async function listFolderFiles(folder: string): Promise<FolderFile[]> {
     const entries = await readdir(path.join(folder, relative), { withFileTypes: true }).catch(() => []);
     for (const entry of entries) {
       if (files.length >= maxListed) return;
+      // Hidden entries are the tools' own (code_exec's programs) and uploads still being received (`.upload-…`).
+      if (entry.name.startsWith('.')) continue;
       const name = relative === '' ? entry.name : `${relative}/${entry.name}`;
       if (entry.isDirectory() && depth < maxDepth) await walk(name, depth + 1);
-      if (!entry.isFile() || entry.name.startsWith(temporaryPrefix)) continue;
+      if (!entry.isFile()) continue;
       const stats = await lstat(path.join(folder, name)).catch(() => undefined);
       if (stats?.isFile()) files.push({ name, size: stats.size, modifiedAt: stats.mtime.toISOString() });
     }
