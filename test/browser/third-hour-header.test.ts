@@ -156,4 +156,34 @@ describe.skipIf(skipBrowserTests)('the third hour: one profile picker and a head
       });
     }
   }
+
+  it('nothing of the profile, model or status is cut short at any width from 360 to 1366 px, with or without a side panel open', { timeout: 120_000 }, async () => {
+    const { hearth, page } = await start({ width: 1366, height: 768 }, 'light');
+    const sessionId = await hearth.createSession('smart_home');
+    await page.evaluate((id) => (location.hash = id), sessionId);
+    await waitForHeaderProfile(page, 'Smart Home Assistant');
+    await page.locator(`${modelPicker} option[value="llama3.2:3b"]`).waitFor({ state: 'attached' });
+    await chooseInHeader(page, modelPicker, 'llama3.2:3b');
+    await expect.poll(() => page.locator(status).textContent()).toBe('Ollama · llama3.2:3b · reachable');
+    const fits = new Set<string>();
+    for (const width of [360, 420, 540, 719, 720, 768, 900, 1024, 1099, 1100, 1180, 1280, 1366]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.waitForFunction((wanted) => window.innerWidth === wanted, width);
+      // The header settles its layout in the frame after a resize.
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      fits.add(await page.locator('.session-subtitle').getAttribute('data-fit') ?? '');
+      await expectNotTruncated(page, `${width} px`);
+      if (width >= 720) {
+        await page.locator('header button.panel-toggle[aria-label="Tools"]').click();
+        await page.locator('aside.panel[aria-label="Tools"]').waitFor({ state: 'visible' });
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        fits.add(await page.locator('.session-subtitle').getAttribute('data-fit') ?? '');
+        await expectNotTruncated(page, `${width} px, Tools open`);
+        await page.locator('header button.panel-toggle[aria-label="Tools"]').click();
+        await page.locator('aside.panel[aria-label="Tools"]').waitFor({ state: 'hidden' });
+      }
+    }
+    // The sweep went through the inline line and the folded control.
+    expect([...fits].sort()).toEqual(expect.arrayContaining(['icon', 'inline']));
+  });
 });
