@@ -53,13 +53,12 @@ export class FrameScheduler {
     const items = [...this.#dirty];
     this.#dirty.clear();
     const started = performance.now();
-    const follow = this.onBeforeRender?.() ?? false;
     for (const item of items) item.render();
     metrics.renders += 1;
     metrics.lastRenderAt = performance.now();
     const took = metrics.lastRenderAt - started;
     metrics.longestRenderMs = Math.max(metrics.longestRenderMs, took);
     this.#notBefore = metrics.lastRenderAt + took * (1 / renderShare - 1);
-    this.onAfterRender?.(follow);
+    this.onAfterRender?.();
   }
 }
