@@ -546,7 +546,8 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const config = this.options.config;
     if (config.transport !== 'stdio' || config.jail === false || config.jail.network || this.options.jail?.active !== true) return '';
     const triedNetwork = /EAI_AGAIN|ENOTFOUND|ENETUNREACH|ECONNREFUSED|getaddrinfo|fetch failed|network/i.test(attempt.stderr);
-    if (!triedNetwork && attempt.stderr.trim() !== '') return '';
+    // A prepared npx server that printed nothing is slow to start offline, not missing the network.
+    if (!triedNetwork && (attempt.stderr.trim() !== '' || this.npxRegistry !== undefined)) return '';
     return `. Its jail has no network${triedNetwork ? ' and it tried to reach one' : ''}: a server that needs the network at run time needs "jail": {"network": true} in its entry`;
   }
 
