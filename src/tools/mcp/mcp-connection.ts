@@ -261,7 +261,8 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
       config,
       packages,
       npmCache,
-      environment: { ...this.baseEnvironment(), ...Object.fromEntries(ownSettings) },
+      // The server's marker: an npm left fetching by a Hearth that died is ended at the next start with the rest.
+      environment: { ...this.baseEnvironment(), ...Object.fromEntries(ownSettings), [processMarkerVariable]: this.options.processMarker },
       onFetching: () => this.set('connecting', `preparing: npm is fetching ${packages.join(', ')} into Hearth's npm cache (once, with network; then it runs offline in its jail)`),
       signal: this.preparation.signal,
     }).catch((error: unknown) => ({ prepared: false as const, message: `preparing its npx package failed: ${(error as Error).message}` }));
