@@ -3,7 +3,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -236,16 +236,20 @@ describe('deploy/hearth.service', () => {
     const dir = await temporaryFolder('hearth-unit-');
     const state = path.join(dir, 'state');
     await mkdir(state);
-    const mapped = mappedUnit({ install: checkout, state, configuration: path.join(dir, 'etc') });
+    // The install folder stands in for /opt/hearth: the checkout's build, but not its `.env`, which is the person's.
+    const install = path.join(dir, 'opt-hearth');
+    await mkdir(install);
+    await symlink(path.join(checkout, 'dist'), path.join(install, 'dist'));
+    const mapped = mappedUnit({ install, state, configuration: path.join(dir, 'etc') });
     const [executable, ...args] = unitValues(mapped, 'ExecStart')[0]!.split(/\s+/);
     const environment = Object.fromEntries(
       unitValues(mapped, 'Environment').map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]),
     );
     const command = { executable: existsSync(executable!) ? executable! : process.execPath, args };
     const cwd = unitValues(mapped, 'WorkingDirectory')[0]!;
-    expect(cwd).toBe(checkout);
-    // startChildServer points PROFILES_DIR into the data folder; the unit keeps the default, the shipped ./profiles.
-    const server = await startChildServer(state, { ...environment, PROFILES_DIR: './profiles' }, { command, cwd });
+    expect(cwd).toBe(install);
+    // startChildServer points PROFILES_DIR into the data folder; the unit keeps the default (empty is unset), the shipped profiles.
+    const server = await startChildServer(state, { ...environment, PROFILES_DIR: '' }, { command, cwd });
     cleanups.push(() => server.kill());
     expect((await server.request('GET', '/health')).status).toBe(200);
     // Everything it wrote is under the state folder (ReadWritePaths), nothing in the install folder.
