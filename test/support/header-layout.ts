@@ -35,9 +35,14 @@ export interface HeaderMeasure {
   controls: Box[];
 }
 
-/** Element boxes of the header as the page lays it out. */
+/**
+ * Element boxes of the header as the page lays it out, once it has answered the last change: a resize
+ * reaches the header's fit through a ResizeObserver (after a frame's animation callbacks) and its
+ * next animation frame, so three frames pass before measuring.
+ */
 export function measureHeader(page: Page): Promise<HeaderMeasure> {
-  return page.evaluate(() => {
+  return page.evaluate(async () => {
+    for (let frame = 0; frame < 3; frame++) await new Promise(requestAnimationFrame);
     const header = document.querySelector('.session-header')!;
     const titleNode = document.querySelector('#session-title') as HTMLElement;
     const candidates = [...header.querySelectorAll<HTMLElement>('h1, button, select, .backend-status, meter')].filter((node) => {
