@@ -2,13 +2,16 @@
 // Issue 35 on the page: the shipped mcp.example.json's `files` server, its package fetched once
 // into Hearth's npm cache (from a registry stand-in the person's ~/.npmrc names) and then run in
 // its jail without network, shows as connected in the Tools panel; a write it asks about shows
-// the path on the card, and *Allow for this session* covers that path only.
+// the path on the card, whole at 1366 px light and 390 px dark, and *Allow for this session*
+// covers that path only.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { packageRoot } from '../../src/package-root.ts';
 import { browserTest, openPanel, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForEventsSocket } from '../support/browser.ts';
+import { expectNoViolations } from '../support/axe.ts';
 import { npmRegistryStandIn, type NpmRegistryStandIn } from '../support/npm-registry-stand-in.ts';
 
 let registry: NpmRegistryStandIn;
@@ -20,6 +23,16 @@ afterAll(async () => {
 });
 
 const profile = `---\nid: mcp_user\nname: MCP user\nmax_iterations: 6\nplanning_enabled: false\ntools: [files__write_file]\napprovals:\n  default: allow\n  ask: [files__write_file]\n---\nYou use MCP tools.\n`;
+
+/** The card's subject is shown whole: not cut, and inside the window. */
+async function expectWholeSubject(approval: Locator, where: string): Promise<void> {
+  const subject = approval.locator('.approval-subject');
+  const fit = await subject.evaluate((node) => {
+    const box = node.getBoundingClientRect();
+    return { cut: node.scrollWidth > node.clientWidth + 0.5, inside: box.left >= 0 && box.right <= window.innerWidth + 0.5 };
+  });
+  expect(fit, where).toEqual({ cut: false, inside: true });
+}
 
 describe.skipIf(skipBrowserTests)('mcp.example.json on the page', () => {
   const browser = useBrowser();
@@ -40,6 +53,7 @@ describe.skipIf(skipBrowserTests)('mcp.example.json on the page', () => {
     const hearth = await browser.hearth({ dataDir });
 
     const { page } = await browser.openSession(hearth, 'mcp_user');
+    await page.setViewportSize({ width: 1366, height: 768 });
     await waitForEventsSocket(page);
     const tools = await openPanel(page, 'Tools');
     await tools.locator('section.mcp-server[data-mcp-server="files"][data-status="connected"]').waitFor({ timeout: 120_000 });
@@ -60,12 +74,20 @@ describe.skipIf(skipBrowserTests)('mcp.example.json on the page', () => {
     const first = page.locator(`${sel.tool}[data-tool="files__write_file"]`).nth(0).locator(sel.approval);
     await first.waitFor();
     expect(await first.locator('.approval-subject').textContent()).toBe(`path=${notes}`);
+    await expectWholeSubject(first, '1366 px, light');
+    await expectNoViolations(page, 'an MCP write card at 1366 px, light');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForFunction(() => window.innerWidth === 390 && matchMedia('(prefers-color-scheme: dark)').matches);
+    await expectWholeSubject(first, '390 px, dark');
     await first.locator('button[aria-label="Allow for this session"]').click();
 
     // The same path again runs unasked; another path asks again.
     const third = page.locator(`${sel.tool}[data-tool="files__write_file"]`).nth(2).locator(sel.approval);
     await third.waitFor();
     expect(await third.locator('.approval-subject').textContent()).toBe(`path=${other}`);
+    await expectWholeSubject(third, '390 px, dark');
+    await expectNoViolations(page, 'an MCP write card at 390 px, dark');
     expect(await page.locator(`${sel.tool}[data-tool="files__write_file"]`).nth(1).locator(sel.approval).count()).toBe(0);
     await third.locator('button[aria-label="Deny"]').click();
     await waitForAnswer(page, 'Written.');
