@@ -248,7 +248,8 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     await waitForApp(page);
     await waitForHeaderProfile(page, 'Personal Secretary');
     const header = page.locator(sel.sessionProfile);
-    expect(await header.isEnabled()).toBe(true);
+    // Choosable once the session's socket is in step (the name shows before that), and not before.
+    await page.locator(`${sel.sessionProfile}:enabled`).waitFor();
 
     await header.selectOption({ label: 'Server Administrator' });
     await page.locator(`${sel.sessionItem}[data-session-id="${sessionId}"] .session-meta`).filter({ hasText: 'Server Administrator' }).waitFor();
