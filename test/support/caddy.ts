@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freeLoopbackPort } from './loopback-port.ts';
 
 /** Debian's Caddy (`apt-get install -y caddy`); `.ci/run` installs it when missing. */
 export const caddyPath = process.env.HEARTH_CADDY ?? '/usr/bin/caddy';
@@ -22,15 +22,6 @@ export interface Caddy {
   readonly caddyfile: string;
   /** Ends Caddy, waits for its process to exit and removes its folder. */
   close(): Promise<void>;
-}
-
-async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /**

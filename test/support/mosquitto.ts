@@ -1,10 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import mqtt from 'mqtt';
+import { freeLoopbackPort } from './loopback-port.ts';
 
 /** Debian's Mosquitto (`apt-get install -y mosquitto`); `.ci/run` installs it when missing. */
 export const mosquittoPath = process.env.HEARTH_MOSQUITTO ?? '/usr/sbin/mosquitto';
@@ -24,15 +25,6 @@ export interface Mosquitto {
   start(): Promise<void>;
   /** Stops it and removes its folder. */
   close(): Promise<void>;
-}
-
-async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** A real Mosquitto on a free loopback port, persistence off, its config and password file in a temp folder. */
