@@ -41,6 +41,12 @@ export const api = {
   profiles: () => request('GET', '/agents/profiles'),
   tools: () => request('GET', '/agents/tools'),
   models: () => request('GET', '/models'),
+  // Models of the default backend (docs/page.md, "Models"): pulling, deleting and choosing them is the owner's once people exist.
+  pullModel: (name) => request('POST', '/models/pull', { name }),
+  cancelPull: (name) => request('DELETE', `/models/pulls/${encodeURIComponent(name)}`),
+  deleteModel: (name) => request('DELETE', `/models/${encodeURIComponent(name)}`),
+  setDefaultModel: (name) => request('PUT', '/models/default', { name }),
+  setProfileModel: (profileId, model) => request('PATCH', `/agents/profiles/${encodeURIComponent(profileId)}`, { model }),
   setToolEnabled: (name, enabled) => request('PUT', `/agents/tools/${encodeURIComponent(name)}/enabled`, { enabled }),
   sessions: () => request('GET', '/sessions'),
   session: (id) => request('GET', `/sessions/${encodeURIComponent(id)}`),

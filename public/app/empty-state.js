@@ -2,9 +2,10 @@ import { element } from './dom.js';
 
 /**
  * What a conversation without messages shows: one card a profile, with its description and its
- * example prompts. `onExample(profileId, prompt)` runs when an example is clicked.
+ * example prompts. `onExample(profileId, prompt)` runs when an example is clicked. `offer`, when
+ * given, is the offer to pull the model the conversation lacks (PullOffer's node), shown first.
  */
-export function emptyState(profiles, onExample) {
+export function emptyState(profiles, onExample, offer) {
   const cards = profiles.map((profile) =>
     element(
       'section',
@@ -23,6 +24,7 @@ export function emptyState(profiles, onExample) {
   return element(
     'div',
     { className: 'empty-state' },
+    offer,
     element('p', { className: 'empty-state-lead' }, 'Start a conversation: type below, or try an example of a profile.'),
     cards.length > 0 && element('div', { className: 'profile-cards' }, cards),
   );

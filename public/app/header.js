@@ -13,13 +13,17 @@ export class SessionHeader {
   /** The model the open session picked; empty while it follows its profile's. */
   #model = '';
 
-  /** `onProfileChange(profileId)` resolves true when the session (or the page, with none open) now has that profile. */
-  constructor({ title, profile, meter, share, onProfileChange }) {
+  /**
+   * `onProfileChange(profileId)` resolves true when the session (or the page, with none open) now has that profile;
+   * `pullOffer()` gives the node offering to pull a missing model, for the backend banner; `onBackendShown` hears
+   * the backend line's backend, model and state whenever they change.
+   */
+  constructor({ title, profile, meter, share, onProfileChange, pullOffer, onBackendShown }) {
     this.title = title;
     this.profile = profile;
     this.meter = meter;
     this.share = share;
-    this.backend = new BackendStatusView(title.closest('header'));
+    this.backend = new BackendStatusView(title.closest('header'), { offer: pullOffer, onShown: onBackendShown });
     // Under the title, after the profile and model: the header's controls keep one row at every width.
     const subtitle = title.parentElement.querySelector('.session-subtitle');
     profile.parentElement.after(this.backend.summary);
@@ -36,6 +40,12 @@ export class SessionHeader {
   /** The backend's status from /ws/events (docs/protocol.md, "REST API", `GET /status`). */
   showBackend(status) {
     this.backend.show(status);
+    this.#showModelInUse();
+  }
+
+  /** A `model_loading` event of /ws/events: the status line says *loading model* meanwhile. */
+  showModelLoading(event) {
+    this.backend.showLoading(event);
     this.#showModelInUse();
   }
 

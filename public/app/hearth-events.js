@@ -15,13 +15,17 @@ import { ReconnectingSocket } from './connection.js';
  * - `onStatus(status)`: as ReconnectingSocket's.
  * - `onUnreadNotifications(count)`: how many notifications are unread (from `hello`).
  * - `onNotification({id, title, body, session_id?, created_at})`: a notification was raised.
+ * - `onModelPulls(pulls)`: the model pulls running now, `[{name, status, completed?, total?, state, error?}]` (from `hello`).
+ * - `onModelPull(pull)`: one pull moved or ended (`model_pull`).
+ * - `onModelsChanged()`: a model was pulled or deleted; lists of models should be read again.
+ * - `onModelLoading({name, state, error?})`: Ollama is loading a model (`loading`), or finished (`loaded`, `failed`).
  */
 export class HearthEvents {
   #socket;
   #greeted = false;
 
-  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onIntegrationStatus = () => {}, onUnreadNotifications = () => {}, onNotification = () => {}, onReconnected, onStatus = () => {} }) {
-    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onIntegrationStatus, onUnreadNotifications, onNotification, onReconnected };
+  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onIntegrationStatus = () => {}, onUnreadNotifications = () => {}, onNotification = () => {}, onModelPulls = () => {}, onModelPull = () => {}, onModelsChanged = () => {}, onModelLoading = () => {}, onReconnected, onStatus = () => {} }) {
+    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onIntegrationStatus, onUnreadNotifications, onNotification, onModelPulls, onModelPull, onModelsChanged, onModelLoading, onReconnected };
     this.#socket = new ReconnectingSocket('/ws/events', { onEvent: (event) => this.#receive(event), onStatus });
   }
 
@@ -39,6 +43,7 @@ export class HearthEvents {
         this.handlers.onApprovals(event.pending_approvals ?? []);
         this.handlers.onBackendStatus(event.backend);
         if (typeof event.unread_notifications === 'number') this.handlers.onUnreadNotifications(event.unread_notifications);
+        this.handlers.onModelPulls(Array.isArray(event.model_pulls) ? event.model_pulls : []);
         if (this.#greeted) this.handlers.onReconnected();
         this.#greeted = true;
         return;
@@ -62,6 +67,15 @@ export class HearthEvents {
         return;
       case 'profiles_changed':
         this.handlers.onProfilesChanged();
+        return;
+      case 'model_pull':
+        this.handlers.onModelPull(event);
+        return;
+      case 'models_changed':
+        this.handlers.onModelsChanged();
+        return;
+      case 'model_loading':
+        this.handlers.onModelLoading(event);
         return;
       default:
         return;

@@ -14,7 +14,10 @@ import { IntegrationsPanel } from './integrations-panel.js';
 import { invitationCode, join } from './join.js';
 import { JailStatusView } from './jail-status.js';
 import { lastUsedProfile, rememberProfile } from './last-profile.js';
+import { MissingModel } from './missing-model.js';
 import { ModelPicker } from './model-picker.js';
+import { ModelPulls } from './model-pulls.js';
+import { ModelsPanel } from './models-panel.js';
 import { signIn } from './login.js';
 import { MemoryPanel } from './memory-panel.js';
 import { NotificationBell } from './notification-bell.js';
@@ -22,6 +25,7 @@ import { outgoingMessage } from './outgoing-message.js';
 import { PanelSwitcher } from './panel-switcher.js';
 import { PeoplePanel } from './people-panel.js';
 import { PersonMenu } from './person-menu.js';
+import { PullOffer } from './pull-offer.js';
 import { SchedulesPanel } from './schedules-panel.js';
 import { showSharing as showSharingMark } from './session-sharing.js';
 import { SessionView } from './session-view.js';
@@ -48,6 +52,11 @@ let pendingApprovals = [];
 let creating;
 
 const profileName = (id) => profiles.find((profile) => profile.id === id)?.name ?? id;
+/** Pulling, deleting and choosing models is the owner's once people exist (alone, the page's one person is the owner). */
+const mayManageModels = () => !me || me.role === 'owner';
+const modelPulls = new ModelPulls(byId('model-pulls'), { mayControl: mayManageModels });
+const pullOffer = new PullOffer({ pulls: modelPulls, mayPull: mayManageModels });
+const missingModel = new MissingModel(pullOffer);
 const transcript = new Transcript(byId('transcript'), {
   decide: (callId, choice) => decide(callId, choice),
   regenerate: async () => view?.regenerate() ?? false,
@@ -59,6 +68,8 @@ const header = new SessionHeader({
   meter: byId('context-meter'),
   share: byId('context-share'),
   onProfileChange: (profileId) => switchProfile(profileId),
+  pullOffer: () => pullOffer.place('banner'),
+  onBackendShown: (line) => missingModel.shown(line),
 });
 const modelPicker = new ModelPicker(byId('session-profile'), { onModel: (model) => header.show({ model }) });
 const jailStatus = new JailStatusView(document.querySelector('.session-header'));
@@ -75,6 +86,7 @@ const panels = new PanelSwitcher({
     new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
     new FilesPanel(byId('files-panel'), { sessionId: () => view?.sessionId }),
     new ToolsPanel(byId('tools-panel'), { profileId: () => header.profile.value }),
+    new ModelsPanel(byId('models-panel'), { pulls: modelPulls, mayManage: mayManageModels }),
     new MemoryPanel(byId('memory-panel'), { role: () => me?.role }),
     new IntegrationsPanel(byId('integrations-panel')),
     new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) }),
@@ -157,6 +169,19 @@ function listenToHearth() {
       panels.notify({ type: 'notification' });
     },
     onProfilesChanged: () => toolsChanged(),
+    onModelPulls: (pulls) => modelPulls.reset(pulls),
+    onModelPull: (pull) => modelPulls.receive(pull),
+    onModelsChanged: () => {
+      panels.notify({ type: 'models_changed' });
+      void modelPicker.refresh();
+      missingModel.modelsChanged();
+    },
+    onModelLoading: (event) => {
+      header.showModelLoading(event);
+      // The transcript's working line says so while the model it waits for loads.
+      if (event.state === 'loading' && event.name === header.backend.model) byId('transcript').dataset.modelLoading = 'true';
+      else if (event.state !== 'loading') delete byId('transcript').dataset.modelLoading;
+    },
     onReconnected: () => {
       sidebar.refreshSoon();
       toolsChanged();
@@ -347,7 +372,7 @@ function openSession(sessionId) {
 
 /** The empty state: a card a profile with its example prompts. */
 function profileCards() {
-  return emptyState(profiles, (profileId, prompt) => sendExample(profileId, prompt).catch((error) => composer.showError(error.message)));
+  return emptyState(profiles, (profileId, prompt) => sendExample(profileId, prompt).catch((error) => composer.showError(error.message)), pullOffer.place('empty-state'));
 }
 
 /** An example prompt: sent in the open empty session, switched to the example's profile, or else in a new session of it. */

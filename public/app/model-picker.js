@@ -53,6 +53,11 @@ export class ModelPicker {
     this.#fill(session.model ?? followProfile);
   }
 
+  /** Reads the backend's models again (one was pulled or deleted). */
+  refresh() {
+    return this.#loadModels(true);
+  }
+
   /** Between runs only, as the profile select. */
   setEditable(editable) {
     this.select.disabled = !editable;

@@ -9,6 +9,7 @@
  * - `{type: 'profile_changed'}`: the open session's profile changed.
  * - `{type: 'context_changed'}`: the open session's context grew (a turn ended) or was compressed.
  * - `{type: 'tools_changed'}`: the tool set or a profile changed.
+ * - `{type: 'models_changed'}`: a model was pulled or deleted (`models_changed` of `/ws/events`).
  * - `{type: 'integration_status', integration}`: an integration connected, dropped or failed (`integration_status` of `/ws/events`).
  * - `{type: 'notification'}`: a notification was raised.
  * - `{type: 'reconnected'}`: the events socket is back after a drop; what was missed should be read again.
