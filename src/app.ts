@@ -55,6 +55,7 @@ import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { startGuestSessionSweeper } from './sessions/guest-sessions.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
+import { buildSharedValidator } from './server/shared-validators.ts';
 import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
 import { startingTlsPair, tlsFilesOf, watchTlsPair, type SecureContextTarget, type TlsReloader } from './server/tls-certificate.ts';
 import { identify, type Credentials } from './server/identify.ts';
@@ -293,6 +294,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     bodyLimit: 1024 * 1024,
     // Bodies are validated as sent: a number is not quietly turned into a flag, nor an unknown field dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    schemaController: { compilersFactory: { buildValidator: buildSharedValidator } },
   }) as unknown as FastifyInstance;
   const { services } = deps;
   if (tlsFiles && tls) {
