@@ -15,6 +15,7 @@ import { jailFor } from './jail.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';
 import { startScriptedOllama } from './scripted-ollama.ts';
 import { startScriptedOpenAI } from './scripted-openai.ts';
+import { seedDatabase } from './template-database.ts';
 
 export interface HearthOptions {
   backend?: 'ollama' | 'openai';
@@ -89,6 +90,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
   const jail = options.jailEnvironment
     ? await Jail.create({ config, logger: { warn: () => undefined, info: () => undefined }, environment: options.jailEnvironment })
     : jailFor(config);
+  if (config.DB_PATH !== ':memory:') await seedDatabase(config.DB_PATH);
   const deps = await createDependencies(config, {
     ...(options.clock && { clock: options.clock }),
     jail,
