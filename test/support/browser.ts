@@ -257,6 +257,22 @@ export async function openPanel(page: Page, name: string): Promise<Locator> {
   return panel;
 }
 
+/** Closes the open side panel `name` by its header button, as a second click does, and waits until it is gone. */
+export async function closePanel(page: Page, name: string): Promise<void> {
+  await page.locator(`header button.panel-toggle[aria-label="${name}"]`).click();
+  await page.locator(`aside.panel[aria-label="${name}"]`).waitFor({ state: 'hidden' });
+}
+
+/**
+ * Opens another session in the same page, through the address's hash as a session link does (no page load),
+ * and waits until its socket is in step and the composer takes a message.
+ */
+export async function showSession(page: Page, sessionId: string): Promise<void> {
+  await page.evaluate((id) => (location.hash = encodeURIComponent(id)), sessionId);
+  await page.waitForFunction((id) => (window as any).hearthMetrics?.lastOpen?.sessionId === id, sessionId);
+  await waitForIdle(page);
+}
+
 /** The events socket has said hello: from now on its events (notifications, integration and tool changes) reach the page. */
 export async function waitForEventsSocket(page: Page): Promise<void> {
   await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
