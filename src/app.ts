@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { Agent } from './agent/agent.ts';
 import { HearthEventHub } from './events/hearth-events.ts';
 import { Notifications } from './events/notifications.ts';
+import { announceModels } from './events/model-events.ts';
 import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
 import { sessionContextWindow } from './agent/round-setup.ts';
@@ -24,6 +25,8 @@ import { IntegrationRegistry } from './integrations/integration-registry.ts';
 import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
 import { BackendRegistry } from './llm/backend-registry.ts';
 import { BackendStatusMonitor, configuredTarget } from './llm/backend-status.ts';
+import { ModelService } from './llm/models/model-service.ts';
+import { modelUsers } from './llm/models/model-users.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { ChannelLinks } from './household/channel-links.ts';
 import { Accounts } from './household/accounts.ts';
@@ -54,6 +57,7 @@ import { JsonParser } from './server/json-parser.ts';
 import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { startGuestSessionSweeper } from './sessions/guest-sessions.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
+import { modelRoutes } from './server/model-routes.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
 import { buildSharedValidator } from './server/shared-validators.ts';
 import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
@@ -95,6 +99,8 @@ export type AppDependencies = AgentDependencies & {
   selfAddress?: SelfAddress;
   /** Whether the default backend answers and has its model; checked in the background once the app is built. */
   backendStatus: BackendStatusMonitor;
+  /** The default backend's models: list, pulls, deletes, the default model, warm-ups (docs/protocol.md, "Models"). */
+  models: ModelService;
   /** The status of each integration (Home Assistant, MQTT, …), for GET /integrations and /ws/events. */
   integrations: IntegrationRegistry;
   /** What the events socket carries to every open page (docs/protocol.md, "The events socket"). */
@@ -219,6 +225,11 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   const backendStatus = overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config));
   services.add({ name: 'backend status', start: () => backendStatus.start(), close: () => backendStatus.stop() });
   backends.on('call', (outcome) => backendStatus.observeCall(outcome));
+  const models =
+    overrides.models ??
+    new ModelService({ backends, backendStatus, ollamaHost: config.OLLAMA_HOST, dataDir: config.DATA_DIR, profileUsers: (name) => modelUsers(profiles.list(), backends, name) });
+  await models.restoreDefault();
+  services.add({ name: 'models', stop: () => models.stop() });
   const events = new HearthEventHub();
   const accounts = overrides.accounts ?? new Accounts({ db, household, clock: overrides.clock ?? systemClock, logger });
   const deps: AppDependencies = {
@@ -237,6 +248,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     images: overrides.images ?? new MessageImages(path.join(config.DATA_DIR, 'images')),
     memorySummary: overrides.memorySummary ?? ((personId) => memory.summary(personId)),
     backendStatus,
+    models,
     integrations,
     events,
     notifications: new Notifications(db, events),
@@ -373,6 +385,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('backendStatus', deps.backendStatus);
   deps.backendStatus.on('changed', (status) => deps.events.publish({ type: 'backend_status', backend: status }));
   deps.integrations.on('changed', (status) => deps.events.publish({ type: 'integration_status', ...status }));
+  announceModels(deps.models, deps.events);
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
@@ -408,6 +421,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       mcp: deps.mcp,
       persona: deps.persona,
     });
+    await api.register(modelRoutes, { models: deps.models, profiles: deps.profiles, tools: deps.tools, backends: deps.backends, persona: deps.persona });
     await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps), household: deps.household });
     await api.register(fileRoutes, { sessions, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
@@ -420,7 +434,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(meRoutes, { accounts: deps.accounts });
     await api.register(peopleRoutes, { accounts: deps.accounts, household: deps.household, sessions, scheduler, db: deps.db });
     await api.register(integrationRoutes, { integrations: deps.integrations });
-    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions, ends: deps.accounts.ends });
+    await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions, ends: deps.accounts.ends, modelPulls: () => deps.models.currentPulls() });
   });
   await app.register(vendorRoutes);
   await app.register(docsRoutes);

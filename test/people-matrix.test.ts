@@ -182,6 +182,13 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
   'GET /agents/tools': status('GET', '/agents/tools'),
   'PUT /agents/tools/:name/enabled an unknown tool': status('PUT', '/agents/tools/no_such_tool/enabled', { enabled: true }),
   'GET /models': status('GET', '/models'),
+  'GET /models/loaded': status('GET', '/models/loaded'),
+  'POST /models/pull a malformed name': status('POST', '/models/pull', { name: 'not a name!' }),
+  'DELETE /models/pulls/:name none running': status('DELETE', `/models/pulls/${encodeURIComponent('no-such:model')}`),
+  'DELETE /models/:name an unknown model': status('DELETE', `/models/${encodeURIComponent('no-such:model')}`),
+  'PUT /models/default an unknown model': status('PUT', '/models/default', { name: 'no-such:model' }),
+  'POST /models/warm': status('POST', '/models/warm', { name: 'fake:latest' }),
+  'PATCH /agents/profiles/:id an unknown profile': status('PATCH', '/agents/profiles/no_such_profile', { model: 'fake:latest' }),
   'POST /sessions smart_home': status('POST', '/sessions', { profile_id: 'smart_home' }),
   'POST /sessions server_admin': status('POST', '/sessions', { profile_id: 'server_admin' }),
   'GET /sessions': async (context) => {

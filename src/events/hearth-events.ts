@@ -3,6 +3,8 @@
 
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { BackendStatus } from '../llm/backend-status.ts';
+import type { ModelLoading } from '../llm/models/model-warm-up.ts';
+import type { PullState } from '../llm/models/pull-state.ts';
 import type { Person } from '../people/person.ts';
 import type { PersonName } from '../people/person.ts';
 import type { ToolSummary } from '../protocol/events.ts';
@@ -28,8 +30,8 @@ export interface PendingApprovalView extends PendingApprovalSummary {
 }
 
 export type HearthEvent =
-  /** `pending_approvals`: the calls this socket's person asked or may decide. */
-  | { type: 'hello'; unread_notifications: number; pending_approvals: PendingApprovalView[]; backend: BackendStatus }
+  /** `pending_approvals`: the calls this socket's person asked or may decide; `model_pulls`: the pulls under way (the owner's page only). */
+  | { type: 'hello'; unread_notifications: number; pending_approvals: PendingApprovalView[]; backend: BackendStatus; model_pulls: PullState[] }
   | { type: 'sessions_changed'; session_id: string; change: 'created' | 'updated' | 'deleted' }
   | { type: 'tools_changed'; tools: ToolSummary[] }
   /** A profile file was added, edited, renamed or removed; GET /agents/profiles has the details. */
@@ -39,7 +41,13 @@ export type HearthEvent =
   | { type: 'notification'; id: number; title: string; body: string; session_id?: string; created_at: string }
   | ({ type: 'integration_status' } & IntegrationStatus)
   /** The default backend's reachability or its model's availability changed (docs/protocol.md, "REST API", `GET /status`). */
-  | { type: 'backend_status'; backend: BackendStatus };
+  | { type: 'backend_status'; backend: BackendStatus }
+  /** A pull's progress (at most ~10 a second per pull) and its end; for those who manage the household. */
+  | ({ type: 'model_pull' } & PullState)
+  /** A model being loaded ahead of its first answer. */
+  | ({ type: 'model_loading' } & ModelLoading)
+  /** A pull finished, a model was deleted or the default changed: GET /models has the list. */
+  | { type: 'models_changed' };
 
 /**
  * Who of the household an event is for (their notification, a session they can see, an approval

@@ -24,10 +24,12 @@ export type CallOutcome = { backend: BackendId; model: string; reached: boolean;
  */
 export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome] }> {
   private readonly backends: Partial<Record<BackendId, LlmBackend>> = {};
+  /** The default backend's model chosen from the page (PUT /models/default), over its configured one. */
+  private chosenDefaultModel: string | undefined;
 
   constructor(
     backends: Partial<Record<BackendId, LlmBackend>>,
-    private readonly defaultBackend: BackendId,
+    readonly defaultBackend: BackendId,
     maxConcurrent: number,
     private readonly modelLimits: Record<BackendId, ModelLimits>,
   ) {
@@ -45,6 +47,15 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
     if (listed.ok) this.emit('call', { backend: this.defaultBackend, model: '', reached: true });
     else if (listed.error.code === 'llm_unreachable') this.emit('call', { backend: this.defaultBackend, model: '', reached: false, message: listed.error.message });
     return { backend: this.defaultBackend, ...listed };
+  }
+
+  /** The model a call to the default backend that names none uses. */
+  defaultModel(): string {
+    return this.chosenDefaultModel ?? this.backends[this.defaultBackend]?.defaultModel ?? '';
+  }
+
+  setDefaultModel(model: string): void {
+    this.chosenDefaultModel = model;
   }
 
   /** Reports each call's ending as `call`, so the backend status follows what calls find between its checks. */
@@ -93,7 +104,7 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
         },
       };
     }
-    const model = preference.model ?? backend.defaultModel;
+    const model = preference.model ?? (id === this.defaultBackend ? this.chosenDefaultModel : undefined) ?? backend.defaultModel;
     if (model === '') {
       const modelKey = backendEntry(id).settings.model;
       return { ok: false, error: { code: 'llm_error', message: `No model is set for the ${id} backend: set ${modelKey} or the profile's model.` } };

@@ -40,7 +40,7 @@ export class BackendStatusMonitor extends EventEmitter<{ changed: [status: Backe
   private markChecked!: (status: BackendStatus) => void;
 
   constructor(
-    private readonly target: BackendTarget,
+    private target: BackendTarget,
     options: MonitorOptions = {},
   ) {
     super();
@@ -91,6 +91,16 @@ export class BackendStatusMonitor extends EventEmitter<{ changed: [status: Backe
     this.status = { backend: this.target.backend, model: this.target.model, url: this.target.url, ...finding, checked_at: new Date().toISOString() };
     this.markChecked(this.status);
     this.emit('changed', this.status);
+  }
+
+  /** The default model was changed (PUT /models/default): the status is of that model from the next check, made now. */
+  followModel(model: string): void {
+    if (model === this.target.model) return;
+    this.target = { ...this.target, model };
+    this.status = { ...this.status, model };
+    this.emit('changed', this.status);
+    // A check already under way looks at the model before; the next one at this.
+    if (this.timer) void (this.running ?? Promise.resolve()).then(() => this.check());
   }
 
   async stop(): Promise<void> {

@@ -1,18 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { promptCharacters, profileTools, toolPromptCharacters } from '../agent/profile-tools.ts';
-import { agentErrorCode } from '../agent/turn.ts';
+import { toolPromptCharacters } from '../agent/profile-tools.ts';
 import { ApiError } from '../errors.ts';
 import type { AgentDependencies } from '../agent/dependencies.ts';
-import type { BackendChoice } from '../llm/backend-registry.ts';
 import type { McpServers } from '../tools/mcp/mcp-servers.ts';
 import type { ToolSwitches } from '../tools/user-tools/tool-switches.ts';
 import type { UserToolManager } from '../tools/user-tools/user-tool-manager.ts';
-import { managesHousehold, mayUseProfile } from '../people/rights.ts';
-import { describeActiveHours } from '../profiles/heartbeat-settings.ts';
+import { managesHousehold } from '../people/rights.ts';
+import { profileEntry } from './profile-entry.ts';
 import { toolEntries, toolErrors } from './tool-entries.ts';
 
-const modelListTimeoutMs = 10_000;
 /** What a profile's system prompt and tool schemas should stay under per call (docs/architecture.md, Budgets). */
 const promptBudgetCharacters = 12_000;
 const ToolParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -29,31 +26,9 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
   const sources = { registry: tools, userTools, switches: toolSwitches, mcp };
 
   app.get('/agents/profiles', async (request) => ({
-    profiles: profiles.list().map((profile) => ({
-      id: profile.id,
-      name: profile.name,
-      description: profile.description,
-      examples: profile.examples,
-      ...modelOf(backends.choose({ ...(profile.backend && { backend: profile.backend }), ...(profile.model && { model: profile.model }) })),
-      temperature: profile.temperature,
-      planning_enabled: profile.planning_enabled,
-      enabled_tools: profileTools(profile, tools).map((tool) => tool.name),
-      prompt_characters: promptCharacters(profile, persona, tools),
-      heartbeat: profile.heartbeat ? { every: profile.heartbeat.every, active_hours: describeActiveHours(profile.heartbeat) ?? null } : null,
-      people: profile.people,
-      approvers: profile.approvers,
-      // Whether the caller may start a session under it or switch one to it (the page offers only those).
-      may_use: mayUseProfile(request.caller.person, profile),
-    })),
+    profiles: profiles.list().map((profile) => profileEntry(profile, request, { tools, backends, persona })),
     errors: profiles.errors(),
   }));
-
-  // The person picks a session's model from these (the page's model picker, PATCH /sessions/:id {model}).
-  app.get('/models', async () => {
-    const listed = await backends.defaultModels(AbortSignal.timeout(modelListTimeoutMs));
-    if (!listed.ok) throw new ApiError(agentErrorCode(listed.error.code), listed.error.message);
-    return { backend: listed.backend, models: listed.models };
-  });
 
   app.get('/agents/tools', async () => ({
     tools: toolEntries(sources).map((entry) => ({ ...entry, prompt_characters: toolPromptCharacters(entry) })),
@@ -80,8 +55,4 @@ export async function agentRoutes(app: FastifyInstance, options: AgentRouteOptio
       return known();
     },
   );
-}
-
-function modelOf(choice: BackendChoice): { model: string | null; backend: string | null } {
-  return choice.ok ? { model: choice.model, backend: choice.backend.id } : { model: null, backend: null };
 }

@@ -5,6 +5,8 @@ import type { Audience, HearthEvent, HearthEventHub } from '../events/hearth-eve
 import type { AccessEnds } from '../household/ended-access.ts';
 import type { Notifications } from '../events/notifications.ts';
 import type { BackendStatusMonitor } from '../llm/backend-status.ts';
+import type { PullState } from '../llm/models/pull-state.ts';
+import { managesHousehold } from '../people/rights.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import { signedOutCloseCode } from './websocket-routes.ts';
 
@@ -18,10 +20,12 @@ export interface EventsSocketOptions {
   sessions: Pick<Sessions, 'seenBy'>;
   /** The sign-in, token or role the socket was opened with ended: it closes with 4001. */
   ends: Pick<AccessEnds, 'whenEnded'>;
+  /** The model pulls under way, which a page opened mid-pull shows (those who may pull only). */
+  modelPulls: () => PullState[];
 }
 
 export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSocketOptions) {
-  const { events, notifications, approvals, backendStatus, sessions, ends } = options;
+  const { events, notifications, approvals, backendStatus, sessions, ends, modelPulls } = options;
   // What is published without an audience and still concerns only some: news of a session (a run's start and end).
   const audienceOf = (event: HearthEvent): Audience | undefined => (event.type === 'sessions_changed' ? sessions.seenBy(event.session_id) : undefined);
 
@@ -54,7 +58,8 @@ export async function eventsSocketRoutes(app: FastifyInstance, options: EventsSo
     socket.on('close', ends.whenEnded(request.caller, () => socket.close(signedOutCloseCode, 'signed out')));
     const pendingApprovals = approvals.pendingFor(person);
     toldPending = JSON.stringify(pendingApprovals);
-    send({ type: 'hello', unread_notifications: unreadNotifications, pending_approvals: pendingApprovals, backend: backendStatus.current() });
+    const pulls = managesHousehold(person) ? modelPulls() : [];
+    send({ type: 'hello', unread_notifications: unreadNotifications, pending_approvals: pendingApprovals, backend: backendStatus.current(), model_pulls: pulls });
     for (const event of held) send(event);
   });
 }

@@ -187,7 +187,8 @@ export interface ChatExchange {
 export interface Flavour {
   urlPath: string;
   chatPath: string;
-  serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[]): boolean;
+  /** Answers a request other than a chat; true when it did (or will: `incoming` still holds its body). */
+  serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[], incoming: IncomingMessage): boolean;
   sendError(response: ServerResponse, status: number, message: string): void;
   reply(exchange: ChatExchange): Promise<void>;
 }
@@ -260,7 +261,7 @@ export async function startScriptedServer(flavour: Flavour, options: ServerOptio
     const path = new URL(incoming.url ?? '/', 'http://localhost').pathname;
     const method = incoming.method ?? 'GET';
     if (method !== 'POST' || path !== flavour.chatPath) {
-      if (!flavour.serveOther(method, path, response, requests)) {
+      if (!flavour.serveOther(method, path, response, requests, incoming)) {
         flavour.sendError(response, 404, `${method} ${path} not found`);
       }
       return;

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   chunkSizeOf,
@@ -14,6 +14,7 @@ import {
   type ScriptedToolCall,
   type ServerOptions,
 } from './scripted-llm.ts';
+import type { OllamaModelLibrary } from './ollama-model-library.ts';
 
 const defaultModel = 'fake:latest';
 
@@ -118,6 +119,10 @@ function serveOther(method: string, path: string, response: ServerResponse, requ
     sendJson(response, 200, { models });
     return true;
   }
+  if (method === 'GET' && path === '/api/ps') {
+    sendJson(response, 200, { models: [] });
+    return true;
+  }
   if (method === 'POST' && path === '/api/show') {
     sendJson(response, 200, {
       details: modelDetails,
@@ -132,6 +137,8 @@ function serveOther(method: string, path: string, response: ServerResponse, requ
 export interface ScriptedOllamaOptions extends ServerOptions {
   /** Models /api/tags lists from the start (it also lists every model asked for). */
   models?: string[];
+  /** The models Ollama has and can pull: then it, not `models`, answers the model endpoints (/api/tags, /api/show, /api/ps, /api/pull, /api/delete, an empty /api/generate). */
+  library?: OllamaModelLibrary;
 }
 
 export function startScriptedOllama(options?: ScriptedOllamaOptions): Promise<ScriptedLlm> {
@@ -139,7 +146,8 @@ export function startScriptedOllama(options?: ScriptedOllamaOptions): Promise<Sc
     {
       urlPath: '',
       chatPath: '/api/chat',
-      serveOther: (method, path, response, requests) => serveOther(method, path, response, requests, options?.models),
+      serveOther: (method, path, response, requests, incoming: IncomingMessage) =>
+        options?.library?.serve(method, path, incoming, response) || serveOther(method, path, response, requests, options?.models),
       sendError: (response, status, message) => sendJson(response, status, { error: message }),
       reply,
     },
