@@ -2,7 +2,7 @@ import { errorMessage, isRecord, networkFailureReason } from '../errors.ts';
 
 /** Why a pull failed, in words a person can act on, from what Ollama or the connection to it said. */
 export function describePullFailure(error: unknown, name: string, host: string, connected: boolean): string {
-  const reason = networkFailureReason(error);
+  const reason = networkFailureReason(error) ?? fetchFailure(error);
   if (reason && !connected) return `Cannot reach Ollama at ${host} (${reason}). Is \`ollama serve\` running?`;
   if (reason) return `The connection to Ollama at ${host} broke during the pull (${reason}).`;
   const message = errorMessage(isRecord(error) && typeof error['error'] === 'string' ? error['error'] : error);
@@ -14,4 +14,10 @@ export function describePullFailure(error: unknown, name: string, host: string, 
   }
   if (/did not receive done or success/i.test(message)) return `Ollama ended the pull of ${name} without finishing it.`;
   return `Ollama could not pull ${name}: ${message}`;
+}
+
+/** What undici's bare "fetch failed" hides in its cause (a refused port, "bad port"). */
+function fetchFailure(error: unknown): string | undefined {
+  if (!(error instanceof TypeError) || error.message !== 'fetch failed') return undefined;
+  return error.cause instanceof Error ? error.cause.message : 'fetch failed';
 }
