@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { element } from './dom.js';
+import { element, withInlineCode } from './dom.js';
 import { modelBytes } from './model-sizes.js';
 
 /**
@@ -132,7 +132,7 @@ export class ModelPulls {
     const node = element(
       'div',
       { className: 'model-pull', dataset: { modelPull: pull.name, state: 'failed' } },
-      element('p', { className: 'model-pull-error', role: 'alert' }, 'Could not pull ', element('code', {}, pull.name), `: ${pull.error || 'the pull failed'}`),
+      element('p', { className: 'model-pull-error', role: 'alert' }, 'Could not pull ', element('code', {}, pull.name), ': ', withInlineCode(pull.error || 'the pull failed')),
       element('button', { type: 'button', 'aria-label': `Dismiss the failed pull of ${pull.name}`, onclick: () => this.#dismiss(pull.name) }, 'Dismiss'),
     );
     return { kind: 'failed', node };

@@ -90,7 +90,7 @@ export class ModelsPanel {
   }
 
   #model(model, { listing, profiles, ollama, manage }) {
-    const isDefault = model.name === listing.default_model;
+    const isDefault = model.name === listing.default_model || model.used_by?.includes('default');
     const meta = [
       model.size !== undefined && modelBytes(model.size),
       model.family,
@@ -108,7 +108,7 @@ export class ModelsPanel {
       model.capabilities?.tools === false && element('p', { className: 'model-refusal', dataset: { role: 'tools-refusal' } }, toolsRefusal),
       fitLine(model, listing.memory),
       loadedLine(model.loaded),
-      model.used_by?.length > 0 && element('div', { className: 'model-meta muted' }, `Used by ${model.used_by.map((id) => usedByName(id, profiles)).join(', ')}`),
+      profileUsers(model, profiles).length > 0 && element('div', { className: 'model-meta muted', dataset: { role: 'used-by' } }, `Used by ${profileUsers(model, profiles).join(', ')}`),
       manage && this.#actions(model, { isDefault, profiles, ollama, problem }),
       problem,
     );
@@ -139,8 +139,9 @@ export class ModelsPanel {
       { className: 'model-actions' },
       element(
         'button',
-        { type: 'button', disabled: isDefault, 'aria-label': `Make ${model.name} the default model`, onclick: (event) => this.#run(problem, event.currentTarget, () => api.setDefaultModel(model.name)) },
+        { type: 'button', disabled: isDefault, onclick: (event) => this.#run(problem, event.currentTarget, () => api.setDefaultModel(model.name)) },
         'Set as default',
+        element('span', { className: 'visually-hidden' }, ` (${model.name})`),
       ),
       profileSelect,
       ollama && element('button', { type: 'button', className: 'danger', 'aria-label': `Delete ${model.name}`, onclick: (event) => this.#confirmDelete(model, profiles, problem, event.currentTarget) }, 'Delete'),
@@ -148,11 +149,15 @@ export class ModelsPanel {
   }
 
   async #confirmDelete(model, profiles, problem, button) {
-    const users = (model.used_by ?? []).map((id) => usedByName(id, profiles));
-    this.dialog.querySelector('p').textContent =
-      users.length > 0
-        ? `Delete ${model.name} from this machine? ${users.join(', ')} ${users.length === 1 ? 'uses' : 'use'} it, and cannot answer until another model is set or it is pulled again.`
-        : `Delete ${model.name} from this machine? No profile uses it.`;
+    const users = profileUsers(model, profiles);
+    const isDefault = model.used_by?.includes('default');
+    this.dialog.querySelector('p').textContent = [
+      `Delete ${model.name} from this machine?`,
+      isDefault && 'It is the default model.',
+      users.length > 0 ? `${users.join(', ')} ${users.length === 1 ? 'uses' : 'use'} it, and cannot answer until another model is set or it is pulled again.` : !isDefault && 'No profile uses it.',
+    ]
+      .filter(Boolean)
+      .join(' ');
     this.dialog.returnValue = '';
     this.dialog.showModal();
     this.dialog.querySelector('button[value="cancel"]').focus();
@@ -219,7 +224,7 @@ function loadedLine(loaded) {
   return element('div', { className: 'model-loaded', dataset: { role: 'loaded' } }, `Loaded now, ${modelBytes(loaded.size)} ${where}${untilText}`);
 }
 
-function usedByName(id, profiles) {
-  if (id === 'default') return 'the default';
-  return profiles.find((profile) => profile.id === id)?.name ?? id;
+/** The names of the profiles whose model it is (`used_by` also says "default" of the default model, which its badge shows). */
+function profileUsers(model, profiles) {
+  return (model.used_by ?? []).filter((id) => id !== 'default').map((id) => profiles.find((profile) => profile.id === id)?.name ?? id);
 }
