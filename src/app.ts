@@ -58,6 +58,7 @@ import { startFileSweeper } from './sessions/file-sweeper.ts';
 import { startGuestSessionSweeper } from './sessions/guest-sessions.ts';
 import { memoryRoutes } from './server/memory-routes.ts';
 import { modelRoutes } from './server/model-routes.ts';
+import { sessionModelSwitch } from './server/model-tools-check.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
 import { buildSharedValidator } from './server/shared-validators.ts';
 import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
@@ -422,7 +423,12 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       persona: deps.persona,
     });
     await api.register(modelRoutes, { models: deps.models, profiles: deps.profiles, tools: deps.tools, backends: deps.backends, persona: deps.persona });
-    await api.register(sessionRoutes, { sessions, contextWindow: (session) => sessionContextWindow(session, deps), household: deps.household });
+    await api.register(sessionRoutes, {
+      sessions,
+      contextWindow: (session) => sessionContextWindow(session, deps),
+      household: deps.household,
+      modelSwitch: sessionModelSwitch(deps.models, deps.profiles, deps.tools),
+    });
     await api.register(fileRoutes, { sessions, config });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { sessions, db: deps.db, household: deps.household });

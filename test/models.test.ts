@@ -214,6 +214,21 @@ describe('PATCH /agents/profiles/:id', () => {
   });
 });
 
+describe('PATCH /sessions/:id {model}', () => {
+  it("refuses a model that cannot call tools for a session whose profile has tools, and loads a switched model ahead", async () => {
+    library = new OllamaModelLibrary({ installed: [gemma, qwen] });
+    await ollama.close();
+    ollama = await startScriptedOllama({ library });
+    const hearth = await hearthWithModels();
+    const sessionId = await hearth.createSession('secretary');
+    expect(await hearth.request('PATCH', `/sessions/${sessionId}`, { model: 'gemma3:1b' })).toMatchObject({ status: 400, body: { error: { code: 'model_cannot_call_tools' } } });
+    expect((await hearth.request('GET', `/sessions/${sessionId}`)).body.model).toBeNull();
+    const loaded = once(library, 'loaded');
+    expect(await hearth.request('PATCH', `/sessions/${sessionId}`, { model: 'qwen3:8b' })).toMatchObject({ status: 200, body: { model: 'qwen3:8b' } });
+    expect(await loaded).toEqual(['qwen3:8b']);
+  });
+});
+
 describe('owner only', () => {
   it('an adult and a child may not pull, cancel, delete or choose, and their pages hear nothing of pulls', async () => {
     const hearth = await hearthWithModels();

@@ -6,6 +6,7 @@ import { ApiError } from '../errors.ts';
 import type { Household } from '../household/household.ts';
 import type { SendResult, Session, Sessions } from '../sessions/sessions.ts';
 import { EditBody, maxMessageBytes, MessageBody, oversizedImage } from './client-commands.ts';
+import type { SessionModelSwitch } from './model-tools-check.ts';
 import { ownSession, sessionToChange } from './own-session.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
@@ -45,10 +46,12 @@ export interface SessionRouteOptions {
   contextWindow: (session: Session) => number;
   /** Whose a session is, by name (a shared session says so). */
   household: Pick<Household, 'person'>;
+  /** A model switched by PATCH {model}: refused when it cannot call the profile's tools, else loaded ahead. */
+  modelSwitch?: SessionModelSwitch;
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRouteOptions) {
-  const { sessions, contextWindow, household } = options;
+  const { sessions, contextWindow, household, modelSwitch } = options;
 
   const summary = async (session: Session) => ({
     session_id: session.id,
@@ -116,7 +119,9 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
   );
 
   const patch = async (request: FastifyRequest, id: string, body: PatchBody) => {
-    await sessionToChange(sessions, request, id);
+    const session = await sessionToChange(sessions, request, id);
+    const problem = body.model && (await modelSwitch?.problem(body.profile_id ?? session.profileId, body.model));
+    if (problem) throw new ApiError('model_cannot_call_tools', problem);
     const updated = await sessions.update(id, {
       ...(body.title !== undefined && { title: body.title }),
       ...(body.pinned !== undefined && { pinned: body.pinned }),
@@ -125,6 +130,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRouteO
       ...(body.shared !== undefined && { shared: body.shared }),
     });
     if (!updated.ok) throw new ApiError(updated.code, updated.message);
+    if (body.model) modelSwitch?.switched(body.model);
     return summary(updated.session);
   };
   app.patch<{ Params: SessionParams; Body: PatchBody }>(
