@@ -220,6 +220,7 @@ async function loadMe() {
     return;
   }
   setApprovalViewer(me);
+  pullOffer.refresh();
   householdOfMany = me.role !== 'owner' || (await api.people().catch(() => [me])).length > 1;
   byId('people-toggle').hidden = me.role !== 'owner';
   personMenu.show(me, householdOfMany || me.via === 'sign_in' || me.via === 'api_token');

@@ -36,6 +36,11 @@ export class PullOffer {
     return node;
   }
 
+  /** Draws the offer again (who may pull became known). */
+  refresh() {
+    this.#render();
+  }
+
   #render() {
     for (const node of this.#places.values()) this.#fill(node);
   }

@@ -114,6 +114,8 @@ describe.skipIf(skipBrowserTests)('models from the page', () => {
     expect(library.has('big:7b')).toBe(true);
     await openPanel(page, 'Models');
     await page.locator(modelItem('big:7b')).waitFor();
+    // The header's model picker lists it too.
+    await page.locator('select[aria-label="Session model"] option[value="big:7b"]').waitFor({ state: 'attached' });
 
     // Cancel ends the pull at Ollama too (the request goes away).
     const slowHeld = once(library, 'held');
@@ -151,6 +153,14 @@ describe.skipIf(skipBrowserTests)('models from the page', () => {
     await dialog.getByRole('button', { name: 'Delete' }).click();
     await page.locator(modelItem('gemma3:4b')).waitFor({ state: 'detached' });
     expect(library.has('gemma3:4b')).toBe(false);
+
+    // The owner makes a model a profile's, and the default.
+    await page.locator(modelItem('big:7b')).locator('select[aria-label="Make big:7b a profile’s model"]').selectOption('secretary');
+    await expect.poll(async () => (await hearth.request('GET', '/agents/profiles')).body.profiles.find((profile: { id: string }) => profile.id === 'secretary').model).toBe('big:7b');
+    await page.getByRole('button', { name: 'Set as default (big:7b)' }).click();
+    await page.locator(`${modelItem('big:7b')} .model-default`).waitFor();
+    expect((await hearth.request('GET', '/models')).body.default_model).toBe('big:7b');
+    expect(await page.locator(`${modelItem('big:7b')} [data-role="used-by"]`).textContent()).toContain('Personal Secretary');
 
     // On a phone: nothing wider than the screen, and axe finds nothing in the open panel (and the failed pull above it).
     await page.setViewportSize({ width: 360, height: 760 });
