@@ -1,19 +1,21 @@
 // The fake LLM of `npm run dev:fake-llm`, run as that command runs it (a child process), with
 // the real app pointed at it: each demo word shows the feature it stands for.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from 'node:net';
-import { once } from 'node:events';
 import { runFakeLlmToExit, startFakeLlmProcess, type FakeLlmProcess } from './support/fake-llm-process.ts';
 import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { unusedPort } from './support/llm-helpers.ts';
 
 /** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
 const runTimeoutMs = 45_000;
 
 let fakeLlm: FakeLlmProcess | undefined;
+/** The port the fake LLM was given with --port; the last test finds it taken for a second one. */
+let fakeLlmPort: number;
 let hearth: Hearth;
 
 beforeAll(async () => {
-  fakeLlm = await startFakeLlmProcess();
+  fakeLlmPort = await unusedPort();
+  fakeLlm = await startFakeLlmProcess(['--port', String(fakeLlmPort)]);
   // Planning stays on in the shipped profiles, as `npm start` has it.
   hearth = await startHearth({ planning: true, env: { OLLAMA_HOST: fakeLlm.url } });
 }, 60_000);
@@ -114,22 +116,11 @@ describe('npm run dev:fake-llm', () => {
   }, 90_000);
 
   it('takes --port, and says in one line when that port is taken', async () => {
-    const taken = createServer();
-    taken.listen(0, '127.0.0.1');
-    await once(taken, 'listening');
-    const port = (taken.address() as { port: number }).port;
-    try {
-      const refused = await runFakeLlmToExit(['--port', String(port)]);
-      expect(refused.code).toBe(1);
-      expect(refused.stderr.trim()).toBe(`Port ${port} is already in use (another fake LLM, or Ollama?). Stop it, or pick another port: npm run dev:fake-llm -- --port ${port + 1}`);
-    } finally {
-      taken.close();
-    }
-    const other = await startFakeLlmProcess(['--port', String(port)]);
-    try {
-      expect(other.url).toBe(`http://127.0.0.1:${port}`);
-    } finally {
-      await other.stop();
-    }
+    expect(fakeLlm?.url).toBe(`http://127.0.0.1:${fakeLlmPort}`);
+    const refused = await runFakeLlmToExit(['--port', String(fakeLlmPort)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(
+      `Port ${fakeLlmPort} is already in use (another fake LLM, or Ollama?). Stop it, or pick another port: npm run dev:fake-llm -- --port ${fakeLlmPort + 1}`,
+    );
   }, 60_000);
 });
