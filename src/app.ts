@@ -60,6 +60,7 @@ import { memoryRoutes } from './server/memory-routes.ts';
 import { modelRoutes } from './server/model-routes.ts';
 import { sessionModelSwitch } from './server/model-tools-check.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
+import { pageBundleRoutes } from './server/page-bundle-routes.ts';
 import { buildSharedValidator } from './server/shared-validators.ts';
 import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
 import { startingTlsPair, tlsFilesOf, watchTlsPair, type SecureContextTarget, type TlsReloader } from './server/tls-certificate.ts';
@@ -444,7 +445,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   await app.register(vendorRoutes);
   await app.register(docsRoutes);
-  await app.register(fastifyStatic, { root: publicDir, wildcard: false });
+  await app.register(pageBundleRoutes, { appFolder: path.join(publicDir, 'app') });
+  await app.register(fastifyStatic, { root: publicDir, wildcard: false, globIgnore: ['app/main.js'] });
 
   const fileSweeper = startFileSweeper({ dir: config.SESSION_FILES_DIR, ttlHours: config.SESSION_FILES_TTL_HOURS, db: deps.db, logger: deps.logger });
   services.add({ name: 'file sweeper', close: () => fileSweeper.stop() });
