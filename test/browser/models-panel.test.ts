@@ -187,6 +187,18 @@ describe.skipIf(skipBrowserTests)('models from the page', () => {
     expect(await adultPanel.locator('.model-actions').count()).toBe(0);
   });
 
+  it('an OpenAI-compatible backend: the panel lists its models, with nothing to pull or delete', browserTest, async () => {
+    const hearth = await browser.hearth({ backend: 'openai' });
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+    const panel = await openPanel(page, 'Models');
+    await page.locator(modelItem('fake')).waitFor();
+    expect(await panel.textContent()).toContain('An OpenAI-compatible backend: these are the models it lists.');
+    expect(await page.locator(`${modelItem('fake')} .model-capabilities`).textContent()).toBe('What it can do is not known');
+    expect(await panel.locator('form[aria-label="Pull a model"]').count()).toBe(0);
+    expect(await panel.getByRole('button', { name: /^Delete/ }).count()).toBe(0);
+  });
+
   it('first run: Ollama without the model; one click in the empty conversation pulls it, and the first message is answered', browserTest, async () => {
     const library = new OllamaModelLibrary({ registry: [{ name: 'qwen3:8b', family: 'qwen3', capabilities: ['completion', 'tools', 'thinking'], layers: [30_000_000, 1_000] }] });
     library.plan('qwen3:8b', { steps: 4, intervalMs: 20 });
