@@ -3,6 +3,7 @@
 import type { Page } from 'playwright-core';
 import { describe, it } from 'vitest';
 import { expectNoViolations } from '../support/axe.ts';
+import { inBothSchemes, type ColorScheme } from '../support/color-scheme.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { sel, sendMessage, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
 
@@ -32,47 +33,52 @@ async function conversation(hearth: Hearth, page: Page): Promise<void> {
 describe.skipIf(skipBrowserTests)('accessibility (axe-core, WCAG 2.1 A and AA) in the browser', () => {
   const browser = useBrowser();
 
+  // One page a device: the scenes (a conversation, the panels, the notifications) do not depend on the
+  // colour scheme, so each is reached once and checked in both schemes in that page; the desktop
+  // loads in light, the phone in dark.
   for (const [device, viewport] of Object.entries(viewports)) {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      it(`finds nothing on the ${device} (${colorScheme}): empty state, a conversation with tool cards and an approval, every panel, the notifications`, { timeout: 120_000 }, async () => {
-        const hearth = await browser.hearth();
-        const page = await browser.openPage(hearth, { viewport, colorScheme });
-        await waitForApp(page);
-        await page.locator('#transcript .profile-card').first().waitFor();
-        await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
-        await expectNoViolations(page, `${device} ${colorScheme}, empty state`);
+    const loadedIn: ColorScheme = device === 'desktop' ? 'light' : 'dark';
+    const expectNoViolationsInBothSchemes = (page: Page, scene: string) =>
+      inBothSchemes(page, loadedIn, (colorScheme) => expectNoViolations(page, `${device} ${colorScheme}, ${scene}`));
 
-        const sessionId = await hearth.createSession('server_admin');
-        await page.evaluate((id) => (location.hash = id), sessionId);
-        await waitForHeaderProfile(page, 'Server Administrator');
-        await conversation(hearth, page);
-        await expectNoViolations(page, `${device} ${colorScheme}, conversation with an approval waiting`);
+    it(`finds nothing on the ${device} (light and dark): empty state, a conversation with tool cards and an approval, every panel, the notifications`, { timeout: 120_000 }, async () => {
+      const hearth = await browser.hearth();
+      const page = await browser.openPage(hearth, { viewport, colorScheme: loadedIn });
+      await waitForApp(page);
+      await page.locator('#transcript .profile-card').first().waitFor();
+      await page.locator('.session-header .backend-status:not([data-state="unknown"])').waitFor();
+      await expectNoViolationsInBothSchemes(page, 'empty state');
 
-        for (const panel of panels) {
-          await page.locator(`header button.panel-toggle[aria-label="${panel}"]`).click();
-          const aside = page.locator(`aside.panel[aria-label="${panel}"]`);
-          await aside.waitFor({ state: 'visible' });
-          // Each panel fetches its content when opened; its heading shows once it is drawn.
-          await aside.locator('h2').first().waitFor();
-          await page.waitForFunction((selector) => !document.querySelector(selector)?.querySelector('[data-state="loading"], .loading'), `aside.panel[aria-label="${panel}"]`);
-          await expectNoViolations(page, `${device} ${colorScheme}, ${panel} panel`);
-          await page.locator(`header button.panel-toggle[aria-label="${panel}"]`).click();
-          await aside.waitFor({ state: 'hidden' });
-        }
+      const sessionId = await hearth.createSession('server_admin');
+      await page.evaluate((id) => (location.hash = id), sessionId);
+      await waitForHeaderProfile(page, 'Server Administrator');
+      await conversation(hearth, page);
+      await expectNoViolationsInBothSchemes(page, 'conversation with an approval waiting');
 
-        await hearth.deps.notifications.raise({ title: 'Backup finished', body: '**All** disks copied.', sessionId });
-        await page.locator('#notification-bell').click();
-        await page.locator('#notification-popover .notification-list li').first().waitFor();
-        await expectNoViolations(page, `${device} ${colorScheme}, notifications`);
-        await page.keyboard.press('Escape');
+      for (const panel of panels) {
+        await page.locator(`header button.panel-toggle[aria-label="${panel}"]`).click();
+        const aside = page.locator(`aside.panel[aria-label="${panel}"]`);
+        await aside.waitFor({ state: 'visible' });
+        // Each panel fetches its content when opened; its heading shows once it is drawn.
+        await aside.locator('h2').first().waitFor();
+        await page.waitForFunction((selector) => !document.querySelector(selector)?.querySelector('[data-state="loading"], .loading'), `aside.panel[aria-label="${panel}"]`);
+        await expectNoViolationsInBothSchemes(page, `${panel} panel`);
+        await page.locator(`header button.panel-toggle[aria-label="${panel}"]`).click();
+        await aside.waitFor({ state: 'hidden' });
+      }
 
-        if (device === 'phone') {
-          await page.locator(sel.openSessions).click();
-          await page.locator(sel.sessionItem).first().waitFor();
-          await page.waitForFunction(() => getComputedStyle(document.querySelector('#sidebar')!).transform === 'none');
-          await expectNoViolations(page, `${device} ${colorScheme}, sessions drawer`);
-        }
-      });
-    }
+      await hearth.deps.notifications.raise({ title: 'Backup finished', body: '**All** disks copied.', sessionId });
+      await page.locator('#notification-bell').click();
+      await page.locator('#notification-popover .notification-list li').first().waitFor();
+      await expectNoViolationsInBothSchemes(page, 'notifications');
+      await page.keyboard.press('Escape');
+
+      if (device === 'phone') {
+        await page.locator(sel.openSessions).click();
+        await page.locator(sel.sessionItem).first().waitFor();
+        await page.waitForFunction(() => getComputedStyle(document.querySelector('#sidebar')!).transform === 'none');
+        await expectNoViolationsInBothSchemes(page, 'sessions drawer');
+      }
+    });
   }
 });
