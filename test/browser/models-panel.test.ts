@@ -95,7 +95,8 @@ describe.skipIf(skipBrowserTests)('models from the page', () => {
     await pullFromPanel(page, 'big:7b');
     await held;
     const bar = page.locator(`${pullOf('big:7b')} progress`);
-    await expect.poll(() => bar.evaluate((node: HTMLProgressElement) => node.value)).toBeGreaterThan(0);
+    // Held after the manifest and three lines of the first layer (2 of its 8 steps): the last, throttled, update reaches the page.
+    await expect.poll(() => bar.evaluate((node: HTMLProgressElement) => [node.value, node.max])).toEqual([10_000_000, 40_000_000]);
     expect(await bar.getAttribute('aria-label')).toBe('Pulling big:7b');
     expect(await page.locator(`${pullOf('big:7b')} [data-role="pull-status"]`).textContent()).toMatch(/^pulling [0-9a-f]{12} · \d+ MB of \d+ MB \(\d+%\)$/);
     const beforeReload = await bar.evaluate((node: HTMLProgressElement) => node.value);
