@@ -12,7 +12,8 @@
 // with 1,000 schedules due at once and times /health from here while they run. 22 starts a server process of
 // its own against the Telegram Bot API stand-in, which runs in this process. 23 calls the filesystem tool in this
 // process against a temp folder. 24 times the per-request check of a household (identify(), cookie or token → person → rights)
-// in this process against a temp database.
+// in this process against a temp database. 25 starts a server process of its own that pulls a model through the Ollama
+// stand-in, which runs in this process, and times each model_pull from the stand-in's line to the events socket here.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,6 +46,7 @@ import { scheduleStorm } from './scenarios/schedule-storm.ts';
 import { telegramRoundTrips } from './scenarios/telegram.ts';
 import { pathPolicyTimes } from './scenarios/path-policy.ts';
 import { peopleCheckTimes } from './scenarios/people-check.ts';
+import { modelPullLag } from './scenarios/model-pull.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -85,7 +87,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25`);
   }
   return options;
 }
@@ -177,6 +179,7 @@ async function main(): Promise<number> {
       [22, '22. Telegram round trip through the Bot API stand-in', () => telegramRoundTrips(context)],
       [23, '23. `filesystem` read and write under the path policy', () => pathPolicyTimes()],
       [24, '24. Per-request check: sign-in cookie → person → rights', () => peopleCheckTimes()],
+      [25, '25. Model pull progress → `model_pull` at the client', () => modelPullLag()],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

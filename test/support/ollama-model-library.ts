@@ -72,6 +72,11 @@ export class OllamaModelLibrary extends EventEmitter<LibraryEvents> {
     }
   }
 
+  /** Puts a model in the registry, for a pull to find. */
+  add(model: LibraryModel): void {
+    this.registry.set(model.name, model);
+  }
+
   plan(name: string, plan: PullPlan): void {
     this.plans.set(name, plan);
   }

@@ -1,6 +1,8 @@
 /**
  * Passes on at most one update per `intervalMs`, the latest winning, and one marked `urgent` at
  * once (a pull's state change): the page needs the bar to move, not every line Ollama sends.
+ * An update that comes too soon waits up to `intervalMs` for a newer one, which goes at once if
+ * its turn has come: at a steady pace faster than the limit, what is sent is fresh, not held.
  */
 export class ThrottledUpdates<Update> {
   private lastSentAt = -Infinity;
@@ -20,7 +22,7 @@ export class ThrottledUpdates<Update> {
       this.timer = undefined;
       const latest = this.pending;
       if (latest !== undefined) this.sendNow(latest);
-    }, this.intervalMs - waited);
+    }, this.intervalMs);
   }
 
   private sendNow(update: Update): void {
