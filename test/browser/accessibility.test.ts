@@ -12,7 +12,7 @@ const viewports = {
   phone: { width: 390, height: 844 },
 } as const;
 
-const panels = ['Context', 'Files', 'Tools', 'Memory', 'Integrations', 'Schedules'] as const;
+const panels = ['Context', 'Files', 'Tools', 'Models', 'Memory', 'Integrations', 'Schedules'] as const;
 
 /** A session holding an answered tool call, a code block, and a call waiting for approval. */
 async function conversation(hearth: Hearth, page: Page): Promise<void> {
