@@ -65,7 +65,8 @@ export class ModelPulls {
       await api.cancelPull(name);
     } catch (error) {
       // It ended meanwhile (404): its last event says how.
-      if (error.status !== 404) this.#pulls.set(name, { ...this.#pulls.get(name), error: `Could not cancel: ${error.message}` });
+      const pull = this.#pulls.get(name);
+      if (error.status !== 404 && pull) this.#pulls.set(name, { ...pull, error: `Could not cancel: ${error.message}` });
     }
     this.#changed();
   }
