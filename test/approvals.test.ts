@@ -287,7 +287,7 @@ describe('approvals', () => {
     const server = await start('ollama');
     const events = await EventSocket.connect(`${server.baseUrl.replace('http', 'ws')}/ws/events`);
     const next = (type: HearthEvent['type']) => events.nextMatching((event) => (event as { type: string }).type === type, type) as unknown as Promise<any>;
-    expect(await next('hello')).toEqual({ type: 'hello', unread_notifications: 0, pending_approvals: [], backend: expect.objectContaining({ backend: 'ollama' }) });
+    expect(await next('hello')).toEqual({ type: 'hello', unread_notifications: 0, pending_approvals: [], backend: expect.objectContaining({ backend: 'ollama' }), model_pulls: [] });
 
     const sessionId = await server.createSession('guarded');
     server.llm.script({ toolCalls: [touch('announced.txt')] }, { content: 'ok' });
