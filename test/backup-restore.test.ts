@@ -23,12 +23,16 @@ const run = promisify(execFile);
 let folder: string;
 let llm: ScriptedLlm;
 let child: ChildServer | undefined;
+/** A second server started beside `child`: ended (refused) before `child` is, so it never gets the lock. */
+let secondServer: Promise<unknown> | undefined;
 
 beforeEach(async () => {
   folder = await mkdtemp(path.join(tmpdir(), 'hearth-backup-'));
   llm = await startScriptedOllama();
 });
 afterEach(async () => {
+  await secondServer?.catch(() => undefined);
+  secondServer = undefined;
   await child?.kill();
   child = undefined;
   await llm.close();
@@ -66,7 +70,7 @@ async function hearthCli(args: string[], environment: Record<string, string> = {
 }
 
 describe('hearth backup and restore', () => {
-  it('an archive taken mid-answer brings back every session and fact on another DATA_DIR; restore refuses while the server runs', async () => {
+  it('an archive taken mid-answer brings back every session and fact on another DATA_DIR; restore refuses while the server runs, and a second Hearth on its DATA_DIR waits for it briefly, then stops in one line', async () => {
     const dataDir = path.join(folder, 'data');
     await prepareProfiles(dataDir);
     llm.respondWith((request) => {
@@ -75,6 +79,8 @@ describe('hearth backup and restore', () => {
       return { content: 'A short answer.' };
     });
     child = await startChildServer(dataDir, { LLM_BACKEND: 'ollama', OLLAMA_HOST: llm.url });
+    // Its few seconds of waiting for the lock pass while the backup below is taken.
+    const secondHearth = (secondServer = runServerUntilExit({ DATA_DIR: dataDir, PROFILES_DIR: path.join(dataDir, 'profiles'), OLLAMA_HOST: llm.url }));
     const first = (await child.request('POST', '/sessions', {})).body.session_id;
     expect((await child.request('POST', `/sessions/${first}/messages`, { content: 'First question' })).body.content).toBe('A short answer.');
     const fact = await child.request('PUT', '/memory/facts', { category: 'home', key: 'boiler', value: 'serviced in October' });
@@ -99,6 +105,12 @@ describe('hearth backup and restore', () => {
     expect(refused.stderr).toBe(
       `hearth: A Hearth is running on DATA_DIR ${dataDir} (it holds ${path.join(dataDir, 'hearth.lock')}). Stop it first (\`systemctl stop hearth\`), then restore. Nothing was changed.\n`,
     );
+    const { code, output } = await secondHearth;
+    expect(code).toBe(1);
+    expect(output).toBe(
+      `hearth: A Hearth is running on DATA_DIR ${dataDir} (it holds ${path.join(dataDir, 'hearth.lock')}). Two cannot share one DATA_DIR: stop the other, or give this one its own.\n`,
+    );
+    expect((await child.request('GET', '/health')).status).toBe(200);
     socket.close();
     await child.kill();
     child = undefined;
@@ -149,17 +161,5 @@ describe('hearth backup and restore', () => {
     const restoredDatabase = new SqliteDatabase(path.join(other, 'hearth.db'), { readonly: true });
     expect(restoredDatabase.prepare('SELECT name FROM kysely_migration ORDER BY name DESC LIMIT 1').pluck().get()).toBe(migrationNames.at(-2));
     restoredDatabase.close();
-  });
-
-  it('a second Hearth on a DATA_DIR one already runs on waits for it briefly, then stops in one line', async () => {
-    const dataDir = path.join(folder, 'data');
-    await prepareProfiles(dataDir);
-    child = await startChildServer(dataDir, { LLM_BACKEND: 'ollama', OLLAMA_HOST: llm.url });
-    const { code, output } = await runServerUntilExit({ DATA_DIR: dataDir, PROFILES_DIR: path.join(dataDir, 'profiles'), OLLAMA_HOST: llm.url });
-    expect(code).toBe(1);
-    expect(output).toBe(
-      `hearth: A Hearth is running on DATA_DIR ${dataDir} (it holds ${path.join(dataDir, 'hearth.lock')}). Two cannot share one DATA_DIR: stop the other, or give this one its own.\n`,
-    );
-    expect((await child.request('GET', '/health')).status).toBe(200);
   });
 });
