@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 // Scenario 13: the web page in Debian's Chromium against the bench server: opening a stored
 // 2,000-message session, and drawing a 10,000-delta answer while it streams.
+import { existsSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserAvailable, chromiumPath, launchBrowser } from '../../test/support/chromium.ts';
+import { fullChromiumPath, launchBrowser } from '../../test/support/chromium.ts';
 import { createSession } from '../hearth-client.ts';
 import type { ScenarioResult } from '../report.ts';
 import { seedLongSession } from '../seed-session.ts';
@@ -112,11 +113,11 @@ async function streamOnce(page: Page, context: BenchContext): Promise<StreamRun>
 }
 
 export async function pageInChromium(context: BenchContext, databaseFile: string): Promise<ScenarioResult> {
-  if (!browserAvailable) {
-    const measured = `not run: no Chromium at ${chromiumPath} (apt-get install chromium)`;
+  if (!existsSync(fullChromiumPath)) {
+    const measured = `not run: no Chromium at ${fullChromiumPath} (apt-get install chromium)`;
     return { rows: [openScenario, streamScenario].map((scenario) => ({ scenario, measured, target: '', passed: undefined })), details: [] };
   }
-  const browser = await launchBrowser();
+  const browser = await launchBrowser(fullChromiumPath);
   try {
     const { sessionId } = await seedLongSession(databaseFile, 1_000);
     await openOnce(browser, context, sessionId);
@@ -161,7 +162,7 @@ export async function pageInChromium(context: BenchContext, databaseFile: string
         },
       ],
       details: [
-        `Scenario 13 drives ${chromiumPath} (headless, via playwright-core) against the bench server. 13a: a fresh page on /#<id> of a session seeded with 2,000 messages; ` +
+        `Scenario 13 drives ${fullChromiumPath} (headless, via playwright-core) against the bench server. 13a: a fresh page on /#<id> of a session seeded with 2,000 messages; ` +
           '"first screen" is from the page reading the hash to the newest 60 entries drawn (GET /sessions/:id included), "all drawn" until the older ones, drawn ' +
           'above them in slices of 10 ms between yields to the browser, are all in the DOM. 13b: one page sends a message answered by 10,000 one-word chunks; the page\'s own counters ' +
           '(window.hearthMetrics) give renders against animation frames while the run streamed, the longest single render and event, and the time from the last ' +

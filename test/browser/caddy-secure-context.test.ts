@@ -2,7 +2,7 @@ import { chromium } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { browserTest, sel, sendMessage, skipBrowserTests, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
 import { caddyAvailable, caddyRequired, startCaddy } from '../support/caddy.ts';
-import { chromiumPath, launchArgs } from '../support/chromium.ts';
+import { fullChromiumPath, launchArgs } from '../support/chromium.ts';
 import { useHearth } from '../support/hearth-server.ts';
 import { spkiHash } from '../support/tls-certificates.ts';
 
@@ -26,8 +26,9 @@ describe.skipIf(skipBrowserTests || (!caddyAvailable && !caddyRequired))('the pa
     const hearth = await start({ env: { AUTH_TOKEN: token } });
     const caddy = await startCaddy(`127.0.0.1:${new URL(hearth.baseUrl).port}`);
     cleanups.push(() => caddy.close());
+    // The full Chromium: the page offers browser notifications in a secure context, and the headless shell has none.
     const browser = await chromium.launch({
-      executablePath: chromiumPath,
+      executablePath: fullChromiumPath,
       headless: true,
       args: [...launchArgs, `--ignore-certificate-errors-spki-list=${spkiHash(caddy.intermediatePem)}`],
     });

@@ -10,6 +10,7 @@ import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appendMessages } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
+import { fullChromiumPath } from '../support/chromium.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { browserTest, closePanel, showSession, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket, type BrowserHarness } from '../support/browser.ts';
 
@@ -333,7 +334,8 @@ async function formCreatesSchedule(page: Page, hearth: Hearth, browser: BrowserH
 }
 
 describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () => {
-  const browser = useBrowser();
+  // The full Chromium: the headless shell the other files use has no browser notifications to offer.
+  const browser = useBrowser({ executablePath: fullChromiumPath });
 
   it('notifications, in one page: the bell counts live, opens a session and marks all read; a browser notification once allowed, only in the background; a body as sanitised Markdown in the list and plain text in the browser', { timeout: 120_000 }, async () => {
     const hearth = await browser.hearth();

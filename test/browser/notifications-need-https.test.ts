@@ -1,7 +1,7 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserTest, skipBrowserTests, waitForApp, waitForEventsSocket } from '../support/browser.ts';
-import { chromiumPath, launchArgs } from '../support/chromium.ts';
+import { fullChromiumPath, launchArgs } from '../support/chromium.ts';
 import { useHearth } from '../support/hearth-server.ts';
 
 // Chromium counts http://localhost and all of 127.0.0.0/8 as secure contexts, so the page is
@@ -16,7 +16,8 @@ const untrustworthyOriginNote = /^The Cross-Origin-Opener-Policy header has been
 
 beforeAll(async () => {
   if (skipBrowserTests) return;
-  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: [...launchArgs, `--host-resolver-rules=MAP ${lanName} 127.0.0.1`] });
+  // The full Chromium: the headless shell has no browser notifications (Notification.permission is always "denied").
+  browser = await chromium.launch({ executablePath: fullChromiumPath, headless: true, args: [...launchArgs, `--host-resolver-rules=MAP ${lanName} 127.0.0.1`] });
 }, 60_000);
 afterAll(() => browser?.close());
 

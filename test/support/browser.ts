@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, inject, onTestFinished } from 'vitest';
-import { browserAvailable, chromiumMissing } from './chromium.ts';
+import { browserAvailable, chromiumMissing, launchBrowser } from './chromium.ts';
 import { closedOnce, startHearth, type Hearth, type HearthOptions } from './hearth-server.ts';
 import type { ScriptedLlm } from './scripted-llm.ts';
 import { startScriptedOllama } from './scripted-ollama.ts';
@@ -79,12 +79,17 @@ async function connectToRunsBrowser(): Promise<Browser> {
   return chromium.connect(shared.wsEndpoint, { timeout: 30_000 });
 }
 
+export interface UseBrowserOptions {
+  /** Launch a Chromium of the file's own from here instead of using the run's (fullChromiumPath, for browser notifications). */
+  executablePath?: string;
+}
+
 /**
  * Registers the hooks of one browser connection per test file: made before the first test, closed after the last.
  * After each test the pages are checked for uncaught errors and console errors (the test fails if any occurred),
  * then the pages, their contexts and the apps started through the harness are closed.
  */
-export function useBrowser(): BrowserHarness {
+export function useBrowser(harnessOptions: UseBrowserOptions = {}): BrowserHarness {
   let browser: Browser | undefined;
   let contexts: BrowserContext[] = [];
   let hearths: Hearth[] = [];
@@ -94,7 +99,8 @@ export function useBrowser(): BrowserHarness {
   let launchError: unknown;
   beforeAll(async () => {
     try {
-      browser = await connectToRunsBrowser();
+      const { executablePath } = harnessOptions;
+      browser = executablePath === undefined ? await connectToRunsBrowser() : await launchBrowser(executablePath);
     } catch (error) {
       launchError = error;
     }
