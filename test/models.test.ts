@@ -147,6 +147,18 @@ describe('DELETE /models/pulls/:name', () => {
     }
     expect(await hearth.request('DELETE', `/models/pulls/${encoded('tiny:1b')}`)).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
     expect(library.has('tiny:1b')).toBe(false);
+    // A name with slashes, URL-encoded as one segment, and as long as a name may be.
+    const longName = `hf.co/someone/${'Tiny-GGUF-'.repeat(17)}x:Q4_K_M`;
+    expect(longName.length).toBeGreaterThan(180);
+    for (const name of ['hf.co/someone/Tiny-GGUF:Q4_K_M', longName]) {
+      library.add({ name, layers: [1_000] });
+      library.plan(name, { holdAfter: 1 });
+      const waiting = once(library, 'held');
+      expect((await hearth.request('POST', '/models/pull', { name })).status).toBe(202);
+      await waiting;
+      expect(await hearth.request('DELETE', `/models/pulls/${encoded(name)}`)).toEqual({ status: 200, body: { cancelled: true } });
+      expect(await first.nextMatching(ofType('model_pull', (frame) => frame.name === name && frame.state !== 'pulling'))).toMatchObject({ state: 'cancelled' });
+    }
     first.close();
     reloaded.close();
   });
