@@ -1,16 +1,19 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
+// The Memory and Tools panels, sub-agents and attachments walk one page of one server (the upload limit
+// set low for the over-the-limit step; the other steps' files are far under it); compression needs a
+// server with a small context of its own.
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../support/scripted-llm.ts';
-import { browserTest, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import type { Hearth } from '../support/hearth-server.ts';
+import { browserTest, closePanel, openPanel, screenshot, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
 
 const isSummariser = (request: RecordedRequest) => String(request.body?.messages?.[0]?.content ?? '').startsWith('You condense the earlier part');
 const lastUserContent = (request: RecordedRequest): string =>
   [...request.body.messages].reverse().find((message: any) => message.role === 'user')?.content ?? '';
-
 
 /** Drops or pastes files on the page the way a browser does: a DataTransfer carrying File objects. */
 async function dispatchFiles(page: Page, how: 'drop' | 'paste', files: { name: string; type: string; text: string }[]) {
@@ -30,33 +33,161 @@ async function dispatchFiles(page: Page, how: 'drop' | 'paste', files: { name: s
   );
 }
 
+/** Long-term memory in the Memory panel: facts listed by category, one edited and one deleted (the panel is closed after). */
+async function memoryPanel(page: Page, hearth: Hearth, coffee: { id: number }, cat: { id: number }): Promise<void> {
+  const panel = await openPanel(page, 'Memory');
+  await panel.locator(`li[data-fact-id="${coffee.id}"]`).waitFor();
+  expect(await panel.locator(`li[data-fact-id="${cat.id}"]`).textContent()).toContain('Miso, a grey tabby');
+  expect(await panel.locator('h3').allTextContents()).toEqual(expect.arrayContaining(['preferences', 'household']));
+
+  await panel.locator('button[aria-label="Edit coffee"]').click();
+  const input = panel.locator('input[aria-label="Fact value"]');
+  await input.fill('oat flat white');
+  await input.press('Enter');
+  await panel.locator(`li[data-fact-id="${coffee.id}"]`).filter({ hasText: 'oat flat white' }).waitFor();
+  await page.waitForFunction(() => !document.querySelector('input[aria-label="Fact value"]'));
+
+  await panel.locator('button[aria-label="Delete cat"]').click();
+  await panel.locator(`li[data-fact-id="${cat.id}"]`).waitFor({ state: 'detached' });
+  const stored = (await hearth.request('GET', '/memory')).body.facts;
+  expect(stored.map((fact: any) => [fact.key, fact.value])).toEqual([['coffee', 'oat flat white']]);
+  await screenshot(page, 'memory-panel');
+  await closePanel(page, 'Memory');
+}
+
+/** A sub-agent's reasoning and tool calls nest inside its spawn_agent card. */
+async function subAgentNested(page: Page, hearth: Hearth): Promise<void> {
+  await showSession(page, await hearth.createSession());
+  hearth.llm.script(
+    { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'Count to three and note it' } }] },
+    { thinking: 'Noting first.', toolCalls: [{ name: 'scratchpad', arguments: { action: 'write', section: 'count', content: '1 2 3' } }], delayMs: 40 },
+    { content: 'one two three' },
+    { content: 'The sub-agent counted: one two three.' },
+  );
+  await sendMessage(page, 'Delegate counting');
+  await waitForAnswer(page, 'The sub-agent counted: one two three.');
+  await waitForIdle(page);
+
+  const spawn = page.locator(`${sel.tool}[data-tool="spawn_agent"]`);
+  expect(await spawn.getAttribute('data-status')).toBe('done');
+  const nested = spawn.locator('.subagent-activity [data-role="tool"][data-tool="scratchpad"]');
+  expect(await nested.count()).toBe(1);
+  expect(await nested.getAttribute('data-status')).toBe('done');
+  expect(await nested.getAttribute('data-subagent')).toBe('true');
+  expect(await spawn.locator('.subagent-activity details.thinking').textContent()).toContain('Noting first.');
+  // The sub-agent's card is not also a top-level card of the conversation.
+  expect(await page.locator(`${sel.transcript} > [data-role="tool"]`).count()).toBe(1);
+  expect(await spawn.locator(':scope > .tool-result-slot details.tool-result').textContent()).toContain('one two three');
+  await screenshot(page, 'subagent-nested');
+}
+
+/** Files dropped on the conversation or pasted into the message box are attached and uploaded. */
+async function droppedAndPasted(page: Page, hearth: Hearth): Promise<void> {
+  const sessionId = await hearth.createSession();
+  await showSession(page, sessionId);
+  hearth.llm.script({ content: 'Got both files.' });
+  await dispatchFiles(page, 'drop', [{ name: 'dropped.md', type: 'text/markdown', text: '# Dropped\n' }]);
+  await dispatchFiles(page, 'paste', [{ name: 'pasted.csv', type: 'text/csv', text: 'a,b\n1,2\n' }]);
+  await page.waitForFunction(() => document.querySelectorAll('li[data-attachment]').length === 2);
+  expect(await page.locator('li[data-attachment]').evaluateAll((chips) => chips.map((chip) => (chip as HTMLElement).dataset.attachment))).toEqual(['dropped.md', 'pasted.csv']);
+
+  await sendMessage(page, 'Here you go');
+  await waitForAnswer(page, 'Got both files.');
+  const folder = path.join(hearth.config.SESSION_FILES_DIR, sessionId);
+  expect((await readdir(folder)).sort()).toEqual(['dropped.md', 'pasted.csv']);
+  expect(await page.locator(`${sel.user} .user-files li`).allTextContents()).toEqual(['dropped.md', 'pasted.csv']);
+  await waitForIdle(page);
+}
+
+/** Over the 1 MB upload limit: the message and its attachments are kept, the reason said, and nothing uploaded twice on the retry. */
+async function overUploadLimit(page: Page, hearth: Hearth): Promise<void> {
+  const sessionId = await hearth.createSession();
+  await showSession(page, sessionId);
+  hearth.llm.script({ content: 'Read the notes.' });
+  const requestsBefore = hearth.llm.requests.length;
+  await page.locator(sel.files).setInputFiles([
+    { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('small enough\n') },
+    { name: 'huge.log', mimeType: 'text/plain', buffer: Buffer.alloc(2 * 1024 * 1024, 'x') },
+  ]);
+  await page.locator('li[data-attachment="huge.log"]').waitFor();
+  await sendMessage(page, 'Read the whole log');
+
+  const problem = page.locator('#composer .composer-error');
+  await problem.waitFor({ state: 'visible' });
+  expect(await problem.textContent()).toContain('upload limit of 1 MB');
+  expect(await page.locator(sel.message).inputValue()).toBe('Read the whole log');
+  expect(await page.locator('li[data-attachment]').count()).toBe(2);
+  expect(await page.locator(sel.user).count()).toBe(0);
+  expect(hearth.llm.requests).toHaveLength(requestsBefore);
+  const folder = path.join(hearth.config.SESSION_FILES_DIR, sessionId);
+  // The file under the limit landed; nothing of the refused one is left, not even a partial file.
+  expect(await readdir(folder)).toEqual(['notes.txt']);
+  await screenshot(page, 'upload-too-large');
+
+  await page.locator('button[aria-label="Remove huge.log"]').click();
+  await page.locator(sel.message).press('Enter');
+  await waitForAnswer(page, 'Read the notes.');
+  expect(await problem.isVisible()).toBe(false);
+  expect(await readdir(folder)).toEqual(['notes.txt']);
+  const { body } = await hearth.request('GET', `/sessions/${sessionId}`);
+  expect(body.messages[0].content).toContain('- notes.txt: ');
+  await waitForIdle(page);
+}
+
+/** The Tools panel lists built-in and user tools and follows tools_changed, load errors included. Last: the tools it writes stay. */
+async function toolsPanelFollows(page: Page, hearth: Hearth): Promise<void> {
+  await showSession(page, await hearth.createSession());
+  await page.locator(sel.send).waitFor();
+  const panel = await openPanel(page, 'Tools');
+  await panel.locator('li[data-tool-name="todo"][data-source="builtin"]').waitFor();
+  expect(await panel.locator('li[data-source="user"]').count()).toBe(0);
+
+  await writeFile(
+    path.join(hearth.config.TOOLS_DIR, 'dice_roll.ts'),
+    `export const name = 'dice_roll';
+export const description = 'Rolls a six-sided die.';
+export const parameters = { type: 'object', properties: {}, required: [] };
+export async function execute() { return String(1 + Math.floor(Math.random() * 6)); }
+`,
+  );
+  // Nothing is clicked: the socket's tools_changed refreshes the open panel.
+  const written = panel.locator('li[data-tool-name="dice_roll"][data-source="user"]');
+  await written.waitFor();
+  expect(await written.textContent()).toContain('Rolls a six-sided die.');
+
+  await writeFile(path.join(hearth.config.TOOLS_DIR, 'broken_tool.ts'), 'export const name = "broken_tool";\nexport const description = ;\n');
+  // A tool file that fails to load is listed as a user tool with its error (test/browser/tools-panel.test.ts).
+  const failure = panel.locator('li[data-tool-name="broken_tool"][data-status="failed"] .tool-error');
+  await failure.waitFor();
+  expect((await failure.textContent())!.length).toBeGreaterThan(0);
+  expect(await written.count()).toBe(1);
+  await screenshot(page, 'tools-panel');
+}
+
 describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachments in the browser', () => {
   const browser = useBrowser();
 
-  it('nests a sub-agent\'s reasoning and tool calls inside its spawn_agent card', browserTest, async () => {
-    const hearth = await browser.hearth();
-    hearth.llm.script(
-      { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'Count to three and note it' } }] },
-      { thinking: 'Noting first.', toolCalls: [{ name: 'scratchpad', arguments: { action: 'write', section: 'count', content: '1 2 3' } }], delayMs: 40 },
-      { content: 'one two three' },
-      { content: 'The sub-agent counted: one two three.' },
-    );
-    const { page } = await browser.openSession(hearth);
-    await sendMessage(page, 'Delegate counting');
-    await waitForAnswer(page, 'The sub-agent counted: one two three.');
-    await waitForIdle(page);
+  it('in one page: the Memory panel edits and deletes facts; a sub-agent nests in its card; dropped and pasted files attach; an upload over the limit keeps the message and uploads nothing twice; the Tools panel follows tools_changed', { timeout: 120_000 }, async () => {
+    const hearth = await browser.hearth({ env: { SESSION_FILES_MAX_SIZE_MB: '1' } });
+    // Chromium logs every 4xx response; the over-the-limit step's 413 is its point.
+    browser.allowErrors(/status of 413 \(Payload Too Large\)/);
+    for (const fact of [
+      { category: 'preferences', key: 'coffee', value: 'flat white' },
+      { category: 'household', key: 'cat', value: 'Miso, a grey tabby' },
+    ]) {
+      expect((await hearth.request('PUT', '/memory/facts', fact)).status).toBe(200);
+    }
+    const facts = (await hearth.request('GET', '/memory')).body.facts as { id: number; key: string }[];
+    const coffee = facts.find((fact) => fact.key === 'coffee')!;
+    const cat = facts.find((fact) => fact.key === 'cat')!;
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
 
-    const spawn = page.locator(`${sel.tool}[data-tool="spawn_agent"]`);
-    expect(await spawn.getAttribute('data-status')).toBe('done');
-    const nested = spawn.locator('.subagent-activity [data-role="tool"][data-tool="scratchpad"]');
-    expect(await nested.count()).toBe(1);
-    expect(await nested.getAttribute('data-status')).toBe('done');
-    expect(await nested.getAttribute('data-subagent')).toBe('true');
-    expect(await spawn.locator('.subagent-activity details.thinking').textContent()).toContain('Noting first.');
-    // The sub-agent's card is not also a top-level card of the conversation.
-    expect(await page.locator(`${sel.transcript} > [data-role="tool"]`).count()).toBe(1);
-    expect(await spawn.locator(':scope > .tool-result-slot details.tool-result').textContent()).toContain('one two three');
-    await screenshot(page, 'subagent-nested');
+    await memoryPanel(page, hearth, coffee, cat);
+    await subAgentNested(page, hearth);
+    await droppedAndPasted(page, hearth);
+    await overUploadLimit(page, hearth);
+    await toolsPanelFollows(page, hearth);
   });
 
   it('fills the context meter from stream_end, announces compression and shows the summary in the Context panel', browserTest, async () => {
@@ -111,117 +242,5 @@ describe.skipIf(skipBrowserTests)('panels, sub-agents, compression and attachmen
     await summary.locator('summary').click();
     expect(await summary.textContent()).toContain('Hotel: Casa Azul');
     await screenshot(page, 'context-panel-summary');
-  });
-
-  it('lists built-in and user tools in the Tools panel and follows tools_changed, load errors included', browserTest, async () => {
-    const hearth = await browser.hearth();
-    const { page } = await browser.openSession(hearth);
-    await page.locator(sel.send).waitFor();
-    const panel = await openPanel(page, 'Tools');
-    await panel.locator('li[data-tool-name="todo"][data-source="builtin"]').waitFor();
-    expect(await panel.locator('li[data-source="user"]').count()).toBe(0);
-
-    await writeFile(
-      path.join(hearth.config.TOOLS_DIR, 'dice_roll.ts'),
-      `export const name = 'dice_roll';
-export const description = 'Rolls a six-sided die.';
-export const parameters = { type: 'object', properties: {}, required: [] };
-export async function execute() { return String(1 + Math.floor(Math.random() * 6)); }
-`,
-    );
-    // Nothing is clicked: the socket's tools_changed refreshes the open panel.
-    const written = panel.locator('li[data-tool-name="dice_roll"][data-source="user"]');
-    await written.waitFor();
-    expect(await written.textContent()).toContain('Rolls a six-sided die.');
-
-    await writeFile(path.join(hearth.config.TOOLS_DIR, 'broken_tool.ts'), 'export const name = "broken_tool";\nexport const description = ;\n');
-    // A tool file that fails to load is listed as a user tool with its error (test/browser/tools-panel.test.ts).
-    const failure = panel.locator('li[data-tool-name="broken_tool"][data-status="failed"] .tool-error');
-    await failure.waitFor();
-    expect((await failure.textContent())!.length).toBeGreaterThan(0);
-    expect(await written.count()).toBe(1);
-    await screenshot(page, 'tools-panel');
-  });
-
-  it('shows long-term memory in the Memory panel and edits and deletes facts', browserTest, async () => {
-    const hearth = await browser.hearth();
-    for (const fact of [
-      { category: 'preferences', key: 'coffee', value: 'flat white' },
-      { category: 'household', key: 'cat', value: 'Miso, a grey tabby' },
-    ]) {
-      expect((await hearth.request('PUT', '/memory/facts', fact)).status).toBe(200);
-    }
-    const facts = (await hearth.request('GET', '/memory')).body.facts as { id: number; key: string }[];
-    const coffee = facts.find((fact) => fact.key === 'coffee')!;
-    const cat = facts.find((fact) => fact.key === 'cat')!;
-    const page = await browser.openPage(hearth);
-    await waitForApp(page);
-    const panel = await openPanel(page, 'Memory');
-    await panel.locator(`li[data-fact-id="${coffee.id}"]`).waitFor();
-    expect(await panel.locator(`li[data-fact-id="${cat.id}"]`).textContent()).toContain('Miso, a grey tabby');
-    expect(await panel.locator('h3').allTextContents()).toEqual(expect.arrayContaining(['preferences', 'household']));
-
-    await panel.locator('button[aria-label="Edit coffee"]').click();
-    const input = panel.locator('input[aria-label="Fact value"]');
-    await input.fill('oat flat white');
-    await input.press('Enter');
-    await panel.locator(`li[data-fact-id="${coffee.id}"]`).filter({ hasText: 'oat flat white' }).waitFor();
-    await page.waitForFunction(() => !document.querySelector('input[aria-label="Fact value"]'));
-
-    await panel.locator('button[aria-label="Delete cat"]').click();
-    await panel.locator(`li[data-fact-id="${cat.id}"]`).waitFor({ state: 'detached' });
-    const stored = (await hearth.request('GET', '/memory')).body.facts;
-    expect(stored.map((fact: any) => [fact.key, fact.value])).toEqual([['coffee', 'oat flat white']]);
-    await screenshot(page, 'memory-panel');
-  });
-
-  it('attaches files that are dropped on the conversation or pasted into the message box', browserTest, async () => {
-    const hearth = await browser.hearth();
-    hearth.llm.script({ content: 'Got both files.' });
-    const { page, sessionId } = await browser.openSession(hearth);
-    await dispatchFiles(page, 'drop', [{ name: 'dropped.md', type: 'text/markdown', text: '# Dropped\n' }]);
-    await dispatchFiles(page, 'paste', [{ name: 'pasted.csv', type: 'text/csv', text: 'a,b\n1,2\n' }]);
-    await page.waitForFunction(() => document.querySelectorAll('li[data-attachment]').length === 2);
-    expect(await page.locator('li[data-attachment]').evaluateAll((chips) => chips.map((chip) => (chip as HTMLElement).dataset.attachment))).toEqual(['dropped.md', 'pasted.csv']);
-
-    await sendMessage(page, 'Here you go');
-    await waitForAnswer(page, 'Got both files.');
-    const folder = path.join(hearth.config.SESSION_FILES_DIR, sessionId);
-    expect((await readdir(folder)).sort()).toEqual(['dropped.md', 'pasted.csv']);
-    expect(await page.locator(`${sel.user} .user-files li`).allTextContents()).toEqual(['dropped.md', 'pasted.csv']);
-  });
-
-  it('keeps the message and its attachments when an upload is over the size limit, says why, and uploads nothing twice on the retry', browserTest, async () => {
-    const hearth = await browser.hearth({ env: { SESSION_FILES_MAX_SIZE_MB: '1' } });
-    // Chromium logs every 4xx response; this one is the point of the test.
-    browser.allowErrors(/status of 413 \(Payload Too Large\)/);
-    hearth.llm.script({ content: 'Read the notes.' });
-    const { page, sessionId } = await browser.openSession(hearth);
-    await page.locator(sel.files).setInputFiles([
-      { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('small enough\n') },
-      { name: 'huge.log', mimeType: 'text/plain', buffer: Buffer.alloc(2 * 1024 * 1024, 'x') },
-    ]);
-    await page.locator('li[data-attachment="huge.log"]').waitFor();
-    await sendMessage(page, 'Read the whole log');
-
-    const problem = page.locator('#composer .composer-error');
-    await problem.waitFor({ state: 'visible' });
-    expect(await problem.textContent()).toContain('upload limit of 1 MB');
-    expect(await page.locator(sel.message).inputValue()).toBe('Read the whole log');
-    expect(await page.locator('li[data-attachment]').count()).toBe(2);
-    expect(await page.locator(sel.user).count()).toBe(0);
-    expect(hearth.llm.requests).toHaveLength(0);
-    const folder = path.join(hearth.config.SESSION_FILES_DIR, sessionId);
-    // The file under the limit landed; nothing of the refused one is left, not even a partial file.
-    expect(await readdir(folder)).toEqual(['notes.txt']);
-    await screenshot(page, 'upload-too-large');
-
-    await page.locator('button[aria-label="Remove huge.log"]').click();
-    await page.locator(sel.message).press('Enter');
-    await waitForAnswer(page, 'Read the notes.');
-    expect(await problem.isVisible()).toBe(false);
-    expect(await readdir(folder)).toEqual(['notes.txt']);
-    const { body } = await hearth.request('GET', `/sessions/${sessionId}`);
-    expect(body.messages[0].content).toContain('- notes.txt: ');
   });
 });
