@@ -73,6 +73,9 @@ async function buildBundle(folder: string, entry: string, newest: Date): Promise
       write: false,
       sourcemap: 'linked',
       charset: 'utf8',
+      // A third fewer bytes for a phone on a slow link (210 → 154 KB); names are kept, so a page error's stack still reads.
+      minifyWhitespace: true,
+      minifySyntax: true,
       logLevel: 'silent',
     }));
   } catch (error) {

@@ -31,9 +31,9 @@ describe('pageBundle', () => {
     const bundle = built(await pageBundle(folder, 'main.js'));
     const code = bundle.code.toString();
     expect(code).toContain('hello ${name}');
-    expect(code).toContain("document.title = greeting(\"main\")");
+    expect(code).toContain('document.title=greeting("main")');
     expect(code).not.toMatch(/greeting\.js['"]/);
-    expect(code).toMatch(/import \{ marked \} from "\/vendor\/marked\.js";/);
+    expect(code).toContain('import{marked}from"/vendor/marked.js";');
     expect(code.trimEnd().endsWith('//# sourceMappingURL=main.js.map')).toBe(true);
     const map = JSON.parse(bundle.map.toString());
     expect(map.version).toBe(3);
@@ -57,7 +57,7 @@ describe('pageBundle', () => {
     // A new module imported by an edited one joins the bundle.
     await writeFile(path.join(folder, 'farewell.js'), "export const farewell = 'see you';\n");
     await writeFile(path.join(folder, 'main.js'), "import { farewell } from './farewell.js';\ndocument.title = farewell;\n");
-    expect(built(await pageBundle(folder, 'main.js')).code.toString()).toContain('var farewell = "see you";');
+    expect(built(await pageBundle(folder, 'main.js')).code.toString()).toContain('var farewell="see you";document.title=farewell;');
   });
 
   it("answers a module's syntax error as esbuild's message naming the file and line, and builds again once it is fixed", async () => {
@@ -65,8 +65,8 @@ describe('pageBundle', () => {
     const broken = await pageBundle(folder, 'main.js');
     expect(broken).toEqual({ ok: false, message: 'greeting.js:2:14: ERROR: Expected ")" but found ";"', details: expect.stringContaining('return (name;') });
 
-    await writeFile(path.join(folder, 'greeting.js'), 'export function greeting(name) {\n  return name;\n}\n');
-    expect(built(await pageBundle(folder, 'main.js')).code.toString()).toContain('return name;');
+    await writeFile(path.join(folder, 'greeting.js'), 'export function greeting(name) {\n  return name.trim();\n}\n');
+    expect(built(await pageBundle(folder, 'main.js')).code.toString()).toContain('return name.trim()');
   });
 
   it('says which import it cannot find', async () => {
@@ -124,10 +124,10 @@ describe('GET /app/main.js over a folder of modules', () => {
     expect(logged.map((line) => JSON.parse(line).msg)).toEqual([expect.stringMatching(/could not be bundled:\n.*Expected "\)" but found ";"\n\n\s*greeting\.js:2:14:\n\s*2 │   return \(name;/)]);
 
     expect((await app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
-    await writeFile(path.join(folder, 'greeting.js'), 'export function greeting(name) {\n  return name;\n}\n');
+    await writeFile(path.join(folder, 'greeting.js'), 'export function greeting(name) {\n  return name.trim();\n}\n');
     const fixed = await app.inject({ method: 'GET', url: '/app/main.js' });
     expect(fixed.statusCode).toBe(200);
-    expect(fixed.body).toContain('return name;');
+    expect(fixed.body).toContain('return name.trim()');
     await app.close();
   });
 });
