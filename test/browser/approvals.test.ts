@@ -7,7 +7,8 @@ import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { appendMessage } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
-import { browserTest, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { browserTest, closePanel, screenshot, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { setColorScheme } from '../support/color-scheme.ts';
 
 // The shipped server_admin profile runs read-only terminal commands at once and asks before the others.
 const admin = 'server_admin';
@@ -40,160 +41,172 @@ async function pendingCallId(hearth: Hearth, sessionId: string): Promise<string>
   return body.approvals[0].call_id;
 }
 
+// Each flow below runs in a server_admin session of its own; several share one server and one page
+// (opened on the next session through the address, as a session link does), where what they check
+// does not need a fresh page: a page load costs far more than the flow.
+
+async function allowOnce(hearth: Hearth, page: Page, sessionId: string): Promise<void> {
+  hearth.llm.script({ toolCalls: [terminal('touch made.txt')] }, { content: 'Made it.' });
+  await sendMessage(page, 'Make a file');
+
+  const approval = approvalOf(page);
+  await approval.waitFor();
+  expect(await approval.locator('.approval-subject').textContent()).toBe('touch made.txt');
+  expect(await approval.locator('.approval-reason').textContent()).toContain('terminal');
+  // server_admin allows terminal(readonly); the card says why this command missed it.
+  const notReadOnly = approval.locator('[data-role="not-read-only"]');
+  expect(await notReadOnly.textContent()).toBe('Not read-only: touch writes files.');
+  expect(await notReadOnly.locator('code').textContent()).toBe('touch');
+  expect(await approval.locator('.approval-timer').textContent()).toMatch(/^Denied automatically in (10:00|9:[0-5]\d)$/);
+  for (const label of ['Allow once', 'Allow for this session', 'Deny']) expect(await approval.locator(`button[aria-label="${label}"]`).isEnabled()).toBe(true);
+  expect(await page.locator(`${sel.tool}[data-tool="terminal"]`).getAttribute('data-status')).toBe('pending');
+  // Nobody was typing, so the card has the focus and the buttons are one Tab away.
+  expect(await focused(page)).toBe('approval');
+  // The end of the transcript says what the run waits for; Stop stays available.
+  expect(await page.evaluate((selector) => getComputedStyle(document.querySelector(selector)!, '::after').content, sel.transcript)).toBe('"Waiting for your decision"');
+  expect(await page.locator(sel.stop).isEnabled()).toBe(true);
+  expect(existsSync(inWorkFolder(hearth, sessionId, 'made.txt'))).toBe(false);
+  await screenshot(page, 'approval-waiting-light');
+
+  await approval.locator(sel.allowOnce).click();
+  expect(await outcomeOf(approval)).toBe('Allowed by you');
+  expect(await approval.locator('button').count()).toBe(0);
+  await page.locator(`${sel.tool}[data-tool="terminal"][data-status="done"]`).waitFor();
+  await waitForAnswer(page, 'Made it.');
+  expect(existsSync(inWorkFolder(hearth, sessionId, 'made.txt'))).toBe(true);
+  const decided = (await hearth.request('GET', `/approvals?status=all&session_id=${sessionId}`)).body.approvals.find((row: any) => row.subject === 'touch made.txt');
+  expect(decided).toMatchObject({ decision: 'allow', by: 'user', remember: 'once' });
+  await screenshot(page, 'approval-allowed-light');
+
+  // The stored history has no pending card, and the card still says who decided.
+  await page.reload();
+  await waitForApp(page);
+  await waitForAnswer(page, 'Made it.');
+  const reloaded = approvalOf(page);
+  expect(await outcomeOf(reloaded)).toBe('Allowed by you');
+  expect(await reloaded.locator('.approval-subject').textContent()).toBe('touch made.txt');
+  expect(await page.locator(`${sel.approval} button`).count()).toBe(0);
+}
+
+/** Deny, seen in dark colours (the screenshots); the page goes back to light after. */
+async function deny(hearth: Hearth, page: Page, sessionId: string): Promise<void> {
+  await setColorScheme(page, 'dark');
+  hearth.llm.script({ toolCalls: [terminal('touch denied.txt')] }, { content: 'Understood, I left the file alone.' });
+  const before = hearth.llm.requests.length;
+  await sendMessage(page, 'Make a file');
+  const approval = approvalOf(page);
+  await approval.waitFor();
+  await screenshot(page, 'approval-waiting-dark');
+
+  await approval.locator(sel.deny).click();
+  expect(await outcomeOf(approval)).toBe('Denied by you');
+  await page.locator(`${sel.tool}[data-tool="terminal"][data-status="failed"]`).waitFor();
+  await waitForAnswer(page, 'Understood, I left the file alone.');
+  await waitForIdle(page);
+  expect(existsSync(inWorkFolder(hearth, sessionId, 'denied.txt'))).toBe(false);
+  // The model was told the person denied it (in the request after the one that asked for the call).
+  expect(JSON.stringify(hearth.llm.requests[before + 1]!.body.messages)).toContain('denied');
+  await screenshot(page, 'approval-denied-dark');
+  await setColorScheme(page, 'light');
+}
+
+async function fromTheKeyboard(hearth: Hearth, page: Page, sessionId: string): Promise<void> {
+  hearth.llm.script({ toolCalls: [terminal('touch first.txt')] }, { toolCalls: [terminal('touch second.txt')] }, { content: 'One of two.' });
+  await sendMessage(page, 'Make two files');
+
+  await approvalOf(page, 0).waitFor();
+  expect(await focused(page)).toBe('approval');
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).toBe('Allow once');
+  await page.keyboard.press('Enter');
+  expect(await outcomeOf(approvalOf(page, 0))).toBe('Allowed by you');
+
+  // The next card takes the focus as it appears; Deny is the third button.
+  const second = approvalOf(page, 1);
+  await second.locator(sel.deny).waitFor();
+  await page.waitForFunction(() => (document.activeElement as HTMLElement | null)?.dataset.role === 'approval');
+  for (let index = 0; index < 3; index += 1) await page.keyboard.press('Tab');
+  expect(await focused(page)).toBe('Deny');
+  await page.keyboard.press('Space');
+  expect(await outcomeOf(second)).toBe('Denied by you');
+  await waitForAnswer(page, 'One of two.');
+  expect(existsSync(inWorkFolder(hearth, sessionId, 'first.txt'))).toBe(true);
+  expect(existsSync(inWorkFolder(hearth, sessionId, 'second.txt'))).toBe(false);
+}
+
+async function allowForSession(hearth: Hearth, page: Page): Promise<void> {
+  hearth.llm.script(
+    { toolCalls: [terminal('touch again.txt')] },
+    { toolCalls: [terminal('touch again.txt')] },
+    { toolCalls: [terminal('touch other.txt')] },
+    { content: 'Touched twice.' },
+  );
+  await sendMessage(page, 'Touch it twice');
+  await approvalOf(page, 0).locator(sel.allowForSession).click();
+  expect(await outcomeOf(approvalOf(page, 0))).toBe('Allowed for this session');
+
+  // The same command ran at once; another one asks again.
+  await page.locator(`${sel.tool}[data-tool="terminal"]`).nth(1).and(page.locator('[data-status="done"]')).waitFor();
+  expect(await approvalOf(page, 1).count()).toBe(0);
+  await approvalOf(page, 2).locator(sel.allowOnce).click();
+  expect(await outcomeOf(approvalOf(page, 2))).toBe('Allowed by you');
+  await waitForAnswer(page, 'Touched twice.');
+}
+
+async function subAgentAsks(hearth: Hearth, page: Page, sessionId: string): Promise<void> {
+  hearth.llm.script(
+    { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'Make a file' } }] },
+    { toolCalls: [terminal('touch from-subagent.txt')] },
+    { content: 'Sub-agent made it.' },
+    { content: 'The sub-agent is done.' },
+  );
+  await sendMessage(page, 'Delegate it');
+  const spawn = page.locator(`${sel.tool}[data-tool="spawn_agent"]`);
+  const nested = spawn.locator('.subagent-activity [data-role="tool"][data-tool="terminal"]');
+  const approval = nested.locator(sel.approval);
+  await approval.waitFor();
+  expect(await nested.getAttribute('data-subagent')).toBe('true');
+  expect(await approval.locator('.approval-subject').textContent()).toBe('touch from-subagent.txt');
+  await screenshot(page, 'approval-subagent');
+
+  await approval.locator(sel.allowOnce).click();
+  expect(await outcomeOf(approval)).toBe('Allowed by you');
+  await waitForAnswer(page, 'The sub-agent is done.');
+  expect(await nested.getAttribute('data-status')).toBe('done');
+  expect(existsSync(inWorkFolder(hearth, sessionId, 'from-subagent.txt'))).toBe(true);
+}
+
+/** Last in its server: the answer scripted after the call is never asked for, and would stay queued. */
+async function stopWhileWaiting(hearth: Hearth, page: Page, sessionId: string): Promise<void> {
+  hearth.llm.script({ toolCalls: [terminal('touch stopped.txt')] }, { content: 'not reached' });
+  await sendMessage(page, 'Make a file');
+  const approval = approvalOf(page);
+  await approval.waitFor();
+  await page.locator(sel.stop).click();
+  expect(await outcomeOf(approval)).toBe('Denied: the run was stopped');
+  await waitForIdle(page);
+  expect(await page.locator(`${sel.tool}[data-tool="terminal"]`).getAttribute('data-status')).toBe('failed');
+  expect(existsSync(inWorkFolder(hearth, sessionId, 'stopped.txt'))).toBe(false);
+}
+
 describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
   const browser = useBrowser();
 
-  it('shows the waiting call in full with a countdown, runs it once allowed, and says who allowed it, also after a reload', browserTest, async () => {
+  it('in one page, a session each: shows the waiting call in full with a countdown, runs it once allowed, and says who allowed it, also after a reload; Deny leaves no side effect, and the model answers on; used from the keyboard (Tab to a button, Enter or Space); Allow for this session lets the same command run again without asking; asks inside the spawn_agent card for a sub-agent\'s call; Stop ends a run whose call waits, and the card says the run was stopped', { timeout: 120_000 }, async () => {
     const hearth = await browser.hearth();
-    hearth.llm.script({ toolCalls: [terminal('touch made.txt')] }, { content: 'Made it.' });
     const { page, sessionId } = await browser.openSession(hearth, admin);
-    await sendMessage(page, 'Make a file');
-
-    const approval = approvalOf(page);
-    await approval.waitFor();
-    expect(await approval.locator('.approval-subject').textContent()).toBe('touch made.txt');
-    expect(await approval.locator('.approval-reason').textContent()).toContain('terminal');
-    // server_admin allows terminal(readonly); the card says why this command missed it.
-    const notReadOnly = approval.locator('[data-role="not-read-only"]');
-    expect(await notReadOnly.textContent()).toBe('Not read-only: touch writes files.');
-    expect(await notReadOnly.locator('code').textContent()).toBe('touch');
-    expect(await approval.locator('.approval-timer').textContent()).toMatch(/^Denied automatically in (10:00|9:[0-5]\d)$/);
-    for (const label of ['Allow once', 'Allow for this session', 'Deny']) expect(await approval.locator(`button[aria-label="${label}"]`).isEnabled()).toBe(true);
-    expect(await page.locator(`${sel.tool}[data-tool="terminal"]`).getAttribute('data-status')).toBe('pending');
-    // Nobody was typing, so the card has the focus and the buttons are one Tab away.
-    expect(await focused(page)).toBe('approval');
-    // The end of the transcript says what the run waits for; Stop stays available.
-    expect(await page.evaluate((selector) => getComputedStyle(document.querySelector(selector)!, '::after').content, sel.transcript)).toBe('"Waiting for your decision"');
-    expect(await page.locator(sel.stop).isEnabled()).toBe(true);
-    expect(existsSync(inWorkFolder(hearth, sessionId, 'made.txt'))).toBe(false);
-    await screenshot(page, 'approval-waiting-light');
-
-    await approval.locator(sel.allowOnce).click();
-    expect(await outcomeOf(approval)).toBe('Allowed by you');
-    expect(await approval.locator('button').count()).toBe(0);
-    await page.locator(`${sel.tool}[data-tool="terminal"][data-status="done"]`).waitFor();
-    await waitForAnswer(page, 'Made it.');
-    expect(existsSync(inWorkFolder(hearth, sessionId, 'made.txt'))).toBe(true);
-    const decided = (await hearth.request('GET', `/approvals?status=all&session_id=${sessionId}`)).body.approvals.find((row: any) => row.subject === 'touch made.txt');
-    expect(decided).toMatchObject({ decision: 'allow', by: 'user', remember: 'once' });
-    await screenshot(page, 'approval-allowed-light');
-
-    // The stored history has no pending card, and the card still says who decided.
-    await page.reload();
-    await waitForApp(page);
-    await waitForAnswer(page, 'Made it.');
-    const reloaded = approvalOf(page);
-    expect(await outcomeOf(reloaded)).toBe('Allowed by you');
-    expect(await reloaded.locator('.approval-subject').textContent()).toBe('touch made.txt');
-    expect(await page.locator(`${sel.approval} button`).count()).toBe(0);
-  });
-
-  it('Deny leaves no side effect, and the model answers on', browserTest, async () => {
-    const hearth = await browser.hearth();
-    hearth.llm.script({ toolCalls: [terminal('touch denied.txt')] }, { content: 'Understood, I left the file alone.' });
-    const sessionId = await hearth.createSession(admin);
-    const page = await browser.openPage(hearth, { hash: sessionId, colorScheme: 'dark' });
-    await waitForApp(page);
-    await sendMessage(page, 'Make a file');
-    const approval = approvalOf(page);
-    await approval.waitFor();
-    await screenshot(page, 'approval-waiting-dark');
-
-    await approval.locator(sel.deny).click();
-    expect(await outcomeOf(approval)).toBe('Denied by you');
-    await page.locator(`${sel.tool}[data-tool="terminal"][data-status="failed"]`).waitFor();
-    await waitForAnswer(page, 'Understood, I left the file alone.');
-    await waitForIdle(page);
-    expect(existsSync(inWorkFolder(hearth, sessionId, 'denied.txt'))).toBe(false);
-    // The model was told the person denied it.
-    expect(JSON.stringify(hearth.llm.requests[1]!.body.messages)).toContain('denied');
-    await screenshot(page, 'approval-denied-dark');
-  });
-
-  it('is used from the keyboard: Tab to a button, Enter or Space', browserTest, async () => {
-    const hearth = await browser.hearth();
-    hearth.llm.script({ toolCalls: [terminal('touch first.txt')] }, { toolCalls: [terminal('touch second.txt')] }, { content: 'One of two.' });
-    const { page, sessionId } = await browser.openSession(hearth, admin);
-    await sendMessage(page, 'Make two files');
-
-    await approvalOf(page, 0).waitFor();
-    expect(await focused(page)).toBe('approval');
-    await page.keyboard.press('Tab');
-    expect(await focused(page)).toBe('Allow once');
-    await page.keyboard.press('Enter');
-    expect(await outcomeOf(approvalOf(page, 0))).toBe('Allowed by you');
-
-    // The next card takes the focus as it appears; Deny is the third button.
-    const second = approvalOf(page, 1);
-    await second.locator(sel.deny).waitFor();
-    await page.waitForFunction(() => (document.activeElement as HTMLElement | null)?.dataset.role === 'approval');
-    for (let index = 0; index < 3; index += 1) await page.keyboard.press('Tab');
-    expect(await focused(page)).toBe('Deny');
-    await page.keyboard.press('Space');
-    expect(await outcomeOf(second)).toBe('Denied by you');
-    await waitForAnswer(page, 'One of two.');
-    expect(existsSync(inWorkFolder(hearth, sessionId, 'first.txt'))).toBe(true);
-    expect(existsSync(inWorkFolder(hearth, sessionId, 'second.txt'))).toBe(false);
-  });
-
-  it('Allow for this session lets the same command run again without asking', browserTest, async () => {
-    const hearth = await browser.hearth();
-    hearth.llm.script(
-      { toolCalls: [terminal('touch again.txt')] },
-      { toolCalls: [terminal('touch again.txt')] },
-      { toolCalls: [terminal('touch other.txt')] },
-      { content: 'Touched twice.' },
-    );
-    const { page } = await browser.openSession(hearth, admin);
-    await sendMessage(page, 'Touch it twice');
-    await approvalOf(page, 0).locator(sel.allowForSession).click();
-    expect(await outcomeOf(approvalOf(page, 0))).toBe('Allowed for this session');
-
-    // The same command ran at once; another one asks again.
-    await page.locator(`${sel.tool}[data-tool="terminal"]`).nth(1).and(page.locator('[data-status="done"]')).waitFor();
-    expect(await approvalOf(page, 1).count()).toBe(0);
-    await approvalOf(page, 2).locator(sel.allowOnce).click();
-    expect(await outcomeOf(approvalOf(page, 2))).toBe('Allowed by you');
-    await waitForAnswer(page, 'Touched twice.');
-  });
-
-  it('asks inside the spawn_agent card for a sub-agent\'s call', browserTest, async () => {
-    const hearth = await browser.hearth();
-    hearth.llm.script(
-      { toolCalls: [{ name: 'spawn_agent', arguments: { task: 'Make a file' } }] },
-      { toolCalls: [terminal('touch from-subagent.txt')] },
-      { content: 'Sub-agent made it.' },
-      { content: 'The sub-agent is done.' },
-    );
-    const { page, sessionId } = await browser.openSession(hearth, admin);
-    await sendMessage(page, 'Delegate it');
-    const spawn = page.locator(`${sel.tool}[data-tool="spawn_agent"]`);
-    const nested = spawn.locator('.subagent-activity [data-role="tool"][data-tool="terminal"]');
-    const approval = nested.locator(sel.approval);
-    await approval.waitFor();
-    expect(await nested.getAttribute('data-subagent')).toBe('true');
-    expect(await approval.locator('.approval-subject').textContent()).toBe('touch from-subagent.txt');
-    await screenshot(page, 'approval-subagent');
-
-    await approval.locator(sel.allowOnce).click();
-    expect(await outcomeOf(approval)).toBe('Allowed by you');
-    await waitForAnswer(page, 'The sub-agent is done.');
-    expect(await nested.getAttribute('data-status')).toBe('done');
-    expect(existsSync(inWorkFolder(hearth, sessionId, 'from-subagent.txt'))).toBe(true);
-  });
-
-  it('Stop ends a run whose call waits, and the card says the run was stopped', browserTest, async () => {
-    const hearth = await browser.hearth();
-    hearth.llm.script({ toolCalls: [terminal('touch stopped.txt')] }, { content: 'not reached' });
-    const { page, sessionId } = await browser.openSession(hearth, admin);
-    await sendMessage(page, 'Make a file');
-    const approval = approvalOf(page);
-    await approval.waitFor();
-    await page.locator(sel.stop).click();
-    expect(await outcomeOf(approval)).toBe('Denied: the run was stopped');
-    await waitForIdle(page);
-    expect(await page.locator(`${sel.tool}[data-tool="terminal"]`).getAttribute('data-status')).toBe('failed');
-    expect(existsSync(inWorkFolder(hearth, sessionId, 'stopped.txt'))).toBe(false);
+    await allowOnce(hearth, page, sessionId);
+    const next = async () => {
+      const id = await hearth.createSession(admin);
+      await showSession(page, id);
+      return id;
+    };
+    await deny(hearth, page, await next());
+    await fromTheKeyboard(hearth, page, await next());
+    await next();
+    await allowForSession(hearth, page);
+    await subAgentAsks(hearth, page, await next());
+    await stopWhileWaiting(hearth, page, await next());
   });
 
   it('denies by itself when nobody answers in time', browserTest, async () => {
@@ -209,7 +222,7 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     expect(existsSync(inWorkFolder(hearth, sessionId, 'late.txt'))).toBe(false);
   });
 
-  it('a second tab joining late sees the waiting card and can answer it; a reload shows it again', browserTest, async () => {
+  it('a second tab joining late sees the waiting card and can answer it; a reload shows it again; then, in that server and page, badges a session waiting in the background, and clears the badge once it is approved over REST', { timeout: 120_000 }, async () => {
     const hearth = await browser.hearth();
     hearth.llm.script({ toolCalls: [terminal('touch shared.txt')] }, { content: 'Done from the other tab.' });
     const { page: first, sessionId } = await browser.openSession(hearth, admin);
@@ -234,15 +247,14 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     await waitForAnswer(first, 'Done from the other tab.');
     await waitForAnswer(second, 'Done from the other tab.');
     expect(existsSync(inWorkFolder(hearth, sessionId, 'shared.txt'))).toBe(true);
-  });
+    await second.close();
 
-  it('badges a session waiting in the background, and clears the badge once it is approved over REST', browserTest, async () => {
-    const hearth = await browser.hearth();
+    // The badge: the first page goes on in a session of its own while another waits in the background.
+    const page = first;
     const waiting = await hearth.createSession(admin);
     await hearth.request('PATCH', `/sessions/${waiting}`, { title: 'Background job' });
     const open = await hearth.createSession();
-    const page = await browser.openPage(hearth, { hash: open });
-    await waitForApp(page);
+    await showSession(page, open);
 
     hearth.llm.script({ toolCalls: [terminal('touch background.txt')] }, { content: 'Background done.' });
     const turn = hearth.request('POST', `/sessions/${waiting}/messages`, { content: 'Make a file', wait: 'end' });
@@ -277,7 +289,7 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     expect(await outcomeOf(approvalOf(page))).toBe('Allowed by you');
   });
 
-  it('on a phone, marks the menu button while another session waits, and the drawer shows which', browserTest, async () => {
+  it('on a phone (one page, dark then light): marks the menu button while another session waits, and the drawer shows which; lays the card out without overflow, a long command wrapped and whole', browserTest, async () => {
     const hearth = await browser.hearth();
     const waiting = await hearth.createSession(admin);
     await hearth.request('PATCH', `/sessions/${waiting}`, { title: 'Nightly maintenance' });
@@ -305,30 +317,27 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     expect(await outcomeOf(approval)).toBe('Allowed by you');
     expect((await turn).body.content).toBe('Maintenance done.');
     await page.locator(`${sel.openSessions}:not([data-approvals])`).waitFor();
-  });
 
-  it('lays the card out at phone width without overflow, a long command wrapped and whole', browserTest, async () => {
-    const hearth = await browser.hearth();
+    // A long command's card at phone width, in light colours, in another session of the same page.
+    await setColorScheme(page, 'light');
     const longPath = `/srv/backups/${'nightly-archive-'.repeat(12)}final.tar.gz`;
     const command = `tar -czf ${longPath} /etc /var/lib/hearth --exclude=*.tmp && echo archived > /tmp/last-backup.log`;
     hearth.llm.script({ toolCalls: [terminal(command)] }, { content: 'Archived.' });
-    const sessionId = await hearth.createSession(admin);
-    const page = await browser.openPage(hearth, { hash: sessionId, viewport: { width: 390, height: 844 } });
-    await waitForApp(page);
+    await showSession(page, await hearth.createSession(admin));
     await sendMessage(page, 'Archive the config');
-    const approval = approvalOf(page);
-    await approval.locator(sel.deny).waitFor();
-    expect(await approval.locator('.approval-subject').textContent()).toBe(command);
+    const archive = approvalOf(page);
+    await archive.locator(sel.deny).waitFor();
+    expect(await archive.locator('.approval-subject').textContent()).toBe(command);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    const subject = await approval.locator('.approval-subject').boundingBox();
+    const subject = await archive.locator('.approval-subject').boundingBox();
     expect(subject!.x + subject!.width).toBeLessThanOrEqual(390);
     for (const button of [sel.allowOnce, sel.allowForSession, sel.deny]) {
-      const box = await approval.locator(button).boundingBox();
+      const box = await archive.locator(button).boundingBox();
       expect(box!.x + box!.width, button).toBeLessThanOrEqual(390);
       expect(box!.height, button).toBeGreaterThanOrEqual(32);
     }
     await screenshot(page, 'approval-phone-light');
-    await approval.locator(sel.deny).click();
+    await archive.locator(sel.deny).click();
     await waitForAnswer(page, 'Archived.');
   });
 });
@@ -336,7 +345,9 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
 describe.skipIf(skipBrowserTests)('the page follows the whole Hearth over /ws/events', () => {
   const browser = useBrowser();
 
-  it('shows sessions created, renamed, pinned and deleted elsewhere without a reload', browserTest, async () => {
+  // One server and page, in this order: the list starts empty, the Tools panel and profiles are
+  // followed with no session open, then sessions are opened through the address.
+  it('shows sessions created, renamed, pinned and deleted elsewhere without a reload; follows tools_changed in the Tools panel and the profile lists with no session open; shows the code write_tool would install as highlighted TypeScript with its permissions, and installs nothing when denied; says so when the open session is deleted elsewhere', { timeout: 120_000 }, async () => {
     const hearth = await browser.hearth();
     const page = await browser.openPage(hearth);
     await waitForApp(page);
@@ -364,56 +375,8 @@ describe.skipIf(skipBrowserTests)('the page follows the whole Hearth over /ws/ev
 
     expect((await hearth.request('DELETE', `/sessions/${created}`)).status).toBe(204);
     await item.waitFor({ state: 'detached' });
-  });
 
-  it('says so when the open session is deleted elsewhere', browserTest, async () => {
-    const hearth = await browser.hearth();
-    const { page, sessionId } = await browser.openSession(hearth);
-    // Once the page has read the session (its own GET would otherwise meet the delete: a 404 the browser logs).
-    await page.locator(`${sel.transcript} .empty-state`).waitFor();
-    expect((await hearth.request('DELETE', `/sessions/${sessionId}`)).status).toBe(204);
-    await page.locator(sel.transcript).filter({ hasText: 'This session no longer exists.' }).waitFor();
-    await page.locator(`${sel.sessionItem}[data-session-id="${sessionId}"]`).waitFor({ state: 'detached' });
-  });
-
-  it('shows the code write_tool would install as highlighted TypeScript with its permissions, and installs nothing when denied', browserTest, async () => {
-    const hearth = await browser.hearth();
-    const code = [
-      "export const name = 'list_processes';",
-      "export const description = 'Lists the running processes.';",
-      'export const permissions = { childProcess: true };',
-      "export const parameters = { type: 'object', properties: {}, required: [] };",
-      'export async function execute(params: Record<string, never>, ctx: unknown): Promise<string> {',
-      "  return 'none';",
-      '}',
-      '',
-    ].join('\n');
-    hearth.llm.script({ toolCalls: [{ name: 'write_tool', arguments: { name: 'list_processes', code } }] }, { content: 'Not installed, then.' });
-    const { page } = await browser.openSession(hearth, 'secretary');
-    await sendMessage(page, 'Make a tool that lists processes');
-
-    const card = page.locator(`${sel.tool}[data-tool="write_tool"]`);
-    const approval = card.locator(sel.approval);
-    await approval.waitFor();
-    const written = card.locator('[data-role="written-tool"]');
-    expect(await written.isVisible()).toBe(true);
-    // The code reads as code, line by line, coloured as TypeScript, not as a JSON string full of \n.
-    expect(await written.locator('code.language-typescript').textContent()).toBe(code);
-    expect(await written.locator('code .hljs-keyword').first().textContent()).toBe('export');
-    expect(await written.locator('[data-role="written-tool-permissions"]').textContent()).toBe('Asks for permissions beyond the sandbox: childProcess');
-    expect(await written.evaluate((node) => node.compareDocumentPosition(node.closest('article')!.querySelector('[data-role="approval"]')!) & Node.DOCUMENT_POSITION_FOLLOWING)).toBeTruthy();
-    await screenshot(page, 'approval-write-tool');
-
-    await approval.locator(sel.deny).click();
-    expect(await outcomeOf(approval)).toBe('Denied by you');
-    await waitForAnswer(page, 'Not installed, then.');
-    expect(existsSync(path.join(hearth.config.TOOLS_DIR, 'list_processes.ts'))).toBe(false);
-  });
-
-  it('follows tools_changed in the Tools panel and the profile lists with no session open', browserTest, async () => {
-    const hearth = await browser.hearth();
-    const page = await browser.openPage(hearth);
-    await waitForApp(page);
+    // tools_changed reaches the Tools panel, and a new profile the profile lists, with no session open.
     await page.locator('button.panel-toggle[aria-label="Tools"]').click();
     const panel = page.locator('#tools-panel');
     await panel.locator('li[data-tool-name="todo"]').waitFor();
@@ -433,5 +396,47 @@ export async function execute() { return Math.random() < 0.5 ? 'heads' : 'tails'
       '---\nid: gardener\nname: Gardener\ndescription: Waters the plants.\ntools: [todo]\n---\nYou look after the garden.\n',
     );
     await page.locator(`${sel.sessionProfile} option[value="gardener"]`).waitFor({ state: 'attached' });
+    await closePanel(page, 'Tools');
+
+    // The code write_tool would install, in a secretary session.
+    const code = [
+      "export const name = 'list_processes';",
+      "export const description = 'Lists the running processes.';",
+      'export const permissions = { childProcess: true };',
+      "export const parameters = { type: 'object', properties: {}, required: [] };",
+      'export async function execute(params: Record<string, never>, ctx: unknown): Promise<string> {',
+      "  return 'none';",
+      '}',
+      '',
+    ].join('\n');
+    hearth.llm.script({ toolCalls: [{ name: 'write_tool', arguments: { name: 'list_processes', code } }] }, { content: 'Not installed, then.' });
+    await showSession(page, await hearth.createSession('secretary'));
+    await sendMessage(page, 'Make a tool that lists processes');
+
+    const card = page.locator(`${sel.tool}[data-tool="write_tool"]`);
+    const approval = card.locator(sel.approval);
+    await approval.waitFor();
+    const written = card.locator('[data-role="written-tool"]');
+    expect(await written.isVisible()).toBe(true);
+    // The code reads as code, line by line, coloured as TypeScript, not as a JSON string full of \n.
+    expect(await written.locator('code.language-typescript').textContent()).toBe(code);
+    expect(await written.locator('code .hljs-keyword').first().textContent()).toBe('export');
+    expect(await written.locator('[data-role="written-tool-permissions"]').textContent()).toBe('Asks for permissions beyond the sandbox: childProcess');
+    expect(await written.evaluate((node) => node.compareDocumentPosition(node.closest('article')!.querySelector('[data-role="approval"]')!) & Node.DOCUMENT_POSITION_FOLLOWING)).toBeTruthy();
+    await screenshot(page, 'approval-write-tool');
+
+    await approval.locator(sel.deny).click();
+    expect(await outcomeOf(approval)).toBe('Denied by you');
+    await waitForAnswer(page, 'Not installed, then.');
+    expect(existsSync(path.join(hearth.config.TOOLS_DIR, 'list_processes.ts'))).toBe(false);
+
+    // Last: the open session deleted elsewhere.
+    const doomed = await hearth.createSession();
+    await showSession(page, doomed);
+    // Once the page has read the session (its own GET would otherwise meet the delete: a 404 the browser logs).
+    await page.locator(`${sel.transcript} .empty-state`).waitFor();
+    expect((await hearth.request('DELETE', `/sessions/${doomed}`)).status).toBe(204);
+    await page.locator(sel.transcript).filter({ hasText: 'This session no longer exists.' }).waitFor();
+    await page.locator(`${sel.sessionItem}[data-session-id="${doomed}"]`).waitFor({ state: 'detached' });
   });
 });
