@@ -52,10 +52,12 @@ function integrity(): string {
   }
 }
 
-function countDrafts(): number {
+/** The answer pieces kept so far, of one session or of all. */
+function countDrafts(sessionId?: string): number {
   const database = new Database(path.join(dataDir, 'hearth.db'), { readonly: true });
   try {
-    return Number(database.prepare('SELECT count(*) AS count FROM answer_drafts').pluck().get());
+    const statement = database.prepare(`SELECT count(*) AS count FROM answer_drafts${sessionId === undefined ? '' : ' WHERE session_id = ?'}`).pluck();
+    return Number(sessionId === undefined ? statement.get() : statement.get(sessionId));
   } finally {
     database.close();
   }
@@ -75,24 +77,42 @@ for (const backend of ['ollama', 'openai'] as const) {
       llm = backend === 'ollama' ? await startScriptedOllama() : await startScriptedOpenAI();
     });
 
-    it('mid-answer: the earlier messages are untouched, the answer so far is kept and marked, and the next turn works', async () => {
+    // One server killed with a run in each of two sessions, one mid-tool and one mid-answer, and
+    // brought back once: each session's checks are those it would have alone.
+    it('mid-tool: the call was stored before it ran, gets an "interrupted" result, and the context stays valid; mid-answer: the earlier messages are untouched, the answer so far is kept and marked, and the next turn works', async () => {
       child = await startChildServer(dataDir, backendEnvironment(backend));
-      const sessionId = (await child.request('POST', '/sessions', {})).body.session_id;
+      const answering = (await child.request('POST', '/sessions', {})).body.session_id;
       llm.script({ content: 'An earlier answer.' });
-      expect((await child.request('POST', `/sessions/${sessionId}/messages`, { content: 'First question' })).status).toBe(200);
-      const before = (await child.request('GET', `/sessions/${sessionId}`)).body.messages;
+      expect((await child.request('POST', `/sessions/${answering}/messages`, { content: 'First question' })).status).toBe(200);
+      const before = (await child.request('GET', `/sessions/${answering}`)).body.messages;
 
+      const working = (await child.request('POST', '/sessions', { profile_id: 'worker' })).body.session_id;
+      const folder = path.join(dataDir, 'session-files', working);
+      llm.script({
+        toolCalls: [
+          { name: 'scratchpad', arguments: { action: 'write', section: 'plan', content: 'touch two files' } },
+          { name: 'terminal', arguments: { command: 'touch started; sleep 30; touch finished' } },
+        ],
+      });
+      const workingSocket = await child.connect(working);
+      workingSocket.send({ type: 'message', content: 'Run the long command' });
+      await waitUntil(() => existsSync(path.join(folder, 'started')), 20_000);
+      const stored = (await child.request('GET', `/sessions/${working}`)).body.messages;
+      expect(stored.map((message: any) => message.role)).toEqual(['user', 'assistant', 'tool']);
+
+      // The tool's run asks the LLM nothing more while its command sleeps: the next request is this one.
       llm.script({ chunkCount: 100_000, chunkText: (index) => `word${index} `, delayMs: 2 });
-      const socket = await child.connect(sessionId);
-      socket.send({ type: 'message', content: 'Write at length' });
-      await waitUntil(() => countDrafts() >= 2, 20_000);
+      const answeringSocket = await child.connect(answering);
+      answeringSocket.send({ type: 'message', content: 'Write at length' });
+      await waitUntil(() => countDrafts(answering) >= 2, 20_000);
       await child.kill();
-      const seen = socket.ofType('stream_delta').map((event) => event.delta).join('');
-      socket.close();
+      const seen = answeringSocket.ofType('stream_delta').map((event) => event.delta).join('');
+      answeringSocket.close();
+      workingSocket.close();
       expect(integrity()).toBe('ok');
 
       const server = await restart(backend);
-      const after = (await server.request('GET', `/sessions/${sessionId}`)).body;
+      const after = (await server.request('GET', `/sessions/${answering}`)).body;
       expect(after.running).toBe(false);
       expect(after.messages.slice(0, before.length)).toEqual(before);
       const [question, answer, ...rest] = after.messages.slice(before.length);
@@ -103,43 +123,23 @@ for (const backend of ['ollama', 'openai'] as const) {
       expect(seen.startsWith(answer.content)).toBe(true);
       expect(countDrafts()).toBe(0);
 
-      llm.script({ content: 'Back again.' });
-      expect((await server.request('POST', `/sessions/${sessionId}/messages`, { content: 'Still there?' })).body.content).toBe('Back again.');
-      const roles = llm.requests.at(-1)!.body.messages.map((message: any) => message.role);
-      expect(roles).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'user']);
-    });
-
-    it('mid-tool: the call was stored before it ran, gets an "interrupted" result, and the context stays valid', async () => {
-      child = await startChildServer(dataDir, backendEnvironment(backend));
-      const sessionId = (await child.request('POST', '/sessions', { profile_id: 'worker' })).body.session_id;
-      const folder = path.join(dataDir, 'session-files', sessionId);
-      llm.script({
-        toolCalls: [
-          { name: 'scratchpad', arguments: { action: 'write', section: 'plan', content: 'touch two files' } },
-          { name: 'terminal', arguments: { command: 'touch started; sleep 30; touch finished' } },
-        ],
-      });
-      const socket = await child.connect(sessionId);
-      socket.send({ type: 'message', content: 'Run the long command' });
-      await waitUntil(() => existsSync(path.join(folder, 'started')), 20_000);
-      const stored = (await child.request('GET', `/sessions/${sessionId}`)).body.messages;
-      expect(stored.map((message: any) => message.role)).toEqual(['user', 'assistant', 'tool']);
-      await child.kill();
-      socket.close();
-      expect(integrity()).toBe('ok');
-
-      const server = await restart(backend);
-      const messages = (await server.request('GET', `/sessions/${sessionId}/context`)).body.messages;
+      const messages = (await server.request('GET', `/sessions/${working}/context`)).body.messages;
       expect(messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
       const [, call, first, second, closing] = messages;
       expect(first).toMatchObject({ tool_call_id: call.tool_calls[0].id, success: true });
       expect(second).toMatchObject({ tool_call_id: call.tool_calls[1].id, name: 'terminal', content: interruptedCallResult, success: false });
       expect(closing).toMatchObject({ role: 'assistant', content: '', interrupted: true });
 
+      llm.script({ content: 'Back again.' });
+      expect((await server.request('POST', `/sessions/${answering}/messages`, { content: 'Still there?' })).body.content).toBe('Back again.');
+      const roles = llm.requests.at(-1)!.body.messages.map((message: any) => message.role);
+      expect(roles).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'user']);
+
       llm.script({ content: 'It was cut off; I will check.' });
-      await server.request('POST', `/sessions/${sessionId}/messages`, { content: 'What happened?' });
+      await server.request('POST', `/sessions/${working}/messages`, { content: 'What happened?' });
       expect(callStructure(llm.requests.at(-1)!)).toEqual(['system', 'user', 'assistant:scratchpad,terminal', 'tool', 'tool', 'assistant', 'user']);
-    });
+      // What two tests of 20 s each did.
+    }, 40_000);
   });
 }
 
