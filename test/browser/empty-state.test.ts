@@ -101,8 +101,10 @@ describe.skipIf(skipBrowserTests)('the empty state and small layout fixes in the
     expect((await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Remember the milk' })).status).toBe(200);
     const page = await browser.openPage(hearth, { hash: sessionId, viewport: phone });
     await waitForApp(page);
-    await page.locator(sel.openSessions).click();
     const row = page.locator(`${sel.sessionItem}[data-session-id="${sessionId}"]`);
+    // Opening the session from the hash closes the drawer: open it once the session is open.
+    await row.locator('.session-link[aria-current="page"]').waitFor({ state: 'attached' });
+    await page.locator(sel.openSessions).click();
     await row.locator('.session-meta').waitFor({ state: 'visible' });
     await screenshot(page, 'drawer-session-time');
     expect(await row.locator('.session-meta').innerText()).toMatch(/^Personal Secretary · \S+/);
