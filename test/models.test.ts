@@ -74,6 +74,24 @@ describe('GET /models and GET /models/loaded', () => {
 });
 
 describe('POST /models/pull', () => {
+  it('first run: Ollama up without the default model, the answer says to pull it; one pull later the first answer arrives', async () => {
+    const hearth = await hearthWithModels();
+    // As Ollama answers a chat for a model it does not have.
+    ollama.respondWith((request) =>
+      library.has(request.body?.model) ? { content: 'Hello from qwen3' } : { status: 404, errorMessage: `model "${request.body?.model}" not found, try pulling it first` },
+    );
+    const sessionId = await hearth.createSession();
+    const before = await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello' });
+    expect(before).toMatchObject({ status: 502, body: { error: { code: 'llm_error', message: expect.stringContaining('ollama pull qwen3:8b') } } });
+    const socket = await eventsOf(hearth);
+    await socket.nextMatching(ofType('hello'));
+    expect((await hearth.request('POST', '/models/pull', { name: 'qwen3:8b' })).status).toBe(202);
+    await socket.nextMatching(ofType('model_loading', (frame) => frame.state === 'loaded'), 'the model loaded after its pull');
+    const after = await hearth.request('POST', `/sessions/${sessionId}/messages`, { content: 'Hello again' });
+    expect(after).toMatchObject({ status: 200, body: { content: 'Hello from qwen3' } });
+    socket.close();
+  });
+
   it('answers 202 and the progress reaches the events socket as one moving bar, then done, models_changed and the warm-up of the default model', async () => {
     const hearth = await hearthWithModels();
     const socket = await eventsOf(hearth);
