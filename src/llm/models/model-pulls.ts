@@ -13,7 +13,8 @@ interface RunningPull {
   state: PullState;
   cancel: AbortController;
   updates: ThrottledUpdates<PullState>;
-  finished: Promise<PullState>;
+  /** Set as soon as the pull runs. */
+  finished?: Promise<PullState>;
 }
 
 export type PullStarted = { ok: true; finished: Promise<PullState> } | ({ ok: false } & Refusal<'pull_running'>);
@@ -45,11 +46,11 @@ export class ModelPulls extends EventEmitter<{ update: [state: PullState] }> {
       state: { name, status: 'starting', state: 'pulling' },
       cancel,
       updates: new ThrottledUpdates(1000 / updatesPerSecond, (state) => this.emit('update', state)),
-      finished: Promise.resolve(undefined as unknown as PullState),
     };
     this.running.set(name, pull);
-    pull.finished = this.run(pull);
-    return { ok: true, finished: pull.finished };
+    const finished = this.run(pull);
+    pull.finished = finished;
+    return { ok: true, finished };
   }
 
   /** Ends a running pull; false when none of that name runs. */
