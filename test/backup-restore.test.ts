@@ -134,7 +134,8 @@ describe('hearth backup and restore', () => {
     expect(secondMessages[0]).toMatchObject({ role: 'user', content: 'Write at length' });
     const memory = (await hearth.request('GET', '/memory')).body;
     expect(memory.facts.map((saved: any) => [saved.category, saved.key, saved.value])).toEqual([['home', 'boiler', 'serviced in October']]);
-  });
+    // What two tests of 20 s each did.
+  }, 40_000);
 
   it('a start whose migration fails stops in one line that names the backup it took first and how to restore it', async () => {
     const dataDir = path.join(folder, 'data');
