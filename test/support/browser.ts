@@ -118,7 +118,7 @@ export function useBrowser(harnessOptions: UseBrowserOptions = {}): BrowserHarne
     // A failed test leaves a screenshot of each of its pages for the post-mortem.
     if (context.task.result?.state === 'fail') {
       const pages = contexts.flatMap((browserContext) => browserContext.pages()).filter((page) => !page.isClosed());
-      await Promise.all(pages.map((page, index) => screenshot(page, `failed-${context.task.name.slice(0, 80)}-${index}`).catch(() => undefined)));
+      await Promise.all(pages.map((page, index) => saveScreenshot(page, `failed-${context.task.name.slice(0, 80)}-${index}`).catch(() => undefined)));
     }
     const found = problems;
     problems = { pageErrors: [], consoleErrors: [] };
@@ -210,8 +210,18 @@ export function useBrowser(harnessOptions: UseBrowserOptions = {}): BrowserHarne
   };
 }
 
-/** Saves a full-page PNG to the git-ignored test-artifacts/ folder; answers its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * The pictures of passing tests are taken only when asked for (HEARTH_SCREENSHOTS=1): a full-page PNG
+ * costs Chromium 0.06-0.12 CPU-s, and a run of test/browser takes about a hundred. A failed test's pages always are.
+ */
+const screenshotsWanted = process.env.HEARTH_SCREENSHOTS === '1';
+
+/** With HEARTH_SCREENSHOTS=1, saves a full-page PNG to the git-ignored test-artifacts/ folder and answers its path. */
+export async function screenshot(page: Page, name: string): Promise<string | undefined> {
+  return screenshotsWanted ? saveScreenshot(page, name) : undefined;
+}
+
+async function saveScreenshot(page: Page, name: string): Promise<string> {
   await mkdir(artifactsDir, { recursive: true });
   const file = path.join(artifactsDir, `${name.replace(/[^\w.-]+/g, '-')}.png`);
   await page.screenshot({ path: file, fullPage: true });
