@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { signInCookie } from '../../src/server/identify.ts';
 import { appendMessage } from '../../src/store/messages-repository.ts';
 import { expectNoViolations } from '../support/axe.ts';
-import { browserTest, openPanel, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
+import { closePanel, openPanel, screenshot, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { checkHeader, headerViewports, measureHeader } from '../support/header-layout.ts';
 import { household, type SignedIn } from '../support/people.ts';
@@ -53,10 +53,51 @@ async function sessionTitles(page: Page): Promise<string[]> {
   return page.locator(`${sel.sessionItem} .session-title`).allTextContents();
 }
 
+/** Adds a passkey from the account menu on http://localhost and signs in with it after signing out. */
+async function addAPasskeyAndSignInWithIt(browser: ReturnType<typeof useBrowser>, hearth: Hearth, adult: SignedIn): Promise<void> {
+  // Browsers offer passkeys to a secure page and never for an IP address: the page is opened as localhost.
+  const localhost = { ...hearth, baseUrl: hearth.baseUrl.replace('127.0.0.1', 'localhost') };
+  const page = await browser.openPage(localhost, { allowErrors: [/\b401\b/] });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await signInOnPage(page, adult.person.name, adult.passphrase);
+
+  await page.locator(personButton).click();
+  const menu = page.locator('#person-menu');
+  await menu.getByLabel('Passkey name').fill('Test laptop');
+  await menu.getByRole('button', { name: 'Add a passkey' }).click();
+  await menu.locator('[data-passkey-id]', { hasText: 'Test laptop' }).waitFor();
+  expect((await adult.request('GET', '/me/passkeys')).body).toEqual([expect.objectContaining({ name: 'Test laptop' })]);
+
+  await menu.getByRole('button', { name: 'Sign out', exact: true }).click();
+  const form = page.locator(signInForm);
+  await form.waitFor({ state: 'visible' });
+  await form.getByRole('button', { name: 'Use a passkey instead' }).click();
+  await form.waitFor({ state: 'hidden' });
+  await waitForApp(page);
+  expect(await page.locator(personButton).textContent()).toBe(adult.person.name);
+}
+
+/** A guest's page says guests keep no memory and offers no Telegram link nor personal token. */
+async function expectAGuestsPage(page: Page): Promise<void> {
+  const memory = await openPanel(page, 'Memory');
+  await memory.locator('.memory-summary').waitFor();
+  expect(await memory.locator('.memory-summary').textContent()).toContain('Guests keep no memory');
+  await page.locator(personButton).click();
+  const menu = page.locator('#person-menu');
+  await menu.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
+  expect(await menu.locator('section[aria-label="Telegram"]').count()).toBe(0);
+  expect(await menu.locator('section[aria-label="Personal API tokens"]').count()).toBe(0);
+  expect(await page.locator('#people-toggle').isVisible()).toBe(false);
+}
+
 describe.skipIf(skipBrowserTests)('the page in a household', () => {
   const browser = useBrowser();
 
-  it("two people each see only their own sessions and facts; the child's server_admin ask is decided by the adult, never from the child's page", { timeout: 90_000 }, async () => {
+  it("two people each see only their own sessions and facts; the child's server_admin ask is decided by the adult, never from the child's page; then a session shared on purpose: the other sees it with whose it is, cannot change it, and loses it when unshared; the header keeps one row", { timeout: 150_000 }, async () => {
     const hearth = await browser.hearth({ profiles: { server_admin: serverAdminForChildren } });
     const { owner, people } = await household(hearth, ['adult', 'child']);
     const [adult, child] = people;
@@ -155,20 +196,17 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     expect(audit).toMatchObject({ asked_by: { id: child.person.id }, decider: { id: adult.person.id }, via: 'page' });
     // Through it all, the adult's list never showed the child's session.
     expect(await sessionTitles(adultPage)).toEqual(['Tax return']);
-  });
 
-  it("a session shared on purpose: the other sees it with whose it is, cannot change it, and loses it when unshared; the header keeps one row", { timeout: 90_000 }, async () => {
-    const hearth = await browser.hearth();
-    const { people } = await household(hearth, ['adult', 'child']);
-    const [adult, child] = people;
+    // A session shared on purpose, in the same two pages (their Memory panels closed, as a fresh page has them).
+    await closePanel(adultPage, 'Memory');
+    await closePanel(childPage, 'Memory');
     const shopping = await adult.createSession('secretary');
     await adult.request('PATCH', `/sessions/${shopping}`, { title: 'Shopping list for the weekend' });
     await said(hearth, shopping, 'Milk, eggs, bread');
-    const adultPage = await pageOf(browser, hearth, adult, shopping);
-    const childPage = await pageOf(browser, hearth, child);
-    await childPage.locator(sel.sessionList).waitFor();
+    await showSession(adultPage, shopping);
     await waitForEventsSocket(childPage);
-    expect(await sessionTitles(childPage)).toEqual([]);
+    // The child's list has the child's own session only.
+    expect(await sessionTitles(childPage)).toEqual(['Minecraft server']);
 
     // The adult shares it from the session list.
     const entry = adultPage.locator(`${sel.sessionItem}[data-session-id="${shopping}"]`);
@@ -210,13 +248,19 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await childPage.reload();
     await waitForApp(childPage);
     await childPage.locator(`${sel.transcript}:has-text("This session no longer exists.")`).waitFor();
-    expect(await sessionTitles(childPage)).toEqual([]);
+    expect(await sessionTitles(childPage)).toEqual(['Minecraft server']);
   });
 
-  it('signs in with a name and passphrase, refuses a wrong one; the account menu changes the passphrase, makes and revokes a token, gives a Telegram code; signing out leaves the cookie useless', browserTest, async () => {
+  // One household and server for the account flows, which each sign in through a page of their own
+  // (the passkey's at localhost), the guest on the page the adult signed out of.
+  it('adds a passkey from the account menu on http://localhost and signs in with it after signing out; signs in with a name and passphrase, refuses a wrong one; the account menu changes the passphrase, makes and revokes a token, gives a Telegram code; signing out leaves the cookie useless; a guest\'s page says guests keep no memory and offers no Telegram link nor personal token', { timeout: 120_000 }, async () => {
     const hearth = await browser.hearth();
-    const { people } = await household(hearth, ['adult']);
-    const [adult] = people;
+    const { people } = await household(hearth, ['adult', 'guest']);
+    const [adult, guest] = people;
+
+    await addAPasskeyAndSignInWithIt(browser, hearth, adult);
+
+    // The name and passphrase, the account menu and signing out, on a page of its own at the usual address.
     const page = await browser.openPage(hearth, { allowErrors: [/\b401\b/] });
     const context = page.context();
 
@@ -298,52 +342,10 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await form.waitFor({ state: 'visible' });
     expect(await page.locator(sel.message).isVisible()).toBe(false);
     expect((await hearth.request('GET', '/me', undefined, asHeld)).status).toBe(401);
-  });
 
-  it("a guest's page says guests keep no memory and offers no Telegram link nor personal token", browserTest, async () => {
-    const hearth = await browser.hearth();
-    const { people } = await household(hearth, ['guest']);
-    const [guest] = people;
-    const page = await pageOf(browser, hearth, guest);
-    const memory = await openPanel(page, 'Memory');
-    await memory.locator('.memory-summary').waitFor();
-    expect(await memory.locator('.memory-summary').textContent()).toContain('Guests keep no memory');
-    await page.locator(personButton).click();
-    const menu = page.locator('#person-menu');
-    await menu.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
-    expect(await menu.locator('section[aria-label="Telegram"]').count()).toBe(0);
-    expect(await menu.locator('section[aria-label="Personal API tokens"]').count()).toBe(0);
-    expect(await page.locator('#people-toggle').isVisible()).toBe(false);
-  });
-
-  it('adds a passkey from the account menu on http://localhost and signs in with it after signing out', browserTest, async () => {
-    const started = await browser.hearth();
-    const { people } = await household(started, ['adult']);
-    const [adult] = people;
-    // Browsers offer passkeys to a secure page and never for an IP address: the page is opened as localhost.
-    const hearth = { ...started, baseUrl: started.baseUrl.replace('127.0.0.1', 'localhost') };
-    const page = await browser.openPage(hearth, { allowErrors: [/\b401\b/] });
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    await signInOnPage(page, adult.person.name, adult.passphrase);
-
-    await page.locator(personButton).click();
-    const menu = page.locator('#person-menu');
-    await menu.getByLabel('Passkey name').fill('Test laptop');
-    await menu.getByRole('button', { name: 'Add a passkey' }).click();
-    await menu.locator('[data-passkey-id]', { hasText: 'Test laptop' }).waitFor();
-    expect((await adult.request('GET', '/me/passkeys')).body).toEqual([expect.objectContaining({ name: 'Test laptop' })]);
-
-    await menu.getByRole('button', { name: 'Sign out', exact: true }).click();
-    const form = page.locator(signInForm);
-    await form.waitFor({ state: 'visible' });
-    await form.getByRole('button', { name: 'Use a passkey instead' }).click();
-    await form.waitFor({ state: 'hidden' });
-    await waitForApp(page);
-    expect(await page.locator(personButton).textContent()).toBe(adult.person.name);
+    // Signed out, the same page signs a guest in.
+    await signInOnPage(page, guest.person.name, guest.passphrase);
+    await expectAGuestsPage(page);
   });
 
   it('the owner of a one-person Hearth sees the page as before, invites someone from the People panel who joins, changes their role and passphrase, and removes them keeping their sessions', { timeout: 90_000 }, async () => {
