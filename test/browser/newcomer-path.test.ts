@@ -3,7 +3,8 @@
 // The path a newcomer takes, in real Chromium: `npm run dev:fake-llm` (run as that command runs it,
 // a child process) and Hearth pointed at it with its default model, the shipped user tools in
 // TOOLS_DIR. First load, a tool dropped in by hand and used from a chat, a profile switch, the
-// message actions, and "make a tool …" writing a tool and using it in the same answer.
+// message actions, and "make a tool …" writing a tool and using it in the same answer: one Hearth and
+// one page walk the three in turn, each after the first in a new session.
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,11 +12,9 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlmProcess, type FakeLlmProcess } from '../support/fake-llm-process.ts';
 import type { Hearth } from '../support/hearth-server.ts';
-import { lastAnswerText, screenshot, sel, sendMessage, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
+import { closePanel, lastAnswerText, screenshot, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForApp, waitForHeaderProfile, waitForIdle } from '../support/browser.ts';
 import { chooseInHeader } from '../support/session-header.ts';
 
-/** Planning, a tool host's start and write_tool's type check, under a busy suite. */
-const pathTest = { timeout: 120_000 } as const;
 /** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
 const runTimeoutMs = 45_000;
 
@@ -126,11 +125,8 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     return { hearth, toolsDir };
   }
 
-  it('first load shows the profile cards and a reachable backend; a tool dropped into TOOLS_DIR is used from a chat; a profile switch reorders the Tools panel', pathTest, async () => {
-    const { hearth, toolsDir } = await newcomerHearth();
-    expect(hearth.config.OLLAMA_DEFAULT_MODEL).toBe('qwen3:8b');
-    const page = await browser.openPage(hearth);
-    await waitForApp(page);
+  /** First load shows the profile cards and a reachable backend; a tool dropped into TOOLS_DIR is used from a chat; a profile switch reorders the Tools panel. */
+  async function firstLoadAndHandWrittenTool(page: Page, hearth: Hearth, toolsDir: string): Promise<void> {
 
     // 1. Three profile cards, each with its name, description and example prompts; the backend in the header.
     const profiles = await shippedProfiles(hearth);
@@ -219,13 +215,14 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     expect(await listedTools(panel, 'not-in-profile')).not.toContain('ssh_exec');
     expect((await hearth.request('GET', `/sessions/${sessionId}`)).body.profile_id).toBe('server_admin');
     await screenshot(page, 'newcomer-profile-switch');
-  });
+    await closePanel(page, 'Tools');
+  }
 
-  it('copies, regenerates and edits-and-resends the fake LLM\'s answers', pathTest, async () => {
-    const { hearth } = await newcomerHearth();
+  /** Copies, regenerates and edits-and-resends the fake LLM's answers. */
+  async function messageActions(page: Page, hearth: Hearth): Promise<void> {
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: hearth.baseUrl });
     const sessionId = await hearth.createSession('secretary');
-    const page = await browser.openPage(hearth, { hash: sessionId, permissions: ['clipboard-read', 'clipboard-write'] });
-    await waitForApp(page);
+    await showSession(page, sessionId);
     await waitForIdle(page);
 
     await sendMessage(page, 'Which day is bin day?');
@@ -270,11 +267,12 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     const current = (await storedMessages(hearth, sessionId)).filter((message) => !message.superseded).map((message) => message.role);
     expect(current).toEqual(['user', 'assistant']);
     await screenshot(page, 'newcomer-message-actions');
-  });
+  }
 
-  it('"make a tool …" writes roll_dice with write_tool and uses it in the same answer', pathTest, async () => {
-    const { hearth, toolsDir } = await newcomerHearth();
-    const { page, sessionId } = await browser.openSession(hearth, 'secretary');
+  /** "make a tool …" writes roll_dice with write_tool and uses it in the same answer. */
+  async function makeATool(page: Page, hearth: Hearth, toolsDir: string): Promise<void> {
+    const sessionId = await hearth.createSession('secretary');
+    await showSession(page, sessionId);
     await waitForIdle(page);
     const panel = await openToolsPanel(page);
     await panel.locator('li[data-tool-name="write_tool"]').waitFor();
@@ -309,5 +307,16 @@ describe.skipIf(skipBrowserTests)('the newcomer path, against the fake LLM', () 
     expect((await storedMessages(hearth, sessionId)).at(-1)?.content).toContain(roll);
     expect(await readFile(path.join(toolsDir, 'roll_dice.ts'), 'utf8')).toContain("export const name = 'roll_dice';");
     await screenshot(page, 'newcomer-make-a-tool');
+  }
+
+  it('first load shows the profile cards and a reachable backend; a tool dropped into TOOLS_DIR is used from a chat; a profile switch reorders the Tools panel; then copy, regenerate and edit-and-resend; then "make a tool …" writes roll_dice and uses it in the same answer', { timeout: 240_000 }, async () => {
+    const { hearth, toolsDir } = await newcomerHearth();
+    expect(hearth.config.OLLAMA_DEFAULT_MODEL).toBe('qwen3:8b');
+    const page = await browser.openPage(hearth);
+    await waitForApp(page);
+
+    await firstLoadAndHandWrittenTool(page, hearth, toolsDir);
+    await messageActions(page, hearth);
+    await makeATool(page, hearth, toolsDir);
   });
 });
