@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { appendMessage } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { browserTest, closePanel, screenshot, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForIdle } from '../support/browser.ts';
+import { expectNoViolations } from '../support/axe.ts';
 import { setColorScheme } from '../support/color-scheme.ts';
 
 // The shipped server_admin profile runs read-only terminal commands at once and asks before the others.
@@ -424,6 +425,11 @@ export async function execute() { return Math.random() < 0.5 ? 'heads' : 'tails'
     expect(await written.locator('[data-role="written-tool-permissions"]').textContent()).toBe('Asks for permissions beyond the sandbox: childProcess');
     expect(await written.evaluate((node) => node.compareDocumentPosition(node.closest('article')!.querySelector('[data-role="approval"]')!) & Node.DOCUMENT_POSITION_FOLLOWING)).toBeTruthy();
     await screenshot(page, 'approval-write-tool');
+    // At phone width its code scrolls sideways, so a keyboard must reach it (axe: scrollable-region-focusable).
+    const desktop = page.viewportSize()!;
+    await page.setViewportSize({ width: 360, height: 740 });
+    await expectNoViolations(page, 'the write_tool card waiting, at 360 px');
+    await page.setViewportSize(desktop);
 
     await approval.locator(sel.deny).click();
     expect(await outcomeOf(approval)).toBe('Denied by you');
