@@ -307,7 +307,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     // Every body is small but a message's (its route allows more); uploads are multipart, limited on their own.
     bodyLimit: 1024 * 1024,
     // A model's name is one URL segment of up to 200 characters (DELETE /models/:name), more once encoded.
-    maxParamLength: 600,
+    routerOptions: { maxParamLength: 600 },
     // Bodies are validated as sent: a number is not quietly turned into a flag, nor an unknown field dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
     schemaController: { compilersFactory: { buildValidator: buildSharedValidator } },
