@@ -1,9 +1,9 @@
 // A profile's model chosen from the page: written into the person's copy of the profile under
 // DATA_DIR/profiles (made from the shipped file the first time), never into the shipped file.
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Profile } from './profile.ts';
+import { writeFileAtomically } from '../atomic-file.ts';
 
 /** The profile's text with `model:` set in its front matter, the rest as the person wrote it. */
 export function withModel(text: string, model: string): string {
@@ -20,13 +20,5 @@ export function withModel(text: string, model: string): string {
 /** Writes the profile's override file with `model` set, through a rename so the watcher never reads half of it. */
 export async function writeProfileModel(profile: Pick<Profile, 'file'>, overridesDirectory: string, model: string): Promise<void> {
   const text = withModel(await readFile(profile.file, 'utf8'), model);
-  await mkdir(overridesDirectory, { recursive: true });
-  const target = path.join(overridesDirectory, path.basename(profile.file));
-  const staged = path.join(overridesDirectory, `.${path.basename(profile.file)}.${randomBytes(6).toString('hex')}`);
-  try {
-    await writeFile(staged, text);
-    await rename(staged, target);
-  } finally {
-    await rm(staged, { force: true });
-  }
+  await writeFileAtomically(path.join(overridesDirectory, path.basename(profile.file)), text);
 }

@@ -1,10 +1,10 @@
 // The default model chosen from the page, per backend, in DATA_DIR/models.json: one small value
 // read once at start and written when the owner picks another, so a JSON file (backed up with
 // DATA_DIR's other files) rather than a table and its migration.
-import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BackendId } from '../../backend-ids.ts';
+import { writeFileAtomically } from '../../atomic-file.ts';
 
 export const modelsFileName = 'models.json';
 
@@ -31,11 +31,5 @@ export async function readDefaultModels(dataDir: string): Promise<DefaultModels>
 /** Writes the file through a rename, so a reader never sees half of it. */
 export async function writeDefaultModel(dataDir: string, backend: BackendId, model: string): Promise<void> {
   const chosen = { ...(await readDefaultModels(dataDir)), [backend]: model };
-  const staged = path.join(dataDir, `.${modelsFileName}.${randomBytes(6).toString('hex')}`);
-  try {
-    await writeFile(staged, `${JSON.stringify({ default_models: chosen }, null, 2)}\n`);
-    await rename(staged, path.join(dataDir, modelsFileName));
-  } finally {
-    await rm(staged, { force: true });
-  }
+  await writeFileAtomically(path.join(dataDir, modelsFileName), `${JSON.stringify({ default_models: chosen }, null, 2)}\n`);
 }

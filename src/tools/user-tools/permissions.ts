@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolPermission } from './protocol.ts';
+import { writeFileAtomically } from '../../atomic-file.ts';
 
 /**
  * What a user tool may ask for beyond the sandbox, with `export const permissions = { … }`.
@@ -139,13 +140,5 @@ export async function recordGrant(toolsDir: string, name: string, permissions: r
   } else {
     grants[name] = { permissions: [...permissions], sha256: sourceDigest(code), granted_at: new Date().toISOString() };
   }
-  const stagingDir = path.join(toolsDir, '.staging');
-  await mkdir(stagingDir, { recursive: true });
-  const staged = path.join(stagingDir, `permissions.${randomBytes(6).toString('hex')}.json`);
-  try {
-    await writeFile(staged, `${JSON.stringify(grants, null, 2)}\n`);
-    await rename(staged, path.join(toolsDir, permissionsFileName));
-  } finally {
-    await rm(staged, { force: true });
-  }
+  await writeFileAtomically(path.join(toolsDir, permissionsFileName), `${JSON.stringify(grants, null, 2)}\n`, path.join(toolsDir, '.staging'));
 }

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../logger.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
 import type { LoadFailure } from './protocol.ts';
+import { writeFileAtomically } from '../../atomic-file.ts';
 
 export const switchesFileName = 'enabled.json';
 
@@ -41,16 +41,12 @@ export async function readSwitchesFile(toolsDir: string): Promise<SwitchesFile> 
 
 /** Writes `{"disabled":[…]}` through a rename, so a reader never sees half a file. */
 async function writeSwitchesFile(toolsDir: string, disabled: Iterable<string>, enabled: Iterable<string>): Promise<void> {
-  const stagingDir = path.join(toolsDir, '.staging');
-  await mkdir(stagingDir, { recursive: true });
-  const staged = path.join(stagingDir, `enabled.${randomBytes(6).toString('hex')}.json`);
-  try {
-    const switchedOn = [...new Set(enabled)].sort();
-    await writeFile(staged, `${JSON.stringify({ disabled: [...new Set(disabled)].sort(), ...(switchedOn.length > 0 && { enabled: switchedOn }) }, null, 2)}\n`);
-    await rename(staged, path.join(toolsDir, switchesFileName));
-  } finally {
-    await rm(staged, { force: true });
-  }
+  const switchedOn = [...new Set(enabled)].sort();
+  await writeFileAtomically(
+    path.join(toolsDir, switchesFileName),
+    `${JSON.stringify({ disabled: [...new Set(disabled)].sort(), ...(switchedOn.length > 0 && { enabled: switchedOn }) }, null, 2)}\n`,
+    path.join(toolsDir, '.staging'),
+  );
 }
 
 export type SwitchOutcome = { ok: true } | { ok: false; message: string };
