@@ -35,10 +35,6 @@ export class ModelPulls extends EventEmitter<{ update: [state: PullState] }> {
     return [...this.running.values()].map((pull) => ({ ...pull.state }));
   }
 
-  isRunning(name: string): boolean {
-    return this.running.has(name);
-  }
-
   start(name: string): PullStarted {
     if (this.running.has(name)) return refusal('pull_running', `${name} is already being pulled.`);
     const cancel = new AbortController();
