@@ -17,7 +17,7 @@ const knownSizes = {
 };
 
 /** The download size in bytes of a well-known model, or undefined. */
-export function knownModelSize(name) {
+function knownModelSize(name) {
   const gigabytes = knownSizes[name];
   return gigabytes === undefined ? undefined : gigabytes * gigabyte;
 }

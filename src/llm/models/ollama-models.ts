@@ -1,4 +1,4 @@
-// Ollama's model endpoints (/api/tags, /api/show, /api/ps, /api/delete, /api/pull, an empty
+// Ollama's model endpoints (/api/show, /api/ps, /api/delete, /api/pull, an empty
 // /api/generate) through the `ollama` client; its browser entry, as the chat backend uses.
 import { Ollama } from 'ollama/browser';
 import type { PullLine } from './pull-progress.ts';
@@ -11,15 +11,6 @@ export interface ModelDetails {
   context_length?: number;
   /** Ollama's capabilities ("completion", "tools", "thinking", "vision"); undefined when this Ollama does not say. */
   capabilities?: string[];
-}
-
-export interface InstalledModel {
-  name: string;
-  size: number;
-  digest: string;
-  family?: string;
-  parameters?: string;
-  quantization?: string;
 }
 
 export interface LoadedModel {
@@ -45,18 +36,6 @@ export class OllamaModels {
     const fetchWith: typeof fetch = (input, init) =>
       this.baseFetch(input, { ...init, ...(signal && { signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }) });
     return new Ollama({ host: this.host, fetch: fetchWith });
-  }
-
-  async installed(signal: AbortSignal): Promise<InstalledModel[]> {
-    const { models } = await this.client(signal).list();
-    return models.map((model) => ({
-      name: model.name,
-      size: model.size,
-      digest: model.digest,
-      ...(model.details?.family && { family: model.details.family }),
-      ...(model.details?.parameter_size && { parameters: model.details.parameter_size }),
-      ...(model.details?.quantization_level && { quantization: model.details.quantization_level }),
-    }));
   }
 
   async details(name: string, signal: AbortSignal): Promise<ModelDetails> {
