@@ -285,8 +285,13 @@ export async function closePanel(page: Page, name: string): Promise<void> {
  */
 export async function showSession(page: Page, sessionId: string): Promise<void> {
   await page.evaluate((id) => (location.hash = encodeURIComponent(id)), sessionId);
-  await page.waitForFunction((id) => (window as any).hearthMetrics?.lastOpen?.sessionId === id, sessionId);
+  await waitForSessionSynced(page, sessionId);
   await waitForIdle(page);
+}
+
+/** The session's socket is open and the page has drawn its history (the page's `hearthMetrics.lastOpen`). */
+export async function waitForSessionSynced(page: Page, sessionId: string): Promise<void> {
+  await page.waitForFunction((id) => (window as any).hearthMetrics?.lastOpen?.sessionId === id, sessionId);
 }
 
 /** The events socket has said hello: from now on its events (notifications, integration and tool changes) reach the page. */
