@@ -40,6 +40,8 @@ import { notifyFinishedRuns } from './scheduler/run-notifications.ts';
 import { Scheduler } from './scheduler/scheduler.ts';
 import { ServiceList } from './service-list.ts';
 import { SessionService } from './sessions/session-service.ts';
+import { configuredSpeech } from './speech/configured-speech.ts';
+import type { SpeechService } from './speech/speech-service.ts';
 import { serverTimeZone } from './time/schedule-times.ts';
 import { agentRoutes } from './server/agent-routes.ts';
 import { maxMessageBytes } from './server/client-commands.ts';
@@ -115,6 +117,8 @@ export type AppDependencies = AgentDependencies & {
   mqtt: MqttConnection;
   /** The jail every process started for the agent runs in (probed at start). */
   jail: Jail;
+  /** Speech to text and text to speech (STT_BACKEND, TTS_BACKEND), reported as `speech_to_text` and `text_to_speech`. */
+  speech: SpeechService;
   /** What schedules take the time from; tests pass one they move by hand. */
   clock?: Clock;
   /** The scheduler, set by buildApp; the schedule tool reads it when it runs. */
@@ -166,6 +170,8 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     overrides.mqtt ??
     new MqttConnection({ url: config.MQTT_URL, username: config.MQTT_USERNAME, password: config.MQTT_PASSWORD, integrations, logger });
   services.add({ name: 'MQTT', start: () => mqtt.start(), close: () => mqtt.close() });
+  const speech = overrides.speech ?? (await configuredSpeech({ config, integrations, logger, jail }));
+  services.add({ name: 'speech', start: () => speech.start(), close: () => speech.close() });
   const tools =
     overrides.tools ??
     createToolRegistry({
@@ -258,6 +264,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     homeAssistant,
     mcp,
     jail,
+    speech,
     services,
     household,
     accounts,

@@ -64,6 +64,17 @@ const ConfigSchema = Type.Object({
   TELEGRAM_BOT_TOKEN: Text(''),
   TELEGRAM_ALLOWED_USERS: Text(''),
   TELEGRAM_API_ROOT: Type.String({ default: 'https://api.telegram.org', format: 'uri' }),
+  STT_BACKEND: Type.Union(['none', 'openai', 'wyoming'].map((id) => Type.Literal(id)), { default: 'none' }),
+  STT_URL: Type.String({ default: '', format: 'speech-url' }),
+  STT_MODEL: Text('whisper-1'),
+  STT_API_KEY: Text(''),
+  STT_LANGUAGE: Text(''),
+  TTS_BACKEND: Type.Union(['auto', 'none', 'openai', 'wyoming', 'espeak-ng'].map((id) => Type.Literal(id)), { default: 'auto' }),
+  TTS_URL: Type.String({ default: '', format: 'speech-url' }),
+  TTS_MODEL: Text('tts-1'),
+  TTS_VOICE: Text(''),
+  TTS_API_KEY: Text(''),
+  VOICE_MAX_SECONDS: Count(120),
   MCP_CONFIG_FILE: Text(''),
   MCP_TOOL_TIMEOUT_MS: Count(60000, 100),
   JAIL: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
@@ -85,12 +96,23 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl, 'mqtt-url': isMqttUrl, 'time-zone': isTimeZoneOrNothing } })
+const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl, 'mqtt-url': isMqttUrl, 'speech-url': isSpeechUrl, 'time-zone': isTimeZoneOrNothing } })
   .compile(ConfigSchema);
 
 function isHttpUrl(value: string): boolean {
   try {
     return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** A speech server: an http(s) base URL (openai) or tcp://host:port (wyoming), or nothing. */
+function isSpeechUrl(value: string): boolean {
+  if (value === '') return true;
+  try {
+    const url = new URL(value);
+    return ['http:', 'https:'].includes(url.protocol) || (url.protocol === 'tcp:' && url.hostname !== '' && url.port !== '');
   } catch {
     return false;
   }
@@ -122,6 +144,7 @@ function expectation(schema: Record<string, unknown>): string {
     return allowsUrl ? 'an http(s) URL or nothing' : `one of ${literals.join(', ')}`;
   }
   if (schema.format === 'uri') return 'an http(s) URL';
+  if (schema.format === 'speech-url') return 'an http(s) base URL (openai, e.g. http://host:8000/v1), tcp://host:port (wyoming, e.g. tcp://host:10300) or nothing';
   if (schema.format === 'time-zone') return 'an IANA time zone such as Europe/Berlin, or nothing for the server\'s';
   const range = [schema.minimum, schema.maximum].some((bound) => bound !== undefined)
     ? ` from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`
