@@ -388,7 +388,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('heartbeats', heartbeats);
   const channelList = [...(options.channels ?? []), ...(await configuredChannels(config))];
   const channelLinks = new ChannelLinks(deps.db, deps.household, clock);
-  const channels = new Channels({ channels: channelList, sessions, links: channelLinks, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger });
+  const channels = new Channels({ channels: channelList, sessions, links: channelLinks, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger, speech: deps.speech });
   services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
   // After what starts runs: timers and channels stop taking work before every run is stopped.
   services.add({ name: 'agent', stop: () => agent.stopAll() });

@@ -7,6 +7,7 @@ import { TelegramChannel, type TelegramChannelOptions } from '../src/channels/te
 import { pressedWhereSent } from '../src/channels/telegram/button-press.ts';
 import { PlayedPeople } from './support/played-people.ts';
 import { PlayedSessions } from './support/played-telegram-sessions.ts';
+import { PlayedSpeech } from './support/played-speech.ts';
 import { startTelegramBotApi, type TelegramBotApi, type Update } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
 
@@ -61,6 +62,7 @@ function startChannel(overrides: Partial<TelegramChannelOptions> = {}): Telegram
     people,
     reportStatus: (status) => void reported.push(status),
     logger: pino({ level: 'info' }, logStream),
+    speech: new PlayedSpeech(),
   });
   return channel;
 }

@@ -4,6 +4,7 @@ import type { ChannelPeople } from '../household/channel-links.ts';
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { Sessions } from '../sessions/sessions.ts';
+import type { SpeechService } from '../speech/speech-service.ts';
 
 /** A notification as the events socket carries it (docs/agent.md, "Notifications"). */
 export type ChannelNotification = Omit<Extract<HearthEvent, { type: 'notification' }>, 'type'>;
@@ -17,6 +18,9 @@ export type ChannelNotification = Omit<Extract<HearthEvent, { type: 'notificatio
  */
 export type ChannelApproval = PendingApprovalSummary;
 
+/** Hearth's speech, for a channel that takes voice: whether each way is configured, and the two calls (failures come back as data). */
+export type ChannelSpeech = Pick<SpeechService, 'canTranscribe' | 'canSynthesize' | 'transcribe' | 'synthesize'>;
+
 /** What a channel is handed when it starts: the only way it reaches sessions, and where it reports its state. */
 export interface ChannelContext {
   /** Find or create sessions (`findOrCreate('telegram:<chat id>', {origin: 'telegram'})`), send, stop, follow, decide. */
@@ -26,6 +30,8 @@ export interface ChannelContext {
   /** Its state in GET /integrations and the `integration_status` event, under the channel's id; never put a secret in `message` or `details`. */
   reportStatus(status: Omit<IntegrationStatus, 'name'>): void;
   logger: Logger;
+  /** Speech to text and back, as configured (STT_BACKEND, TTS_BACKEND); either may be off. */
+  speech: ChannelSpeech;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { ChannelLinks } from '../household/channel-links.ts';
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { Sessions } from '../sessions/sessions.ts';
-import type { Channel, ChannelContext } from './channel.ts';
+import type { Channel, ChannelContext, ChannelSpeech } from './channel.ts';
 import { messageOf } from '../failure.ts';
 
 export interface ChannelsOptions {
@@ -16,6 +16,7 @@ export interface ChannelsOptions {
   approvals: ApprovalGate;
   integrations: IntegrationRegistry;
   logger: Logger;
+  speech: ChannelSpeech;
 }
 
 /** Every registered channel: started and stopped together, and told of each notification and approval. */
@@ -35,7 +36,7 @@ export class Channels {
   }
 
   async start(): Promise<void> {
-    const { channels, sessions, links, events, approvals, integrations, logger } = this.options;
+    const { channels, sessions, links, events, approvals, integrations, logger, speech } = this.options;
     if (channels.length === 0) return;
     this.unsubscribes.push(
       events.subscribe((event, audience) => {
@@ -60,6 +61,7 @@ export class Channels {
         people: links.forChannel(channel.id),
         reportStatus: (status) => integrations.report({ ...status, name: channel.id }),
         logger: logger.child({ channel: channel.id }),
+        speech,
       };
       try {
         await channel.start(context);

@@ -14,6 +14,8 @@ export async function configuredChannels(config: Config): Promise<Channel[]> {
         token: config.TELEGRAM_BOT_TOKEN,
         allowedUsers: config.TELEGRAM_ALLOWED_USERS,
         apiRoot: config.TELEGRAM_API_ROOT,
+        // Bots may fetch files of up to 20 MB; a smaller upload limit is Hearth's.
+        voiceLimits: { maxSeconds: config.VOICE_MAX_SECONDS, maxBytes: Math.min(20, config.SESSION_FILES_MAX_SIZE_MB) * 1024 * 1024 },
       }),
     );
   }

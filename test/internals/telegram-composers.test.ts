@@ -12,9 +12,11 @@ import { commands } from '../../src/channels/telegram/commands.ts';
 import { messages } from '../../src/channels/telegram/messages.ts';
 import { SessionListings, sessionButtons } from '../../src/channels/telegram/session-buttons.ts';
 import { SessionMirror } from '../../src/channels/telegram/session-mirror.ts';
+import { defaultVoiceLimits } from '../../src/channels/telegram/voice-notes.ts';
 import { InMemoryBot } from '../support/in-memory-bot.ts';
 import { PlayedPeople, playedPerson } from '../support/played-people.ts';
 import { PlayedSessions } from '../support/played-telegram-sessions.ts';
+import { PlayedSpeech } from '../support/played-speech.ts';
 import { recordingLogger } from '../support/recording-logger.ts';
 import { waitUntil } from '../support/wait-until.ts';
 
@@ -49,6 +51,9 @@ function channelComposers() {
         return Buffer.from(`bytes of ${fileId}`);
       },
       downloadFailed: (error) => (error as Error).message,
+      speech: new PlayedSpeech(),
+      spoken: { expect: () => undefined },
+      voiceLimits: defaultVoiceLimits,
     }),
   );
   const refusals = (refused: string) => lines.filter((line) => line.includes(`"refused":"${refused}"`));

@@ -5,9 +5,11 @@
  * `{ok: true, result}` or `{ok: false, error_code, description, parameters?}` — for the methods a
  * chat bot uses: getMe, deleteWebhook, getUpdates (real long polling), sendMessage,
  * editMessageText, deleteMessage, answerCallbackQuery, setMyCommands, getMyCommands,
- * sendChatAction, getFile and file download at `/file/bot<token>/<file_path>`. It validates what
- * Telegram validates that a bot can get wrong: the token (401), message length after entity
- * parsing (4,096), the HTML parse mode, an edit that changes nothing, callback data of 1–64 bytes.
+ * sendChatAction, sendVoice (a multipart upload, `attach://` or a file id), getFile and file download at
+ * `/file/bot<token>/<file_path>`. It validates what Telegram validates that a bot can get wrong: the token
+ * (401), message length after entity parsing (4,096; a caption's 1,024), the HTML parse mode, an edit that
+ * changes nothing, callback data of 1–64 bytes, a reply to a message the chat does not have. A voice
+ * upload that is not OGG/Opus, MP3 or M4A arrives as a document, as Telegram documents it.
  * Tests play the people through the queue helpers, read every call and every message the bot
  * keeps, and inject 429s or outages.
  */
@@ -53,6 +55,19 @@ export interface StoredMessage {
   history: string[];
   deleted: boolean;
   date: number;
+  /** The message it replies to, in the same chat. */
+  replyTo?: number;
+  /** A voice note the bot sent (sendVoice), with the bytes it uploaded. */
+  voice?: SentVoice;
+  /** What sendVoice sent when it was no voice Telegram plays (not OGG/Opus, MP3 or M4A). */
+  document?: SentVoice;
+}
+
+export interface SentVoice {
+  file_id: string;
+  bytes: Buffer;
+  /** As the bot gave it (Telegram does not check it). */
+  duration?: number;
 }
 
 export interface User {
@@ -118,7 +133,9 @@ export interface TelegramBotApi {
   /** A photo in two sizes; getFile serves `bytes` for the larger, a prefix of them for the smaller. */
   sendPhoto(userId: number, photo: { bytes: Buffer; caption?: string; width?: number; height?: number }, person?: PersonOptions): Update;
   sendDocument(userId: number, document: { bytes: Buffer; fileName: string; mimeType?: string; caption?: string }, person?: PersonOptions): Update;
-  sendVoice(userId: number, voice: { bytes: Buffer; duration?: number; mimeType?: string }, person?: PersonOptions): Update;
+  sendVoice(userId: number, voice: { bytes: Buffer; duration?: number; mimeType?: string; fileSize?: number }, person?: PersonOptions): Update;
+  /** An audio file (a song, a recording shared from another app), as Telegram sends it: `audio` with its name and type. */
+  sendAudio(userId: number, audio: { bytes: Buffer; fileName: string; duration?: number; mimeType?: string; caption?: string }, person?: PersonOptions): Update;
   /** A press on an inline button of the bot's message `messageId` in the person's chat. */
   pressButton(userId: number, messageId: number, data: string, person?: PersonOptions): Update;
   /** Makes a chat known without a message, as if the person had started the bot long ago. */
@@ -158,7 +175,7 @@ const chatActions = new Set([
 ]);
 
 // Parameters Telegram accepts JSON-serialized when they arrive in a form (grammY's multipart bodies).
-const jsonParameters = new Set(['reply_markup', 'allowed_updates', 'commands', 'scope', 'entities', 'reply_parameters', 'link_preview_options']);
+const jsonParameters = new Set(['caption_entities', 'reply_markup', 'allowed_updates', 'commands', 'scope', 'entities', 'reply_parameters', 'link_preview_options']);
 
 function parseMultipart(body: Buffer, boundary: string): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
@@ -223,6 +240,15 @@ function requiredInteger(body: Record<string, unknown>, name: string, missing: s
   return value;
 }
 
+/** Whether Telegram plays the bytes as a voice note: OGG with an Opus stream, MP3 or M4A. */
+function playableVoice(bytes: Buffer): boolean {
+  const head = bytes.subarray(0, 512);
+  const ogg = head.subarray(0, 4).toString('latin1') === 'OggS' && head.includes('OpusHead');
+  const mp3 = head.subarray(0, 3).toString('latin1') === 'ID3' || (head[0] === 0xff && ((head[1] ?? 0) & 0xe0) === 0xe0);
+  const m4a = head.subarray(4, 8).toString('latin1') === 'ftyp';
+  return ogg || mp3 || m4a;
+}
+
 function botCommandEntities(text: string): MessageEntity[] {
   const entities: MessageEntity[] = [];
   for (const match of text.matchAll(/(?<=^|\s)\/[a-zA-Z0-9_]{1,32}(?:@[a-zA-Z0-9_]+)?/g)) {
@@ -249,7 +275,8 @@ function validateMarkup(markup: unknown): ReplyMarkup | undefined {
   return markup as ReplyMarkup;
 }
 
-function parseText(text: unknown, parseMode: unknown): { text: string; entities: MessageEntity[] } {
+function parseText(text: unknown, parseMode: unknown, { limit = 4096, optional = false } = {}): { text: string; entities: MessageEntity[] } {
+  if (optional && (text === undefined || text === '')) return { text: '', entities: [] };
   if (typeof text !== 'string') throw badRequest('message text is empty');
   let parsed = { text, entities: [] as MessageEntity[] };
   if (parseMode === 'HTML') {
@@ -260,8 +287,8 @@ function parseText(text: unknown, parseMode: unknown): { text: string; entities:
     if (parseMode !== 'MarkdownV2' && parseMode !== 'Markdown') throw badRequest(`unsupported parse_mode "${String(parseMode)}"`);
     throw badRequest('the stand-in only speaks parse_mode HTML');
   }
-  if (parsed.text.trim() === '') throw badRequest('message text is empty');
-  if (parsed.text.length > 4096) throw badRequest('message is too long');
+  if (parsed.text.trim() === '' && !optional) throw badRequest('message text is empty');
+  if (parsed.text.length > limit) throw badRequest(optional ? 'message caption is too long' : 'message is too long');
   return parsed;
 }
 
@@ -310,11 +337,54 @@ export async function startTelegramBotApi(options: TelegramBotApiOptions = {}): 
       from: message.fromBot ? bot : chat.person,
       chat: chatObject(message.chatId),
       date: message.date,
-      text: message.text,
-      ...(message.entities.length > 0 ? { entities: message.entities } : {}),
+      ...(message.voice || message.document
+        ? message.entities.length > 0 && { caption_entities: message.entities }
+        : { text: message.text, ...(message.entities.length > 0 && { entities: message.entities }) }),
       ...(message.replyMarkup?.inline_keyboard ? { reply_markup: message.replyMarkup } : {}),
       ...(message.history.length > 1 ? { edit_date: now() } : {}),
+      ...(message.voice && { voice: fileObject(message.voice, { mime_type: 'audio/ogg' }), ...(message.text !== '' && { caption: message.text }) }),
+      ...(message.document && { document: fileObject(message.document, { file_name: 'voice', mime_type: 'application/octet-stream' }), ...(message.text !== '' && { caption: message.text }) }),
+      ...(message.replyTo !== undefined && { reply_to_message: replied(message) }),
     };
+  }
+
+  function fileObject(sent: SentVoice, extra: Record<string, unknown>): Record<string, unknown> {
+    const file = files.get(sent.file_id)!;
+    return { file_id: file.file_id, file_unique_id: file.file_unique_id, ...(sent.duration !== undefined && { duration: sent.duration }), file_size: file.bytes.length, ...extra };
+  }
+
+  /** The message replied to, as Telegram nests it: without its own reply. */
+  function replied(message: StoredMessage): Record<string, unknown> | undefined {
+    const original = chats.get(message.chatId)?.messages.find((candidate) => candidate.message_id === message.replyTo);
+    if (!original) return undefined;
+    const { reply_to_message: _nested, ...shallow } = messageObject({ ...original, replyTo: undefined });
+    return shallow;
+  }
+
+  /** The message a bot's message replies to (`reply_parameters`), which must be in the chat unless `allow_sending_without_reply`. */
+  function replyTarget(body: Record<string, unknown>, chatId: number): number | undefined {
+    const parameters = body.reply_parameters as { message_id?: unknown; allow_sending_without_reply?: unknown } | undefined;
+    if (parameters === undefined || parameters === null) return undefined;
+    if (typeof parameters !== 'object' || !Number.isInteger(parameters.message_id)) throw badRequest("can't parse reply parameters JSON object");
+    const messageId = parameters.message_id as number;
+    if (chatOf(chatId).messages.some((candidate) => candidate.message_id === messageId && !candidate.deleted)) return messageId;
+    if (parameters.allow_sending_without_reply === true) return undefined;
+    throw badRequest('message to be replied not found');
+  }
+
+  /** The file a send method names: an upload (`attach://<part>`, or the part itself) or the file id of one Telegram keeps. */
+  function sentFile(body: Record<string, unknown>, field: string, folder: string, extension: string): StoredFile {
+    const value = body[field];
+    const attached = typeof value === 'string' && value.startsWith('attach://') ? body[value.slice('attach://'.length)] : value;
+    if (Buffer.isBuffer(attached)) {
+      if (attached.length === 0) throw badRequest('file must be non-empty');
+      return addFile(attached, folder, extension);
+    }
+    if (typeof value !== 'string' || value === '') throw badRequest(`there is no ${field} in the request`);
+    if (/^https?:\/\//.test(value)) throw badRequest('the stand-in fetches no URLs: upload the file');
+    const known = files.get(value);
+    if (!known) throw badRequest('wrong file identifier/HTTP URL specified');
+    return known;
   }
 
   function addFile(bytes: Buffer, folder: string, extension: string): StoredFile {
@@ -432,6 +502,7 @@ export async function startTelegramBotApi(options: TelegramBotApiOptions = {}): 
       const chatId = knownChat(body);
       const parsed = parseText(body.text, body.parse_mode);
       const replyMarkup = validateMarkup(body.reply_markup);
+      const replyTo = replyTarget(body, chatId);
       const chat = chatOf(chatId);
       const message: StoredMessage = {
         message_id: chat.nextMessageId++,
@@ -445,6 +516,35 @@ export async function startTelegramBotApi(options: TelegramBotApiOptions = {}): 
         date: now(),
         ...(typeof body.parse_mode === 'string' ? { parseMode: body.parse_mode } : {}),
         ...(replyMarkup ? { replyMarkup } : {}),
+        ...(replyTo !== undefined && { replyTo }),
+      };
+      chat.messages.push(message);
+      return messageObject(message);
+    },
+    sendVoice: (body) => {
+      const chatId = knownChat(body);
+      const caption = parseText(body.caption, body.parse_mode, { limit: 1024, optional: true });
+      const replyMarkup = validateMarkup(body.reply_markup);
+      const replyTo = replyTarget(body, chatId);
+      const duration = integerParameter(body, 'duration');
+      const file = sentFile(body, 'voice', 'voice', 'oga');
+      if (file.bytes.length > 50 * 1024 * 1024) throw badRequest('file is too big');
+      const sent: SentVoice = { file_id: file.file_id, bytes: file.bytes, ...(duration !== undefined && { duration }) };
+      const chat = chatOf(chatId);
+      const message: StoredMessage = {
+        message_id: chat.nextMessageId++,
+        chatId,
+        fromBot: true,
+        text: caption.text,
+        entities: caption.entities,
+        source: typeof body.caption === 'string' ? body.caption : '',
+        history: [caption.text],
+        deleted: false,
+        date: now(),
+        ...(playableVoice(file.bytes) ? { voice: sent } : { document: sent }),
+        ...(typeof body.parse_mode === 'string' ? { parseMode: body.parse_mode } : {}),
+        ...(replyMarkup ? { replyMarkup } : {}),
+        ...(replyTo !== undefined && { replyTo }),
       };
       chat.messages.push(message);
       return messageObject(message);
@@ -623,7 +723,18 @@ export async function startTelegramBotApi(options: TelegramBotApiOptions = {}): 
     sendVoice(userId, voice, person) {
       const file = addFile(voice.bytes, 'voice', 'oga');
       return queuePersonMessage(userId, person, {
-        voice: { file_id: file.file_id, file_unique_id: file.file_unique_id, duration: voice.duration ?? 3, mime_type: voice.mimeType ?? 'audio/ogg', file_size: file.bytes.length },
+        voice: { file_id: file.file_id, file_unique_id: file.file_unique_id, duration: voice.duration ?? 3, mime_type: voice.mimeType ?? 'audio/ogg', file_size: voice.fileSize ?? file.bytes.length },
+      });
+    },
+    sendAudio(userId, audio, person) {
+      const extension = /\.([\w]+)$/.exec(audio.fileName)?.[1] ?? 'mp3';
+      const file = addFile(audio.bytes, 'music', extension);
+      return queuePersonMessage(userId, person, {
+        audio: {
+          file_id: file.file_id, file_unique_id: file.file_unique_id, duration: audio.duration ?? 3, file_name: audio.fileName,
+          mime_type: audio.mimeType ?? 'audio/mpeg', file_size: file.bytes.length,
+        },
+        ...(audio.caption ? { caption: audio.caption } : {}),
       });
     },
     pressButton(userId, messageId, data, person) {

@@ -23,7 +23,7 @@ export function botDownloads(api: Pick<Api, 'getFile'>, apiRoot: string, token: 
   };
 }
 
-/** The files a message carries, downloaded: its largest photo, a document or a voice note. */
+/** The files a message carries, downloaded: its largest photo, a document, a voice note or an audio file (kept as a document). */
 export async function receivedFiles(message: Message, download: Download): Promise<ReceivedFile[]> {
   if (message.photo && message.photo.length > 0) {
     const largest = message.photo.at(-1)!;
@@ -35,6 +35,10 @@ export async function receivedFiles(message: Message, download: Download): Promi
   }
   if (message.voice) {
     return [{ kind: 'voice', name: `voice-${message.message_id}.ogg`, mimeType: message.voice.mime_type ?? 'audio/ogg', data: await download(message.voice.file_id) }];
+  }
+  if (message.audio) {
+    const audio = message.audio;
+    return [{ kind: 'document', name: audio.file_name ?? `audio-${message.message_id}`, mimeType: audio.mime_type ?? 'application/octet-stream', data: await download(audio.file_id) }];
   }
   return [];
 }

@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../../protocol/events.ts';
+import type { SpokenAnswers } from './spoken-answers.ts';
 import { StreamedAnswer, type StreamingApi } from './streamed-answer.ts';
 import type { TelegramSessions } from './telegram-port.ts';
 
@@ -14,6 +15,8 @@ export interface SessionMirrorOptions {
    * session given to someone else, stops being mirrored before anything of the run reaches it.
    */
   stillReaches?: (sessionId: string, chatId: number) => Promise<boolean>;
+  /** Told how each run ended, so that an answer to a voice note is spoken too. */
+  spoken?: Pick<SpokenAnswers, 'answered' | 'drop'>;
 }
 
 interface FollowedSession {
@@ -79,13 +82,18 @@ export class SessionMirror {
       case 'tool_started':
         if (!event.is_subagent) this.answer(followed).setStatus(`⚙ ${event.tool}…`);
         break;
-      case 'stream_end':
-        this.finish(followed, event.content);
+      case 'stream_end': {
+        const shown = this.finish(followed, event.content);
+        const markdown = shown?.markdown ?? event.content ?? '';
+        void this.options.spoken?.answered(followed.sessionId, followed.chatId, markdown, shown?.settled ?? Promise.resolve());
         break;
+      }
       case 'stream_stopped':
+        this.options.spoken?.drop(followed.sessionId);
         this.finish(followed, event.content, event.reason === 'user' ? 'Stopped.' : 'Stopped: Hearth is shutting down.');
         break;
       case 'error':
+        this.options.spoken?.drop(followed.sessionId);
         this.finish(followed, undefined);
         void this.options.api.sendMessage(followed.chatId, `⚠ ${event.message}`).catch((error: unknown) => this.options.onFailure('error not shown', error));
         break;
@@ -124,11 +132,12 @@ export class SessionMirror {
     return followed.answer;
   }
 
-  private finish(followed: FollowedSession, content: string | undefined, note?: string): void {
+  /** Ends the answer being shown with its final text; gives that text and when every message shows it. */
+  private finish(followed: FollowedSession, content: string | undefined, note?: string): { markdown: string; settled: Promise<void> } | undefined {
     const current = followed.answer;
     followed.answer = undefined;
-    if (!current) return;
+    if (!current) return undefined;
     const final = content ?? current.text;
-    void current.finish(note ? `${final}${final ? '\n\n' : ''}_${note}_` : final);
+    return { markdown: final, settled: current.finish(note ? `${final}${final ? '\n\n' : ''}_${note}_` : final) };
   }
 }

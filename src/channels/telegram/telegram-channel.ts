@@ -17,8 +17,10 @@ import { notificationHtml } from './notification-message.ts';
 import { describeTelegramFailure } from './redact-token.ts';
 import { SessionListings, sessionButtons } from './session-buttons.ts';
 import { SessionMirror } from './session-mirror.ts';
+import { SpokenAnswers } from './spoken-answers.ts';
 import type { TelegramSessions } from './telegram-port.ts';
 import { sessionServiceSessions } from './telegram-sessions.ts';
+import { defaultVoiceLimits, type VoiceLimits } from './voice-notes.ts';
 
 export type TelegramChannelState = 'not_configured' | 'connecting' | 'connected' | 'failed';
 
@@ -45,6 +47,8 @@ export interface TelegramChannelOptions {
   /** The first wait after a failure; it doubles up to `longestRetryMs`. */
   firstRetryMs?: number;
   longestRetryMs?: number;
+  /** The longest and largest voice note or audio file transcribed; 120 s and 20 MB (what bots may fetch) by default. */
+  voiceLimits?: VoiceLimits;
 }
 
 /** What exists once the channel has a bot to talk through. */
@@ -52,6 +56,7 @@ interface Running {
   bot: Bot<TelegramContext>;
   mirror: SessionMirror;
   cards: ApprovalCards;
+  spoken: SpokenAnswers;
 }
 
 /**
@@ -59,7 +64,8 @@ interface Running {
  * inbound port), one session per private chat of an allowed user, answers streamed by edits,
  * approvals as buttons, commands. Each chat acts as the person it is linked to (`/start <code>`;
  * docs/people.md, *Telegram in a household*) and reaches only their sessions; approvals go to the
- * chats of those who may decide them, notifications to their person's. A bad token or an outage is a `failed` status with the reason
+ * chats of those who may decide them, notifications to their person's. Voice notes are transcribed
+ * through Hearth's speech and answered in writing and aloud (messages.ts, spoken-answers.ts). A bad token or an outage is a `failed` status with the reason
  * and a retry with backoff, never a crash; the token is in no log or status. What it does with an
  * update is in its composers (commands, session and approval buttons, messages); this class keeps
  * the connection, the status and what Hearth tells every channel.
@@ -110,9 +116,10 @@ export class TelegramChannel implements Channel {
       const chat = await this.people.whoIs(String(chatId));
       return chat !== undefined && (await this.sessions.existingSessionForChat(chatId, chat)) === sessionId;
     };
-    const mirror = new SessionMirror({ api: bot.api, sessions: this.sessions, editIntervalMs: this.options.editIntervalMs, onFailure: logFailure, stillReaches });
+    const spoken = new SpokenAnswers({ api: bot.api, speech: context.speech, onFailure: logFailure });
+    const mirror = new SessionMirror({ api: bot.api, sessions: this.sessions, editIntervalMs: this.options.editIntervalMs, onFailure: logFailure, stillReaches, spoken });
     const cards = new ApprovalCards(bot.api, logFailure);
-    this.running = { bot, mirror, cards };
+    this.running = { bot, mirror, cards, spoken };
     const { sessions, logger } = this;
     const listings = new SessionListings();
     const follow = (sessionId: string, chatId: number) => this.follow(sessionId, chatId);
@@ -127,7 +134,15 @@ export class TelegramChannel implements Channel {
       sessionButtons({ sessions, listings, follow, logger }),
       approvalButtons({ cards, sessions, logger }),
       unknownButtons(logger),
-      messages({ sessions, follow, download: botDownloads(bot.api, apiRoot, this.options.token), downloadFailed }),
+      messages({
+        sessions,
+        follow,
+        download: botDownloads(bot.api, apiRoot, this.options.token),
+        downloadFailed,
+        speech: context.speech,
+        spoken,
+        voiceLimits: this.options.voiceLimits ?? defaultVoiceLimits,
+      }),
     );
     bot.catch((error) => logFailure(`update ${error.ctx.update.update_id} failed`, error.error));
     this.loop ??= this.run(bot);
@@ -139,6 +154,7 @@ export class TelegramChannel implements Channel {
     this.wakeRetry?.();
     this.polling?.abort();
     this.running?.mirror.close();
+    this.running?.spoken.close();
     await this.loop;
     await this.confirmHandled();
   }

@@ -1,0 +1,201 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SessionService } from '../src/sessions/session-service.ts';
+import { TelegramChannel, type TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
+import { PlayedPeople, playedPerson } from './support/played-people.ts';
+import { PlayedSessions } from './support/played-telegram-sessions.ts';
+import { PlayedSpeech } from './support/played-speech.ts';
+import { recordingLogger } from './support/recording-logger.ts';
+import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
+import { waitUntil } from './support/wait-until.ts';
+
+// Voice notes in Telegram: the channel against the Bot API stand-in, with sessions and speech played by the test.
+// The whole app, with the speech stand-ins and espeak-ng, is further down.
+
+const ada = 4_343_001;
+const session = `session-${ada}`;
+
+let api: TelegramBotApi;
+let sessions: PlayedSessions;
+let people: PlayedPeople;
+let speech: PlayedSpeech;
+const channels: TelegramChannel[] = [];
+
+beforeEach(async () => {
+  api = await startTelegramBotApi();
+  sessions = new PlayedSessions();
+  people = new PlayedPeople();
+  speech = new PlayedSpeech({ listens: true, speaks: true });
+});
+
+afterEach(async () => {
+  await Promise.all(channels.splice(0).map((channel) => channel.stop()));
+  await api.close();
+});
+
+async function startChannel(overrides: Partial<TelegramChannelOptions> = {}) {
+  const { logger, lines } = recordingLogger();
+  const channel = new TelegramChannel({
+    token: api.token,
+    allowedUsers: String(ada),
+    apiRoot: api.apiRoot,
+    sessionsFor: () => sessions,
+    editIntervalMs: 20,
+    pollTimeoutSeconds: 5,
+    ...overrides,
+  });
+  channels.push(channel);
+  channel.start({ sessions: {} as SessionService, people, reportStatus: () => undefined, logger, speech });
+  await waitUntil(() => channel.status.state === 'connected');
+  return { channel, lines };
+}
+
+/** The run the chat's message started answers `content`, as the session service would tell it. */
+function answer(content: string): void {
+  sessions.emit(session, { type: 'stream_start' });
+  sessions.emit(session, { type: 'stream_delta', delta: content });
+  sessions.emit(session, { type: 'stream_end', content, length: content.length, context_tokens: 1, max_context_tokens: 2 });
+}
+
+const heard = (text: string) => ({ success: true as const, text, seconds: 2 });
+const texts = () => api.botMessages(ada).map((message) => message.text);
+
+describe('Telegram voice notes (played sessions and speech)', () => {
+  it('a voice note is transcribed, shown back in reply to it, sent as the person\'s words, and answered in writing and in a voice note replying to it', async () => {
+    await startChannel();
+    speech.transcriptions.push(heard('What is on today?'));
+    const note = api.sendVoice(ada, { bytes: Buffer.from('OggS the person speaking'), duration: 2 });
+    const noteId = (note.message as { message_id: number }).message_id;
+    await waitUntil(() => sessions.sent.length === 1);
+    expect(speech.heard).toEqual([{ bytes: Buffer.from('OggS the person speaking'), mimeType: 'audio/ogg' }]);
+    expect(sessions.sent[0]).toEqual({ sessionId: session, text: 'What is on today?', files: [] });
+    const transcript = api.botMessages(ada)[0]!;
+    expect(transcript).toMatchObject({ text: '🎤 What is on today?', replyTo: noteId });
+    expect(transcript.entities).toEqual([{ type: 'italic', offset: 3, length: 17 }]);
+
+    answer('Two **meetings**:\n\n- the dentist at 10\n- lunch with Bob\n\n```\nnot read out\n```');
+    await waitUntil(() => api.botMessages(ada).some((message) => message.voice));
+    const [, written, spoken] = api.botMessages(ada);
+    expect(written!.text).toContain('Two meetings:');
+    expect(spoken).toMatchObject({ replyTo: noteId, text: '' });
+    expect(spoken!.voice!.bytes.toString()).toBe(`OggS OpusHead ${speech.said[0]!.text}`);
+    expect(spoken!.voice!.duration).toBe(2);
+    expect(speech.said).toEqual([{ text: 'Two meetings: the dentist at 10. lunch with Bob. The code is in the text.', options: { format: 'ogg_opus' } }]);
+    // The voice note comes once the written answer is whole.
+    const voiceCall = api.callsOf('sendVoice')[0]!;
+    const lastEdit = api.callsOf('editMessageText').at(-1);
+    if (lastEdit) expect(voiceCall.at).toBeGreaterThanOrEqual(lastEdit.answeredAt!);
+    expect(api.callsOf('sendChatAction').some((call) => call.body.action === 'record_voice')).toBe(true);
+  });
+
+  it('an answer to a typed message, or to a run the person stopped, is not spoken', async () => {
+    await startChannel();
+    api.sendText(ada, 'Typed');
+    await waitUntil(() => sessions.sent.length === 1);
+    answer('Written only.');
+    await waitUntil(() => texts().includes('Written only.'));
+    speech.transcriptions.push(heard('Tell me a long story'));
+    api.sendVoice(ada, { bytes: Buffer.from('OggS story') });
+    await waitUntil(() => sessions.sent.length === 2);
+    sessions.emit(session, { type: 'stream_start' });
+    sessions.emit(session, { type: 'stream_delta', delta: 'Once upon' });
+    sessions.emit(session, { type: 'stream_stopped', content: 'Once upon', length: 9, reason: 'user' });
+    await waitUntil(() => texts().some((text) => text.includes('Stopped.')));
+    // The next run, typed, is not the voice note's.
+    api.sendText(ada, 'Typed again');
+    await waitUntil(() => sessions.sent.length === 3);
+    answer('Still written only.');
+    await waitUntil(() => texts().includes('Still written only.'));
+    expect(speech.said).toEqual([]);
+    expect(api.callsOf('sendVoice')).toEqual([]);
+  });
+
+  it('an audio file is transcribed as a voice note is, its caption before the words', async () => {
+    await startChannel();
+    speech.transcriptions.push(heard('buy milk and eggs'));
+    api.sendAudio(ada, { bytes: Buffer.from('ID3 memo'), fileName: 'memo.mp3', caption: 'From my recorder:' });
+    await waitUntil(() => sessions.sent.length === 1);
+    expect(speech.heard[0]!.mimeType).toBe('audio/mpeg');
+    expect(sessions.sent[0]).toEqual({ sessionId: session, text: 'From my recorder:\n\nbuy milk and eggs', files: [] });
+  });
+
+  it('without speech to text the voice note is kept in the session\'s files, and the person is told how to turn listening on', async () => {
+    speech.canTranscribe = false;
+    await startChannel();
+    const note = api.sendVoice(ada, { bytes: Buffer.from('OggS unheard') });
+    await waitUntil(() => sessions.sent.length === 1);
+    expect(sessions.sent[0]!.files).toEqual([{ kind: 'voice', name: expect.stringMatching(/^voice-\d+\.ogg$/), mimeType: 'audio/ogg', data: Buffer.from('OggS unheard') }]);
+    expect(api.botMessages(ada)[0]).toMatchObject({ text: expect.stringMatching(/^I can't listen to voice notes yet: set STT_BACKEND .*docs\/integrations\.md/), replyTo: (note.message as { message_id: number }).message_id });
+    expect(speech.heard).toEqual([]);
+    answer('I see a voice note.');
+    await waitUntil(() => texts().includes('I see a voice note.'));
+    expect(api.callsOf('sendVoice')).toEqual([]);
+  });
+
+  it('without text to speech the answer to a voice note is written only', async () => {
+    speech.canSynthesize = false;
+    await startChannel();
+    speech.transcriptions.push(heard('Hello'));
+    api.sendVoice(ada, { bytes: Buffer.from('OggS hello') });
+    await waitUntil(() => sessions.sent.length === 1);
+    answer('Hi.');
+    await waitUntil(() => texts().includes('Hi.'));
+    // A later typed message's answer: had the voice note's mark stayed, it would be spoken.
+    speech.canSynthesize = true;
+    api.sendText(ada, 'Typed');
+    await waitUntil(() => sessions.sent.length === 2);
+    answer('Typed answer.');
+    await waitUntil(() => texts().includes('Typed answer.'));
+    expect(speech.said).toEqual([]);
+    expect(api.callsOf('sendVoice')).toEqual([]);
+  });
+
+  it('a recording over VOICE_MAX_SECONDS or the size limit is refused before it is fetched; a failed transcription or no words is said; nothing is sent', async () => {
+    await startChannel({ voiceLimits: { maxSeconds: 60, maxBytes: 2_048 } });
+    api.sendVoice(ada, { bytes: Buffer.from('OggS long'), duration: 61 });
+    await waitUntil(() => texts().length === 1);
+    expect(texts()[0]).toBe('That recording is 1:01 long; Hearth listens to at most 1:00 (VOICE_MAX_SECONDS).');
+    api.sendVoice(ada, { bytes: Buffer.from('OggS large'), fileSize: 2_049 });
+    await waitUntil(() => texts().length === 2);
+    expect(texts()[1]).toMatch(/^That recording is larger than the 2 KB Hearth takes/);
+    expect(api.callsOf('getFile')).toEqual([]);
+
+    speech.transcriptions.push({ success: false, code: 'speech_unreachable', message: 'Wyoming server at tcp://127.0.0.1:1 refused the connection: is wyoming-faster-whisper running?' });
+    api.sendVoice(ada, { bytes: Buffer.from('OggS unreachable') });
+    await waitUntil(() => texts().length === 3);
+    expect(texts()[2]).toBe('I couldn\'t listen to that voice note: Wyoming server at tcp://127.0.0.1:1 refused the connection: is wyoming-faster-whisper running?');
+    speech.transcriptions.push({ success: false, code: 'no_speech', message: 'nothing' }, heard('   '));
+    api.sendVoice(ada, { bytes: Buffer.from('OggS silence') });
+    api.sendVoice(ada, { bytes: Buffer.from('OggS blank') });
+    await waitUntil(() => texts().length === 5);
+    expect(texts().slice(3)).toEqual(['I heard no words in that voice note.', 'I heard no words in that voice note.']);
+    expect(sessions.sent).toEqual([]);
+  });
+
+  it('a synthesis that fails is said in reply to the voice note; the written answer stands', async () => {
+    await startChannel();
+    speech.transcriptions.push(heard('Hello'));
+    speech.syntheses.push({ success: false, code: 'speech_unreachable', message: 'The OpenAI-compatible speech server at http://127.0.0.1:1/v1 did not answer.' });
+    const note = api.sendVoice(ada, { bytes: Buffer.from('OggS hello') });
+    await waitUntil(() => sessions.sent.length === 1);
+    answer('Hi there.');
+    await waitUntil(() => texts().some((text) => text.startsWith('🔇')));
+    expect(api.botMessages(ada).at(-1)).toMatchObject({
+      text: '🔇 No spoken answer: The OpenAI-compatible speech server at http://127.0.0.1:1/v1 did not answer.',
+      replyTo: (note.message as { message_id: number }).message_id,
+    });
+    expect(texts()).toContain('Hi there.');
+  });
+
+  it('an unlinked account\'s voice note is refused as its text is: told how to link, nothing fetched, heard or sent', async () => {
+    people.joins(playedPerson('Bob'));
+    await startChannel();
+    api.sendText(ada, 'hello');
+    api.sendVoice(ada, { bytes: Buffer.from('OggS hello') });
+    await waitUntil(() => texts().length === 2);
+    expect(texts()[0]).toContain('This chat is not linked to anyone in this Hearth yet.');
+    expect(texts()[1]).toBe(texts()[0]);
+    expect(api.callsOf('getFile')).toEqual([]);
+    expect(speech.heard).toEqual([]);
+    expect(sessions.sent).toEqual([]);
+  });
+});
