@@ -9,14 +9,20 @@ export class ApiError extends Error {
   }
 }
 
+/** The server's refusal as an ApiError, from its `{error:{code,message}}` body when it has one. */
+function refusal(response, data) {
+  const error = data?.error;
+  return new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `The server answered ${response.status}.`, Array.isArray(error?.sign_in) ? error.sign_in : []);
+}
+
 async function request(method, url, body, extraHeaders = {}) {
   let response;
   try {
     response = await fetch(url, {
       method,
       credentials: 'same-origin',
-      headers: { ...(body !== undefined && !(body instanceof FormData) && { 'content-type': 'application/json' }), ...extraHeaders },
-      body: body === undefined || body instanceof FormData ? body : JSON.stringify(body),
+      headers: { ...(body !== undefined && !(body instanceof FormData) && { 'content-type': body instanceof Blob ? body.type : 'application/json' }), ...extraHeaders },
+      body: body === undefined || body instanceof FormData || body instanceof Blob ? body : JSON.stringify(body),
     });
   } catch {
     throw new ApiError(0, 'network_error', 'The Hearth server cannot be reached.');
@@ -29,11 +35,28 @@ async function request(method, url, body, extraHeaders = {}) {
   } catch {
     data = undefined;
   }
-  if (!response.ok) {
-    const error = data?.error;
-    throw new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `The server answered ${response.status}.`, Array.isArray(error?.sign_in) ? error.sign_in : []);
-  }
+  if (!response.ok) throw refusal(response, data);
   return data;
+}
+
+/** `POST /speech`: the spoken text's audio as bytes. */
+async function speechAudio(text, format, signal) {
+  let response;
+  try {
+    response = await fetch('/speech', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format }), signal });
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new ApiError(0, 'network_error', 'The Hearth server cannot be reached.');
+  }
+  if (response.ok) return response.arrayBuffer();
+  const body = await response.text();
+  let data;
+  try {
+    data = JSON.parse(body);
+  } catch {
+    data = undefined;
+  }
+  throw refusal(response, data);
 }
 
 export const api = {
@@ -70,6 +93,9 @@ export const api = {
     return request('POST', `/sessions/${encodeURIComponent(id)}/files`, form);
   },
   integrations: () => request('GET', '/integrations'),
+  // Voice (docs/page.md, "Voice"): a recording's words, without sending them; a sentence's audio.
+  transcribe: (id, recording) => request('POST', `/sessions/${encodeURIComponent(id)}/audio?send=false`, recording),
+  speech: (text, { format = 'mp3', signal } = {}) => speechAudio(text, format, signal),
   memory: () => request('GET', '/memory'),
   saveFact: (fact) => request('PUT', '/memory/facts', fact),
   deleteFact: (id) => request('DELETE', `/memory/facts/${encodeURIComponent(id)}`),

@@ -62,6 +62,14 @@ export class Composer {
     this.#renderChips();
   }
 
+  /** Words to edit before sending (what the person said, with "Send at once" off), after what is already typed. */
+  insertText(text) {
+    const typed = this.textarea.value.trimEnd();
+    this.textarea.value = typed ? `${typed} ${text}` : text;
+    this.#fitHeight();
+    if (!this.textarea.disabled) this.textarea.focus();
+  }
+
   showError(message) {
     this.errorLine.textContent = message;
     this.errorLine.hidden = !message;

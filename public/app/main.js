@@ -30,8 +30,10 @@ import { SchedulesPanel } from './schedules-panel.js';
 import { showSharing as showSharingMark } from './session-sharing.js';
 import { SessionView } from './session-view.js';
 import { Sidebar } from './sidebar.js';
+import { Speaker } from './speaker.js';
 import { ToolsPanel } from './tools-panel.js';
 import { Transcript } from './transcript.js';
+import { VoiceInput } from './voice-input.js';
 
 const byId = (id) => document.getElementById(id);
 fillIconPlaceholders();
@@ -119,9 +121,54 @@ const sidebar = new Sidebar({
 });
 const composer = new Composer(byId('composer'), {
   onSend: (message) => send(message),
-  onStop: () => view?.stop(),
+  onStop: () => {
+    view?.stop();
+    speaker.silence();
+  },
   dropZone: document.querySelector('main'),
 });
+const speaker = new Speaker(byId('voice-speaker'), { onError: (message) => composer.showError(message) });
+const voiceInput = new VoiceInput(
+  { micButton: byId('voice-mic'), handsFreeButton: byId('voice-hands-free'), sendAtOnce: byId('voice-send-at-once'), status: byId('voice-status') },
+  {
+    transcribe: async (recording) => api.transcribe((await sessionForInput()).sessionId, recording),
+    onWords: (words, { sendAtOnce }) => takeSpokenWords(words, sendAtOnce),
+    onError: (message) => composer.showError(message),
+    onStart: () => speaker.silence(),
+  },
+);
+
+/** The session a message goes to: the open one, else the one being created, else a new one; once its socket is in sync. */
+async function sessionForInput(profileId) {
+  const target = creating ? await creating : (view ?? (await newSession(profileId)));
+  await target.ready;
+  return target;
+}
+
+/** What the person said: sent as their message, or put in the box to edit (also when an answer is still running). */
+async function takeSpokenWords(words, sendAtOnce) {
+  if (sendAtOnce && !view?.running) {
+    const sent = await send({ content: words, attachments: [] });
+    if (sent) return;
+  }
+  composer.insertText(words);
+}
+
+/** Whether this Hearth can listen and speak (`speech_to_text`, `text_to_speech` of GET /integrations). */
+async function loadVoiceStatus() {
+  try {
+    const { integrations } = await api.integrations();
+    voiceInput.showStatus(integrations.find((integration) => integration.name === 'speech_to_text'));
+    speaker.showStatus(integrations.find((integration) => integration.name === 'text_to_speech'));
+  } catch {
+    // The buttons stay as they were; pressing one reports what fails.
+  }
+}
+
+function showVoiceStatus(integration) {
+  if (integration.name === 'speech_to_text') voiceInput.showStatus(integration);
+  if (integration.name === 'text_to_speech') speaker.showStatus(integration);
+}
 
 /** On a phone the session list is a drawer over the conversation. */
 function setDrawer(open) {
@@ -162,7 +209,10 @@ function listenToHearth() {
     },
     onToolsChanged: () => toolsChanged(),
     onBackendStatus: (status) => header.showBackend(status),
-    onIntegrationStatus: (integration) => panels.notify({ type: 'integration_status', integration }),
+    onIntegrationStatus: (integration) => {
+      panels.notify({ type: 'integration_status', integration });
+      showVoiceStatus(integration);
+    },
     onUnreadNotifications: (count) => notificationBell.setUnread(count),
     onNotification: (notification) => {
       notificationBell.receive(notification);
@@ -304,6 +354,7 @@ function onViewChange(openedView, change) {
 function onViewEvent(openedView, event) {
   if (event.type === 'tools_changed') toolsChanged();
   if (openedView !== view) return;
+  speaker.onEvent(event);
   if (event.type === 'profile_switched') sidebar.refreshSoon();
   if (event.type === 'context_compressed' || event.type === 'stream_stopped') showContextMeter(openedView.sessionId);
   if (event.type === 'stream_end' || event.type === 'context_compressed') panels.notify({ type: 'context_changed' });
@@ -340,6 +391,7 @@ async function showContextMeter(sessionId) {
 
 function openSession(sessionId) {
   if (view?.sessionId === sessionId) return view;
+  speaker.silence();
   view?.close();
   view = undefined;
   setDrawer(false);
@@ -397,6 +449,7 @@ function newSession(profileId = lastUsedProfile(profiles)) {
 
 /** The open session is let go at once, so a message typed meanwhile goes to the new one, not the old. */
 async function createSession(profileId) {
+  speaker.silence();
   view?.close();
   view = undefined;
   transcript.clear('Starting a new session…');
@@ -415,8 +468,7 @@ async function createSession(profileId) {
 
 /** Sends in the open session; with none open it starts one, of `profileId` (or else the last used profile, which the header shows). */
 async function send(message, profileId) {
-  const target = creating ? await creating : (view ?? (await newSession(profileId)));
-  await target.ready;
+  const target = await sessionForInput(profileId);
   if (target !== view) return false;
   const sent = target.send(await outgoingMessage(target.sessionId, message));
   if (!sent) composer.showError('Not connected to Hearth right now; your message is kept. Send it again once the connection is back.');
@@ -438,7 +490,7 @@ async function loadProfiles() {
 
 /** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */
 async function loadChrome() {
-  await Promise.all([loadProfiles(), sidebar.refresh(), showJail(), loadMe()]);
+  await Promise.all([loadProfiles(), sidebar.refresh(), showJail(), loadMe(), loadVoiceStatus()]);
   sidebar.render();
 }
 

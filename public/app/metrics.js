@@ -1,6 +1,7 @@
 /**
  * Figures the browser tests read (window.hearthMetrics): how often the stream was drawn against
- * how many animation frames passed while it streamed, and how long opening a session took.
+ * how many animation frames passed while it streamed, how long opening a session took, and when an
+ * answer read aloud began to sound.
  */
 export const metrics = {
   /** Stream render passes. */
@@ -17,6 +18,12 @@ export const metrics = {
   lastRenderAt: 0,
   /** `{ sessionId, messages, startedAt, ms, allDrawnMs }` for the last session opened: when it began (page clock), first screen drawn, then all of it. */
   lastOpen: null,
+  /** Reading answers aloud (speaker.js), page clock: when the latest answer's first sentence began to sound, and its stream_end arrived (0: not yet). */
+  firstAudioAt: 0,
+  streamEndAt: 0,
+  /** A sentence is sounding now; how many wait after it. */
+  speaking: false,
+  speechQueue: 0,
 };
 
 window.hearthMetrics = metrics;

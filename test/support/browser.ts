@@ -82,6 +82,8 @@ async function connectToRunsBrowser(): Promise<Browser> {
 export interface UseBrowserOptions {
   /** Launch a Chromium of the file's own from here instead of using the run's (fullChromiumPath, for browser notifications). */
   executablePath?: string;
+  /** Switches for that browser of the file's own, e.g. a fake microphone's (test/browser/voice.test.ts). */
+  args?: string[];
 }
 
 /**
@@ -99,8 +101,8 @@ export function useBrowser(harnessOptions: UseBrowserOptions = {}): BrowserHarne
   let launchError: unknown;
   beforeAll(async () => {
     try {
-      const { executablePath } = harnessOptions;
-      browser = executablePath === undefined ? await connectToRunsBrowser() : await launchBrowser(executablePath);
+      const { executablePath, args } = harnessOptions;
+      browser = executablePath === undefined ? await connectToRunsBrowser() : await launchBrowser(executablePath, args);
     } catch (error) {
       launchError = error;
     }

@@ -34,13 +34,14 @@ export const launchArgs = [
 
 export const chromiumMissing = `Chromium not found at ${chromiumPath}; install it with "apt-get install -y chromium-headless-shell" (or chromium; HEARTH_REQUIRE_BROWSER=1 makes this a failure).`;
 
-export function launchOptions(executablePath = chromiumPath): LaunchOptions {
-  return { executablePath, headless: true, args: launchArgs };
+export function launchOptions(executablePath = chromiumPath, extraArgs: string[] = []): LaunchOptions {
+  return { executablePath, headless: true, args: [...launchArgs, ...extraArgs] };
 }
 
-export async function launchBrowser(executablePath = chromiumPath): Promise<Browser> {
+/** `extraArgs`: switches of this browser's own, such as a fake microphone's. */
+export async function launchBrowser(executablePath = chromiumPath, extraArgs: string[] = []): Promise<Browser> {
   if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath}; install it with "apt-get install -y chromium".`);
-  return chromium.launch(launchOptions(executablePath));
+  return chromium.launch(launchOptions(executablePath, extraArgs));
 }
 
 /** The run's one Chromium (test/support/chromium-server-setup.ts): where to connect, or why there is none. */
