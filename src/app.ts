@@ -62,6 +62,7 @@ import { memoryRoutes } from './server/memory-routes.ts';
 import { modelRoutes } from './server/model-routes.ts';
 import { sessionModelSwitch } from './server/model-tools-check.ts';
 import { notificationRoutes } from './server/notification-routes.ts';
+import { openAiRoutes } from './server/openai-compatible/openai-routes.ts';
 import { pageBundleRoutes } from './server/page-bundle-routes.ts';
 import { buildSharedValidator } from './server/shared-validators.ts';
 import { telegramLinkRoutes } from './server/telegram-link-routes.ts';
@@ -451,6 +452,12 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(peopleRoutes, { accounts: deps.accounts, household: deps.household, sessions, scheduler, db: deps.db });
     await api.register(integrationRoutes, { integrations: deps.integrations });
     await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions, ends: deps.accounts.ends, modelPulls: () => deps.models.currentPulls() });
+    await api.register(openAiRoutes, {
+      prefix: '/v1',
+      sessions,
+      backends: deps.backends,
+      profileBackend: (profileId) => deps.profiles.get(profileId)?.backend ?? deps.backends.defaultBackend,
+    });
   });
   await app.register(vendorRoutes);
   await app.register(docsRoutes);
