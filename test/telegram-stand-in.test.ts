@@ -1,4 +1,4 @@
-import { Bot, GrammyError, HttpError, InlineKeyboard } from 'grammy';
+import { Bot, GrammyError, HttpError, InlineKeyboard, InputFile } from 'grammy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -218,6 +218,32 @@ describe('Telegram Bot API stand-in', () => {
     expect((await bot.api.getMe()).id).toBe(api.bot.id);
     api.failNext('getMe', 1, { errorCode: 502, description: 'Bad Gateway' });
     expect((await failureOf(bot.api.getMe())).error_code).toBe(502);
+  });
+
+  it('takes a voice note uploaded with sendVoice (multipart, attach://) in reply to a message, and serves it back by its file id', async () => {
+    const bot = botFor();
+    const note = api.sendVoice(person, { bytes: Buffer.from('OggS question') });
+    const noteId = (note.message as { message_id: number }).message_id;
+    // An Ogg page with an Opus head, as ffmpeg writes one, and its body.
+    const opus = Buffer.concat([Buffer.from('OggS\0\x02', 'latin1'), Buffer.alloc(22), Buffer.from('\x01\x13OpusHead\x01\x01', 'latin1'), Buffer.alloc(64, 7)]);
+    const sent = await bot.api.sendVoice(person, new InputFile(opus, 'answer.ogg'), { duration: 3, caption: '<b>The answer</b>', parse_mode: 'HTML', reply_parameters: { message_id: noteId } });
+    expect(sent).toMatchObject({ voice: { duration: 3, mime_type: 'audio/ogg', file_size: opus.length }, caption: 'The answer', reply_to_message: { message_id: noteId } });
+    expect(api.callsOf('sendVoice')[0]!.body.voice).toMatch(/^attach:\/\//);
+    expect(api.botMessages(person)[0]).toMatchObject({ text: 'The answer', replyTo: noteId, voice: { bytes: opus, duration: 3 } });
+    const file = await bot.api.getFile(sent.voice.file_id);
+    expect(Buffer.from(await (await fetch(`${api.apiRoot}/file/bot${api.token}/${file.file_path}`)).arrayBuffer())).toEqual(opus);
+    // Sent again by its file id, without an upload.
+    expect((await bot.api.sendVoice(person, sent.voice.file_id)).voice!.file_id).toBe(sent.voice.file_id);
+
+    // What Telegram does not play as a voice note arrives as a document.
+    const wav = await bot.api.sendVoice(person, new InputFile(Buffer.from('RIFF....WAVEfmt '), 'answer.wav'));
+    expect(wav.voice).toBeUndefined();
+    expect(api.botMessages(person).at(-1)!.document!.bytes.toString()).toBe('RIFF....WAVEfmt ');
+    expect((await failureOf(bot.api.sendVoice(person, new InputFile(opus), { reply_parameters: { message_id: 9_999 } }))).description).toBe('Bad Request: message to be replied not found');
+    const without = await bot.api.sendMessage(person, 'anyway', { reply_parameters: { message_id: 9_999, allow_sending_without_reply: true } });
+    expect(without.reply_to_message).toBeUndefined();
+    expect((await failureOf(bot.api.sendVoice(person, 'no-such-file'))).description).toBe('Bad Request: wrong file identifier/HTTP URL specified');
+    expect((await failureOf(bot.api.sendVoice(person, new InputFile(opus), { caption: 'x'.repeat(1_025) }))).description).toBe('Bad Request: message caption is too long');
   });
 
   it('deletes messages', async () => {

@@ -66,6 +66,7 @@ export class SessionMirror {
   }
 
   private unfollow(sessionId: string, followed: FollowedSession): void {
+    this.options.spoken?.drop(sessionId);
     followed.answer?.close();
     followed.unfollow();
     this.followed.delete(sessionId);
