@@ -23,7 +23,7 @@ export const defaultVoiceLimits: VoiceLimits = { maxSeconds: 120, maxBytes: 20 *
 export type Heard = { ok: true; text: string } | { ok: false; reason: string };
 
 export const notListeningReason =
-  'I can\'t listen to voice notes yet: set STT_BACKEND (wyoming or openai) and STT_URL in Hearth\'s configuration and restart it (docs/integrations.md, "Speech"). Your voice note is kept in the session\'s files.';
+  'I can\'t listen to voice notes yet: set STT_BACKEND (wyoming or openai) and STT_URL in Hearth\'s configuration and restart it (docs/integrations.md, "Voice"). Your voice note is kept in the session\'s files.';
 
 /** The recording a message carries: a voice note (`voice`, OGG/Opus) or an audio file (`audio`). */
 export function recordingOf(message: Message): Recording | undefined {
