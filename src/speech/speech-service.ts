@@ -1,7 +1,9 @@
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import { noSpeechToText, noTextToSpeech } from './none-backends.ts';
-import type { AudioClip, SpeechStatus, SpeechToText, Synthesis, SynthesizeOptions, TextToSpeech, Transcription, TranscribeOptions } from './speech-types.ts';
+import type { AudioConverter } from './audio-convert.ts';
+import { pcmMimeType } from './wav.ts';
+import type { AudioClip, SpeechFailure, SpeechStatus, SpeechToText, Synthesis, SynthesizeOptions, TextToSpeech, Transcription, TranscribeOptions } from './speech-types.ts';
 
 export const speechToTextIntegration = 'speech_to_text';
 export const textToSpeechIntegration = 'text_to_speech';
@@ -9,6 +11,12 @@ export const textToSpeechIntegration = 'text_to_speech';
 export interface SpeechServiceOptions {
   stt?: SpeechToText;
   tts?: TextToSpeech;
+  /** Decodes what people send to the 16 kHz mono PCM every speech-to-text backend is handed (and measures it). */
+  converter?: AudioConverter;
+  /** The longest recording transcribed (VOICE_MAX_SECONDS). */
+  maxSeconds?: number;
+  /** The language spoken when a call names none (STT_LANGUAGE; '' lets the server tell). */
+  language?: string;
   integrations: IntegrationRegistry;
   logger: Logger;
 }
@@ -26,10 +34,16 @@ export class SpeechService {
   private readonly logger: Logger;
   private readonly controller = new AbortController();
   private checked: Promise<void> | undefined;
+  private readonly converter: AudioConverter | undefined;
+  readonly maxSeconds: number;
+  private readonly language: string;
 
   constructor(options: SpeechServiceOptions) {
     this.stt = options.stt ?? noSpeechToText;
     this.tts = options.tts ?? noTextToSpeech;
+    this.converter = options.converter;
+    this.maxSeconds = options.maxSeconds ?? 120;
+    this.language = options.language ?? '';
     this.integrations = options.integrations;
     this.logger = options.logger;
   }
@@ -43,12 +57,38 @@ export class SpeechService {
     return this.tts.id !== 'none';
   }
 
+  /**
+   * The words of a recording in any format ffmpeg reads: decoded to 16 kHz mono PCM first (a longer
+   * one than VOICE_MAX_SECONDS is refused as `audio_too_long`, an unreadable one as
+   * `audio_unreadable`), then handed to the backend.
+   */
   async transcribe(clip: AudioClip, options: TranscribeOptions = {}): Promise<Transcription> {
-    return this.stt.transcribe(clip, { ...options, signal: this.signalFor(options.signal) });
+    const signal = this.signalFor(options.signal);
+    const language = options.language ?? this.language;
+    const call = { signal, ...(language !== '' && { language }) };
+    if (!this.canTranscribe) return this.stt.transcribe(clip, call);
+    if (!this.converter) return this.observed(speechToTextIntegration, this.stt, await this.stt.transcribe(clip, call));
+    const decoded = await this.converter.toSpeechPcm(clip, { maxSeconds: this.maxSeconds, signal });
+    if (!decoded.success) return decoded;
+    const result = await this.stt.transcribe({ bytes: decoded.pcm, mimeType: pcmMimeType }, call);
+    return this.observed(speechToTextIntegration, this.stt, result.success ? { ...result, seconds: decoded.seconds } : result);
   }
 
+  /** The text spoken, as MP3, OGG/Opus or WAV. */
   async synthesize(text: string, options: SynthesizeOptions): Promise<Synthesis> {
-    return this.tts.synthesize(text, { ...options, signal: this.signalFor(options.signal) });
+    const result = await this.tts.synthesize(text, { ...options, signal: this.signalFor(options.signal) });
+    return this.canSynthesize ? this.observed(textToSpeechIntegration, this.tts, result) : result;
+  }
+
+  /** A call that found the server gone marks it failed at once; one that worked after a failure marks it connected again. */
+  private observed<Result extends { success: true } | SpeechFailure>(name: string, backend: SpeechToText | TextToSpeech, result: Result): Result {
+    const current = this.integrations.get(name);
+    if (!result.success && result.code === 'speech_unreachable') {
+      this.integrations.report({ name, status: 'failed', message: result.message, details: current?.details ?? { backend: backend.id } });
+    } else if (result.success && current?.status === 'failed') {
+      this.integrations.report({ name, status: 'connected', details: current.details });
+    }
+    return result;
   }
 
   /** Checks both backends in the background and reports them; `checked()` waits for it. */
@@ -64,6 +104,8 @@ export class SpeechService {
   /** Checks both backends again and reports what they say. */
   async check(): Promise<void> {
     const [stt, tts] = await Promise.all([this.statusOf(this.stt), this.statusOf(this.tts)]);
+    const conversion = this.converter?.problem();
+    if (conversion !== undefined && this.canTranscribe && stt.state === 'connected') Object.assign(stt, { state: 'failed', message: conversion });
     this.report(speechToTextIntegration, this.stt, stt);
     this.report(textToSpeechIntegration, this.tts, tts);
   }
