@@ -186,6 +186,20 @@ describe('Telegram voice notes (played sessions and speech)', () => {
     expect(texts()).toContain('Hi there.');
   });
 
+  it('a synthesis that throws (a bug) is logged, and the channel goes on', async () => {
+    const { lines } = await startChannel();
+    speech.synthesize = async () => {
+      throw new Error('a bug in a backend');
+    };
+    speech.transcriptions.push(heard('Hello'));
+    api.sendVoice(ada, { bytes: Buffer.from('OggS hello') });
+    await waitUntil(() => sessions.sent.length === 1);
+    answer('Hi there.');
+    await waitUntil(() => lines.some((line) => line.includes('answer not spoken: a bug in a backend')));
+    api.sendText(ada, 'Still there?');
+    await waitUntil(() => sessions.sent.length === 2);
+  });
+
   it('an unlinked account\'s voice note is refused as its text is: told how to link, nothing fetched, heard or sent', async () => {
     people.joins(playedPerson('Bob'));
     await startChannel();

@@ -86,7 +86,9 @@ export class SessionMirror {
       case 'stream_end': {
         const shown = this.finish(followed, event.content);
         const markdown = shown?.markdown ?? event.content ?? '';
-        void this.options.spoken?.answered(followed.sessionId, followed.chatId, markdown, shown?.settled ?? Promise.resolve());
+        this.options.spoken
+          ?.answered(followed.sessionId, followed.chatId, markdown, shown?.settled ?? Promise.resolve())
+          .catch((error: unknown) => this.options.onFailure('answer not spoken', error));
         break;
       }
       case 'stream_stopped':
