@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -177,6 +180,23 @@ describe('POST /v1/chat/completions', () => {
   });
 });
 
+describe('docs/openai-compatible.md', () => {
+  it('streams what its curl example shows it prints', async () => {
+    const { hearth, token } = await start();
+    hearth.llm.script({ chunks: ['Hello! How can I help?'] });
+    const docs = await readFile('docs/openai-compatible.md', 'utf8');
+    const [command] = codeBlocks(docs, 'sh');
+    const [printed] = codeBlocks(docs, '');
+    const { stdout } = await promisify(execFile)('sh', ['-c', command!.replaceAll('http://127.0.0.1:8000', hearth.baseUrl)], {
+      env: { PATH: process.env.PATH, HEARTH_TOKEN: token },
+    });
+    const lines = stdout.split('\n\n').filter((line) => line !== '');
+    const documented = printed!.trim().split('\n');
+    expect(lines).toHaveLength(documented.length);
+    documented.forEach((line, index) => expect(lines[index]).toMatch(documentedLine(line)));
+  });
+});
+
 describe('the key and the models', () => {
   it('refuses a wrong key with 401 in OpenAI shape, even on a loopback Hearth of one, which takes no key as the rest of the API does', async () => {
     const { hearth } = await start();
@@ -243,4 +263,24 @@ async function abortedTurn(hearth: Hearth, client: OpenAI) {
   await hearth.deps.sessions!.whenIdle(session!.id);
   const messages = await hearth.deps.sessions!.messages(session!.id, 'display');
   expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Partial', stopped: true });
+}
+
+/** The fenced blocks of a Markdown text in `language` ('' for a bare fence), read fence by fence. */
+function codeBlocks(markdown: string, language: string): string[] {
+  const blocks: string[] = [];
+  let open: { language: string; lines: string[] } | undefined;
+  for (const line of markdown.split('\n')) {
+    if (!line.startsWith('```')) open?.lines.push(line);
+    else if (open) {
+      if (open.language === language) blocks.push(open.lines.join('\n'));
+      open = undefined;
+    } else open = { language: line.slice(3).trim(), lines: [] };
+  }
+  return blocks;
+}
+
+/** A printed line of the docs as a pattern: its id and time stand for any. */
+function documentedLine(line: string): RegExp {
+  const escaped = line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace('chatcmpl-…', 'chatcmpl-[0-9a-f-]+').replace('"created":1764390000', '"created":\\d+')}$`);
 }

@@ -301,6 +301,9 @@ export class Sidebar {
 }
 
 /** A channel's name as people know it (`telegram` → Telegram). */
+/** Origins whose name is not their id capitalised: sessions of the OpenAI-compatible front door (docs/openai-compatible.md). */
+const originNames = { openai: 'OpenAI API' };
+
 function originName(origin) {
-  return origin.charAt(0).toUpperCase() + origin.slice(1);
+  return originNames[origin] ?? origin.charAt(0).toUpperCase() + origin.slice(1);
 }
