@@ -72,6 +72,7 @@ import { guardRequests } from './server/request-guard.ts';
 import { securityHeaders } from './server/security-headers.ts';
 import { scheduleRoutes } from './server/schedule-routes.ts';
 import { sessionRoutes } from './server/session-routes.ts';
+import { speechRoutes } from './server/speech-routes.ts';
 import { statusRoutes } from './server/status-routes.ts';
 import { vendorRoutes } from './server/vendor-routes.ts';
 import { startWatchers, type Watchers } from './server/watchers.ts';
@@ -441,6 +442,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       modelSwitch: sessionModelSwitch(deps.models, deps.profiles, deps.tools),
     });
     await api.register(fileRoutes, { sessions, config });
+    await api.register(speechRoutes, { sessions, speech: deps.speech, config, logger: deps.logger });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { sessions, db: deps.db, household: deps.household });
     await api.register(scheduleRoutes, { scheduler, clock, db: deps.db, sessions, household: deps.household });

@@ -7,6 +7,7 @@ export async function logStartUpSummary(url: string, deps: AppDependencies, data
   const [status, userTools] = await Promise.all([
     deps.backendStatus.firstCheck(),
     deps.userTools.whenLoaded().catch(() => ({ loaded: [], errors: deps.userTools.errors() })),
+    deps.speech.firstCheck(),
   ]);
   const profiles = deps.profiles.list().map((profile) => profile.id);
   const toolCount = deps.tools.list().length;
@@ -22,6 +23,7 @@ export async function logStartUpSummary(url: string, deps: AppDependencies, data
     `${profiles.length} profiles (${profiles.join(', ')})`,
     `${toolCount} tools`,
     jailSummary(deps.jail.status),
+    deps.speech.summary(),
     ...(mcpServers.length > 0 ? [`MCP servers ${mcpServers.join(', ')} (connecting in the background)`] : []),
     ...(failedFiles.length > 0 ? [`user tools with errors: ${failedFiles.join(', ')}`] : []),
   ];
@@ -39,6 +41,8 @@ export async function logStartUpSummary(url: string, deps: AppDependencies, data
         user_tool_errors: failedFiles,
         mcp_servers: mcpServers,
         jail: deps.jail.status.state,
+        speech_to_text: deps.speech.stt.id,
+        text_to_speech: deps.speech.tts.id,
       },
     },
     parts.join(' · '),

@@ -87,11 +87,15 @@ describe('start-up', () => {
       user_tool_errors: [],
       mcp_servers: [],
       jail: expect.stringMatching(/^(on|unavailable)$/),
+      speech_to_text: 'none',
+      text_to_speech: expect.stringMatching(/^(espeak-ng|none)$/),
     });
     expect(summary.msg).toContain(`Hearth is listening on ${first.baseUrl} · state in ${dataDir} · `);
     // The jail in a few words: its limits' mechanism, or what is off and the fix.
     expect(summary.msg).toMatch(/ · jail (on \(limits by (cgroup v1|cgroup v2|rlimits)\)|UNAVAILABLE, off: terminal, code_exec, user tools, stdio MCP servers \(fix: sudo [^)]+\))( · |$)/);
     expect(summary.msg).toContain('reachable, model missing');
+    // Speech: what each side runs and how its first check went; STT is off unless configured.
+    expect(summary.msg).toMatch(/ · speech: STT off, TTS (espeak-ng \((connected|failed)\)|off)( · |$)/);
     const advice = await waitUntil(() => logLines(first.output()).find((line) => line.level === 40 && String(line.msg).includes('ollama pull')));
     expect(advice.msg).toBe('Ollama has no model qwen3:8b. Run `ollama pull qwen3:8b`.');
   });
