@@ -1,12 +1,19 @@
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionService } from '../src/sessions/session-service.ts';
 import { TelegramChannel, type TelegramChannelOptions } from '../src/channels/telegram/telegram-channel.ts';
+import { installedProgram } from '../src/speech/installed-program.ts';
+import { startHearth, type Hearth } from './support/hearth-server.ts';
+import { household } from './support/people.ts';
 import { PlayedPeople, playedPerson } from './support/played-people.ts';
 import { PlayedSessions } from './support/played-telegram-sessions.ts';
 import { PlayedSpeech } from './support/played-speech.ts';
 import { recordingLogger } from './support/recording-logger.ts';
 import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot-api.ts';
+import { telegramChannelFor } from './support/telegram-test-channel.ts';
+import { encodedTone } from './support/tone.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { startWyomingStandIn, type WyomingStandIn } from './support/wyoming-stand-in.ts';
 
 // Voice notes in Telegram: the channel against the Bot API stand-in, with sessions and speech played by the test.
 // The whole app, with the speech stand-ins and espeak-ng, is further down.
@@ -211,5 +218,92 @@ describe('Telegram voice notes (played sessions and speech)', () => {
     expect(api.callsOf('getFile')).toEqual([]);
     expect(speech.heard).toEqual([]);
     expect(sessions.sent).toEqual([]);
+  });
+});
+
+// The whole app: the real grammY client and Bot API stand-in, the Wyoming stand-in for speech to text,
+// espeak-ng and ffmpeg for the spoken answer, the scripted LLM.
+const voiceToolsRequired = process.env.HEARTH_REQUIRE_VOICE_TOOLS === '1';
+const voiceToolsMissing = !installedProgram('espeak-ng') || !installedProgram('ffmpeg');
+
+describe.skipIf(voiceToolsMissing && !voiceToolsRequired)('Telegram voice notes through the whole app', () => {
+  const eve = 4_343_002;
+  let hearth: Hearth | undefined;
+  let wyoming: WyomingStandIn | undefined;
+
+  afterEach(async () => {
+    await hearth?.close();
+    await wyoming?.close();
+    hearth = wyoming = undefined;
+  });
+
+  async function startApp(env: Record<string, string>) {
+    const channel = telegramChannelFor(api, ada, { allowedUsers: `${ada},${eve}` });
+    hearth = await startHearth({ channels: [channel], env });
+    await waitUntil(() => channel.status.state === 'connected');
+    return hearth;
+  }
+
+  /** The bytes decoded by ffmpeg to 16 kHz mono s16le, and their RMS amplitude (0 to 1). */
+  function decoded(bytes: Buffer): { seconds: number; rms: number } {
+    const result = spawnSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', 'pipe:0', '-f', 's16le', '-ac', '1', '-ar', '16000', 'pipe:1'], { input: bytes, maxBuffer: 64 * 1024 * 1024 });
+    expect(result.status, result.stderr.toString()).toBe(0);
+    const pcm = result.stdout;
+    let sum = 0;
+    for (let offset = 0; offset + 1 < pcm.length; offset += 2) sum += (pcm.readInt16LE(offset) / 32_768) ** 2;
+    return { seconds: pcm.length / 2 / 16_000, rms: Math.sqrt(sum / Math.max(1, pcm.length / 2)) };
+  }
+
+  it('a voice note is transcribed by the Wyoming server, answered in writing and as an OGG/Opus voice note that speaks; an unlinked account\'s note is refused as its text is', async () => {
+    wyoming = await startWyomingStandIn({ transcript: 'What is on today' });
+    const server = await startApp({ STT_BACKEND: 'wyoming', STT_URL: wyoming.url, TTS_BACKEND: 'espeak-ng' });
+    // A household of two, Ada's chat linked to the owner; Eve's is linked to no one.
+    const { owner } = await household(server, ['adult']);
+    const { body } = await owner.request('POST', '/me/telegram/link-code');
+    api.sendText(ada, `/start ${body.code as string}`);
+    await waitUntil(() => texts().some((text) => text.startsWith('Linked:')));
+
+    server.llm.script({ content: 'Two meetings: the dentist at ten, then lunch with Bob.' });
+    const note = api.sendVoice(ada, { bytes: encodedTone('opus', 1), duration: 1 });
+    const noteId = (note.message as { message_id: number }).message_id;
+    const spoken = await waitUntil(() => api.botMessages(ada).find((message) => message.voice), 20_000);
+    expect(wyoming.transcriptions).toHaveLength(1);
+    expect(wyoming.transcriptions[0]!.start).toMatchObject({ rate: 16_000, width: 2, channels: 1 });
+    const sessionId = (await server.app.sessions.findByKey(`telegram:${ada}`))!.id;
+    const { body: stored } = await owner.request('GET', `/sessions/${sessionId}`);
+    expect(stored.messages.map((message: { role: string; content: string }) => [message.role, message.content])).toEqual([
+      ['user', 'What is on today'],
+      ['assistant', 'Two meetings: the dentist at ten, then lunch with Bob.'],
+    ]);
+    expect(texts()).toEqual(expect.arrayContaining(['🎤 What is on today', 'Two meetings: the dentist at ten, then lunch with Bob.']));
+    expect(spoken.replyTo).toBe(noteId);
+    const bytes = spoken.voice!.bytes;
+    expect(bytes.subarray(0, 4).toString('latin1')).toBe('OggS');
+    expect(bytes.subarray(0, 200).includes('OpusHead')).toBe(true);
+    const { seconds, rms } = decoded(bytes);
+    // About 3 s for 9 words at espeak-ng's 175 words a minute.
+    expect(seconds).toBeGreaterThan(1.5);
+    expect(seconds).toBeLessThan(8);
+    expect(rms).toBeGreaterThan(0.02);
+    expect(spoken.voice!.duration).toBe(Math.max(1, Math.round(seconds)));
+
+    api.sendText(eve, 'hello');
+    api.sendVoice(eve, { bytes: encodedTone('opus', 1) });
+    await waitUntil(() => api.botMessages(eve).length === 2);
+    const refusals = api.botMessages(eve).map((message) => message.text);
+    expect(refusals[0]).toContain('This chat is not linked to anyone in this Hearth yet.');
+    expect(refusals[1]).toBe(refusals[0]);
+    expect(wyoming.transcriptions).toHaveLength(1);
+    expect(api.callsOf('getFile')).toHaveLength(1);
+  });
+
+  it('without speech to text the bot says so in words, and the voice note is kept for the model as before', async () => {
+    const server = await startApp({ STT_BACKEND: 'none', TTS_BACKEND: 'espeak-ng' });
+    server.llm.script({ content: 'I see a voice note.' });
+    api.sendVoice(ada, { bytes: encodedTone('opus', 1) });
+    await waitUntil(() => texts().includes('I see a voice note.'), 15_000);
+    expect(texts()[0]).toMatch(/^I can't listen to voice notes yet: set STT_BACKEND \(wyoming or openai\) and STT_URL .*docs\/integrations\.md/);
+    expect(JSON.stringify(server.llm.requests.at(-1)!.body)).toContain('voice note');
+    expect(api.callsOf('sendVoice')).toEqual([]);
   });
 });
