@@ -18,7 +18,8 @@ const helpText = [
   '/stop — stop the answer being written',
   '/profile [id] — show or switch the profile',
   '/sessions — continue a recent session',
-  'Photos reach the assistant as images; documents and voice notes are kept in the session\'s files.',
+  'Photos reach the assistant as images; documents are kept in the session\'s files.',
+  'Voice notes are heard and answered aloud too, once Hearth has speech set up (STT_BACKEND, TTS_BACKEND).',
 ].join('\n');
 
 export interface CommandsOptions {

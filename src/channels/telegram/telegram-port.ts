@@ -27,7 +27,7 @@ export interface TelegramSessions {
   existingSessionForChat(chatId: number, chat: ChatPerson): Promise<string | undefined>;
   /** A new session of the chat's person, with `profileId` or the default; it becomes the chat's session. */
   newSession(chatId: number, chat: ChatPerson, profileId?: string): Promise<{ ok: true; sessionId: string; profile: { id: string; name: string } } | { ok: false; reason: string }>;
-  /** Starts a turn: photos as images, documents and voice notes into the session's files; a forward marked with whose words it holds; `by`, the chat's person, asks its calls. */
+  /** Starts a turn: photos as images, documents and voice notes (those not transcribed) into the session's files; a forward marked with whose words it holds; `by`, the chat's person, asks its calls. */
   send(sessionId: string, text: string, files: ReceivedFile[], forwarded?: string, by?: string): Promise<{ ok: true } | { ok: false; reason: string }>;
   stop(sessionId: string): Promise<void>;
   /** Every event of the session from now on; the returned function stops following. */
