@@ -43,6 +43,7 @@ export async function runAudioProcess(options: AudioProcessOptions): Promise<Aud
     return { ok: false, reason: 'not_started', stderr: '', message: (error as Error).message };
   }
   try {
+    if (options.signal?.aborted) return { ok: false, reason: 'aborted', stderr: '' };
     return await run(options, jailed);
   } finally {
     jailed.release();
