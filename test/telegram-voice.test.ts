@@ -13,6 +13,7 @@ import { startTelegramBotApi, type TelegramBotApi } from './support/telegram-bot
 import { telegramChannelFor } from './support/telegram-test-channel.ts';
 import { encodedTone } from './support/tone.ts';
 import { waitUntil } from './support/wait-until.ts';
+import { startOpenAiAudioStandIn, type OpenAiAudioStandIn } from './support/openai-audio-stand-in.ts';
 import { startWyomingStandIn, type WyomingStandIn } from './support/wyoming-stand-in.ts';
 
 // Voice notes in Telegram: the channel against the Bot API stand-in, with sessions and speech played by the test.
@@ -230,11 +231,13 @@ describe.skipIf(voiceToolsMissing && !voiceToolsRequired)('Telegram voice notes 
   const eve = 4_343_002;
   let hearth: Hearth | undefined;
   let wyoming: WyomingStandIn | undefined;
+  let openAiAudio: OpenAiAudioStandIn | undefined;
 
   afterEach(async () => {
     await hearth?.close();
     await wyoming?.close();
-    hearth = wyoming = undefined;
+    await openAiAudio?.close();
+    hearth = wyoming = openAiAudio = undefined;
   });
 
   async function startApp(env: Record<string, string>) {
@@ -295,6 +298,19 @@ describe.skipIf(voiceToolsMissing && !voiceToolsRequired)('Telegram voice notes 
     expect(refusals[1]).toBe(refusals[0]);
     expect(wyoming.transcriptions).toHaveLength(1);
     expect(api.callsOf('getFile')).toHaveLength(1);
+  });
+
+  it('an audio file is transcribed by an OpenAI-compatible server; without text to speech the answer is written only', async () => {
+    openAiAudio = await startOpenAiAudioStandIn({ transcript: 'Remind me to water the plants', apiKey: 'stt-key' });
+    const server = await startApp({ STT_BACKEND: 'openai', STT_URL: openAiAudio.url, STT_API_KEY: 'stt-key', TTS_BACKEND: 'none' });
+    server.llm.script({ content: 'I will remind you.' });
+    api.sendAudio(ada, { bytes: encodedTone('mp3', 1), fileName: 'memo.mp3', caption: 'From my recorder:' });
+    await waitUntil(() => texts().includes('I will remind you.'), 15_000);
+    expect(openAiAudio.transcriptions).toHaveLength(1);
+    expect(texts()[0]).toBe('🎤 Remind me to water the plants');
+    expect(JSON.stringify(server.llm.requests.at(-1)!.body)).toContain('From my recorder:\\n\\nRemind me to water the plants');
+    expect(api.callsOf('sendVoice')).toEqual([]);
+    expect(JSON.stringify(api.calls)).not.toContain('stt-key');
   });
 
   it('without speech to text the bot says so in words, and the voice note is kept for the model as before', async () => {
