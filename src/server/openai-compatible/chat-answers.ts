@@ -30,7 +30,19 @@ export function streamAnswer({ reply, sessions, sessionId, identity }: AnswerOpt
     'x-accel-buffering': 'no',
   });
   const chunks = new CompletionChunks(identity);
-  const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
+  // The chunks of one turn of the event loop go out as one write: an instant model's deltas arrive many at a time.
+  let corked = false;
+  const send = (data: unknown) => {
+    if (!corked) {
+      corked = true;
+      response.cork();
+      process.nextTick(() => {
+        corked = false;
+        response.uncork();
+      });
+    }
+    response.write(`data: ${JSON.stringify(data)}\n\n`);
+  };
   send(chunks.opening());
   let ended = false;
   let unfollow: (() => void) | undefined;
