@@ -191,6 +191,9 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
   'PATCH /agents/profiles/:id an unknown profile': status('PATCH', '/agents/profiles/no_such_profile', { model: 'fake:latest' }),
   'POST /sessions smart_home': status('POST', '/sessions', { profile_id: 'smart_home' }),
   'POST /sessions server_admin': status('POST', '/sessions', { profile_id: 'server_admin' }),
+  'GET /v1/models': status('GET', '/v1/models'),
+  'POST /v1/chat/completions smart_home': status('POST', '/v1/chat/completions', { model: 'hearth/smart_home', messages: [{ role: 'user', content: 'Hello' }] }),
+  'POST /v1/chat/completions server_admin': status('POST', '/v1/chat/completions', { model: 'hearth/server_admin', messages: [{ role: 'user', content: 'Hello' }] }),
   'GET /sessions': async (context) => {
     const sessionId = await session(context.target);
     const { body } = await context.request('GET', '/sessions');
