@@ -165,6 +165,44 @@ describe('POST /v1/chat/completions', () => {
     expect(content).toMatch(/⏳ Waiting for approval: add_numbers — decide in Hearth's page or Telegram\.\n\n✅ Allowed by .+\.\n\nIt is 4\.$/);
   });
 
+  it('refuses a second request while the conversation answers, and ends the stream when the page stops the run', async () => {
+    const { hearth, client } = await start();
+    hearth.llm.script({ content: 'Partial', hang: true });
+    const messages = [{ role: 'user' as const, content: 'Go on' }];
+    const stream = await client.chat.completions.create({ model: 'hearth/secretary', user: 'kitchen', messages, stream: true });
+    const read = streamed(stream);
+    await hearth.llm.waitForRequest(1);
+    await expect(client.chat.completions.create({ model: 'hearth/secretary', user: 'kitchen', messages })).rejects.toMatchObject({ status: 409, code: 'session_busy' });
+    const [session] = await openAiSessions(hearth);
+    expect(hearth.deps.sessions!.stop(session!.id)).toBe(true);
+    const { content, finishes } = await read;
+    expect(content).toBe('Partial');
+    expect(finishes.at(-1)).toBe('stop');
+  });
+
+  it("tells the backend's failure in OpenAI's shape, streamed and whole", async () => {
+    const { hearth, client } = await start();
+    hearth.llm.script({ status: 500, errorMessage: 'the model fell over' }, { status: 500, errorMessage: 'the model fell over' });
+    const stream = await client.chat.completions.create({ model: 'hearth/secretary', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    await expect(streamed(stream)).rejects.toMatchObject({ error: { type: 'server_error', code: 'llm_error' } });
+    await expect(client.chat.completions.create({ model: 'hearth/secretary', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
+      status: 502,
+      type: 'server_error',
+      code: 'llm_error',
+    });
+  });
+
+  it("keeps each person's conversations apart, even under the same user field", async () => {
+    const { hearth } = await start();
+    const { owner, people } = await household(hearth, ['adult']);
+    hearth.llm.script({ content: 'For the owner.' }, { content: 'For the adult.' });
+    const messages = [{ role: 'user' as const, content: 'What is on my list?' }];
+    await clientOf(hearth, owner.token).chat.completions.create({ model: 'hearth/secretary', user: 'kitchen', messages });
+    await clientOf(hearth, people[0].token).chat.completions.create({ model: 'hearth/secretary', user: 'kitchen', messages });
+    const sessions = await openAiSessions(hearth);
+    expect(sessions.map((session) => session.personId).sort()).toEqual([owner.person.id, people[0].person.id].sort());
+  });
+
   it('stops the run when the client goes away', async () => {
     const { hearth, token } = await start();
     // A connection pool of the test's own: after an abort, undici opens a fresh connection it never uses, which would hold the server's close.
