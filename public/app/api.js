@@ -39,14 +39,30 @@ async function request(method, url, body, extraHeaders = {}) {
   return data;
 }
 
-/** `POST /speech`: the spoken text's audio as bytes. */
+/** Tries of a sentence the server refused for the person's rate (429), each after the wait it named. */
+const speechTries = 3;
+
+const pause = (seconds, signal) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, seconds * 1000);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+
+/**
+ * `POST /speech`: the spoken text's audio as bytes. A request refused for the rate is tried again after
+ * its Retry-After: sentences just dropped by Stop may still hold the person's slots for a moment.
+ */
 async function speechAudio(text, format, signal) {
   let response;
-  try {
-    response = await fetch('/speech', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format }), signal });
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    throw new ApiError(0, 'network_error', 'The Hearth server cannot be reached.');
+  for (let tried = 1; ; tried += 1) {
+    try {
+      response = await fetch('/speech', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, format }), signal });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new ApiError(0, 'network_error', 'The Hearth server cannot be reached.');
+    }
+    if (response.status !== 429 || tried === speechTries) break;
+    await pause(Math.min(Number(response.headers.get('retry-after')) || 1, 5), signal);
   }
   if (response.ok) return response.arrayBuffer();
   const body = await response.text();

@@ -5,13 +5,13 @@ import { SpokenSentences } from './spoken-sentences.js';
 const storageKey = 'hearth.voice.readAloud';
 /** WAV: Hearth's espeak-ng writes it without a conversion, and every browser decodes it. */
 const audioFormat = 'wav';
-/** Sentences whose audio is asked for ahead of the one playing. */
-const fetchAhead = 2;
+/** Sentences whose audio is asked for while one plays (the server runs a few of a person's at once). */
+const fetchAhead = 1;
 
 /**
  * The speaker toggle: while on, answers are read aloud as they stream. The streamed text is cut
- * into sentences (SpokenSentences); each is sent to `POST /speech` as soon as it is complete, a
- * couple ahead of the one playing, and they play in order through one AudioContext (which the
+ * into sentences (SpokenSentences); each is sent to `POST /speech` as soon as it is complete, the
+ * next one while one plays, and they play in order through one AudioContext (which the
  * toggle's click unlocks, as browsers let audio start only after the person did something).
  * Stop, Esc, turning it off, a new answer and another session silence it and drop the queue.
  */
@@ -28,6 +28,8 @@ export class Speaker {
   #enabled = localStorage.getItem(storageKey) === 'true';
   /** Why reading aloud cannot work here (no text-to-speech backend), or ''. */
   #unavailable = '';
+  /** Reading this answer failed (and said why): the rest of it is not tried sentence after sentence. */
+  #failedThisAnswer = false;
 
   /** `onError(message)` shows a failure to the person ('' clears it). */
   constructor(button, { onError }) {
@@ -60,6 +62,7 @@ export class Speaker {
     if (event.type === 'stream_start') {
       this.silence();
       this.#sentences.reset();
+      this.#failedThisAnswer = false;
       metrics.firstAudioAt = 0;
       metrics.streamEndAt = 0;
     } else if (event.type === 'stream_delta') {
@@ -106,7 +109,7 @@ export class Speaker {
   }
 
   #speak(sentences) {
-    if (!this.#enabled || this.#unavailable || sentences.length === 0) return;
+    if (!this.#enabled || this.#unavailable || this.#failedThisAnswer || sentences.length === 0) return;
     this.#queue.push(...sentences.map((text) => ({ text, audio: undefined })));
     this.#fetchAhead();
     if (!this.#draining) void this.#drain();
@@ -135,6 +138,7 @@ export class Speaker {
       } catch (error) {
         if (generation !== this.#generation) return;
         this.silence();
+        this.#failedThisAnswer = true;
         this.onError(`Reading aloud failed: ${error.message}`);
         return;
       }
