@@ -108,12 +108,15 @@ async function newSessionWithHeaderProfile(page: Page, hearth: Hearth, existing:
   await waitForIdle(page);
 }
 
-/** A session that came from Telegram is marked, and only that one. */
-async function telegramMarked(page: Page, fromPage: string, fromTelegram: string): Promise<void> {
+/** A session that came from Telegram is marked, one from the OpenAI-compatible front door too, and only those. */
+async function telegramMarked(page: Page, fromPage: string, fromTelegram: string, fromOpenAi: string): Promise<void> {
   const mark = page.locator(`${sel.sessionItem}[data-session-id="${fromTelegram}"] .origin-mark`);
   await mark.waitFor();
   expect(await mark.textContent()).toBe('Telegram');
   expect(await mark.getAttribute('aria-label')).toBe('From Telegram');
+  const openAiMark = page.locator(`${sel.sessionItem}[data-session-id="${fromOpenAi}"] .origin-mark`);
+  expect(await openAiMark.textContent()).toBe('OpenAI API');
+  expect(await openAiMark.getAttribute('aria-label')).toBe('From OpenAI API');
   expect(await page.locator(`${sel.sessionItem}[data-session-id="${fromPage}"] .origin-mark`).count()).toBe(0);
 }
 
@@ -253,7 +256,7 @@ async function restoredOnReload(page: Page, hearth: Hearth, id: string): Promise
 describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
   const browser = useBrowser();
 
-  it('in one page: pinned first and Pin; New session with the header’s profile; the Telegram mark; rename; delete confirmed or cancelled; a deleted open session left; the filter; the header’s profile switch between runs; the hash and transcript kept on reload', { timeout: 120_000 }, async () => {
+  it('in one page: pinned first and Pin; New session with the header’s profile; the Telegram and OpenAI API marks; rename; delete confirmed or cancelled; a deleted open session left; the filter; the header’s profile switch between runs; the hash and transcript kept on reload', { timeout: 120_000 }, async () => {
     const hearth = await browser.hearth();
     const reloaded = await hearth.createSession();
     const existing = await titled(hearth, 'Existing chat');
@@ -262,6 +265,10 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
     if (!created.ok) throw new Error(created.message);
     const fromTelegram = created.session.id;
     expect((await hearth.request('POST', `/sessions/${fromTelegram}/messages`, { content: 'Hello from the phone' })).status).toBe(200);
+    const fromOpenAiApp = await hearth.app.sessions.create({ origin: 'openai' });
+    if (!fromOpenAiApp.ok) throw new Error(fromOpenAiApp.message);
+    const fromOpenAi = fromOpenAiApp.session.id;
+    expect((await hearth.request('POST', `/sessions/${fromOpenAi}/messages`, { content: 'Hello from a chat app' })).status).toBe(200);
     const toRename = await titled(hearth, 'Untitled plans');
     const keep = await titled(hearth, 'Keep me');
     const doomed = await titled(hearth, 'Delete me');
@@ -280,7 +287,7 @@ describe.skipIf(skipBrowserTests)('sessions sidebar in the browser', () => {
 
     await pinnedFirst(page, hearth, { oldest, middle, newest });
     await newSessionWithHeaderProfile(page, hearth, existing);
-    await telegramMarked(page, fromPage, fromTelegram);
+    await telegramMarked(page, fromPage, fromTelegram, fromOpenAi);
     await renamed(page, hearth, toRename);
     await deletedAfterConfirm(page, hearth, keep, doomed);
     await openSessionDeleted(page, hearth, other, open);
