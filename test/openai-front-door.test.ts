@@ -69,7 +69,7 @@ describe('POST /v1/chat/completions', () => {
     ]);
   });
 
-  it('answers whole without stream, and refuses image addresses it would have to fetch', async () => {
+  it('answers whole without stream, takes an image as a data URL, and refuses image addresses it would have to fetch', async () => {
     const { hearth, client } = await start();
     hearth.llm.script({ content: 'Whole answer.' });
     const completion = await client.chat.completions.create({ model: 'hearth/secretary', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] });
@@ -78,6 +78,15 @@ describe('POST /v1/chat/completions', () => {
       model: 'hearth/secretary',
       choices: [{ index: 0, message: { role: 'assistant', content: 'Whole answer.' }, finish_reason: 'stop' }],
     });
+
+    hearth.llm.script({ content: 'A pixel.' });
+    const pixel = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+    await client.chat.completions.create({
+      model: 'hearth/secretary',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: pixel } }] }],
+    });
+    const withImage = hearth.llm.requests.at(-1)!.body.messages.at(-1);
+    expect(withImage).toMatchObject({ role: 'user', content: 'What is this?', images: [pixel.slice('data:image/png;base64,'.length)] });
 
     const refused = client.chat.completions.create({
       model: 'hearth/secretary',
@@ -203,7 +212,7 @@ describe('POST /v1/chat/completions', () => {
     expect(sessions.map((session) => session.personId).sort()).toEqual([owner.person.id, people[0].person.id].sort());
   });
 
-  it('stops the run when the client goes away', async () => {
+  it('stops the run when the client goes away, streamed or whole', async () => {
     const { hearth, token } = await start();
     // A connection pool of the test's own: after an abort, undici opens a fresh connection it never uses, which would hold the server's close.
     const dispatcher = new Agent();
@@ -212,6 +221,18 @@ describe('POST /v1/chat/completions', () => {
     hearth.llm.script({ content: 'Partial', hang: true });
     try {
       await abortedTurn(hearth, client);
+      // Without `stream` too: the client gives up while the model still writes.
+      hearth.llm.script({ content: 'Half', hang: true });
+      const controller = new AbortController();
+      const asked = client.chat.completions.create({ model: 'hearth/secretary', user: 'whole', messages: [{ role: 'user', content: 'Another story' }] }, { signal: controller.signal });
+      const disconnected = hearth.llm.waitForDisconnect();
+      await hearth.llm.waitForRequest(2);
+      controller.abort();
+      await expect(asked).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
+      await disconnected;
+      const [whole] = await openAiSessions(hearth);
+      await hearth.deps.sessions!.whenIdle(whole!.id);
+      expect((await hearth.deps.sessions!.messages(whole!.id, 'display')).at(-1)).toMatchObject({ role: 'assistant', stopped: true });
     } finally {
       await dispatcher.destroy();
     }
