@@ -147,6 +147,8 @@ export class VoiceInput {
     recorder.addEventListener('dataavailable', (event) => event.data.size > 0 && chunks.push(event.data));
     const stopped = new Promise((resolve) => recorder.addEventListener('stop', resolve, { once: true }));
     const audio = new AudioContext();
+    // Some browsers (Safari) start it suspended outside the press itself, and a suspended analyser hears nothing.
+    void audio.resume();
     const analyser = audio.createAnalyser();
     audio.createMediaStreamSource(stream).connect(analyser);
     const samples = new Float32Array(analyser.fftSize);
