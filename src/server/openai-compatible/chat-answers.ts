@@ -6,7 +6,7 @@ import { CompletionChunks, type CompletionIdentity } from './completion-chunks.t
 import { openAiError } from './openai-errors.ts';
 
 /** How often a stream that has nothing to say (a call waiting for a person) says it is alive, so proxies and clients keep it open. */
-const keepAliveMs = 15_000;
+export const defaultKeepAliveMs = 15_000;
 
 interface AnswerOptions {
   reply: FastifyReply;
@@ -15,11 +15,16 @@ interface AnswerOptions {
   identity: CompletionIdentity;
 }
 
+interface StreamOptions extends AnswerOptions {
+  /** `defaultKeepAliveMs` when absent. */
+  keepAliveMs?: number;
+}
+
 /**
  * The run's events as OpenAI's server-sent chunks, until the run ends; a client that goes away
  * stops the run, as Stop in the page does (docs/openai-compatible.md, "Streaming").
  */
-export function streamAnswer({ reply, sessions, sessionId, identity }: AnswerOptions): FastifyReply {
+export function streamAnswer({ reply, sessions, sessionId, identity, keepAliveMs = defaultKeepAliveMs }: StreamOptions): FastifyReply {
   reply.hijack();
   const response = reply.raw;
   response.writeHead(200, {
