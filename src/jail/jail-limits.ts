@@ -115,6 +115,9 @@ interface Place {
  */
 const cpuWeight = '10';
 const cpuShares = '102';
+/** The default share, for an interactive call (JailSpec.interactive). */
+const interactiveCpuWeight = '100';
+const interactiveCpuShares = '1024';
 
 function isWritable(folder: string): boolean {
   try {
@@ -288,10 +291,10 @@ export class CallCgroups {
   }
 
   /** A group for one call with its limits written (a kept one, or a new one); throws when the machine refuses it. */
-  create(limits: JailLimits): CallCgroup {
+  create(limits: JailLimits, interactive = false): CallCgroup {
     const group = this.free.pop() ?? this.newGroup();
     try {
-      this.writeLimits(group, limits);
+      this.writeLimits(group, limits, interactive);
     } catch (error) {
       this.discard(group);
       throw error;
@@ -320,13 +323,13 @@ export class CallCgroups {
     return { folders, pidsFolder: path.join(this.place.folders.pids, name) };
   }
 
-  private writeLimits(group: Group, limits: JailLimits): void {
+  private writeLimits(group: Group, limits: JailLimits, interactive: boolean): void {
     const memory = String(limits.memoryMb * mebibyte);
     const inFolderOf = (controller: Controller, file: string) => path.join(this.place.folders[controller]!, path.basename(group.pidsFolder), file);
     const settings: Array<[Controller, string, string]> =
       this.place.version === 2
-        ? [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.max', memory], ['memory', 'memory.swap.max', '0'], ['cpu', 'cpu.weight', cpuWeight]]
-        : [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.limit_in_bytes', memory], ['cpu', 'cpu.shares', cpuShares]];
+        ? [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.max', memory], ['memory', 'memory.swap.max', '0'], ['cpu', 'cpu.weight', interactive ? interactiveCpuWeight : cpuWeight]]
+        : [['pids', 'pids.max', String(limits.processes)], ['memory', 'memory.limit_in_bytes', memory], ['cpu', 'cpu.shares', interactive ? interactiveCpuShares : cpuShares]];
     for (const [controller, file, value] of settings) {
       if (controller === 'cpu' && this.place.folders.cpu === undefined) continue;
       const target = inFolderOf(controller, file);

@@ -28,6 +28,12 @@ export interface JailSpec {
   infoFd?: number;
   /** CPU seconds each process may use, for calls that end (the wall-clock timeout's length); none for servers. */
   cpuSeconds?: number;
+  /**
+   * A short call a person is waiting on (converting their recording): the processor share of any
+   * process rather than a tenth of it, so a busy machine does not keep them waiting; its CPU time
+   * stays bounded by `cpuSeconds`.
+   */
+  interactive?: boolean;
 }
 
 /** A command to spawn in place of the jailed one; `release` frees what the jail holds (a network namespace). */

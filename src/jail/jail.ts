@@ -262,7 +262,7 @@ export class Jail {
           releases.push(() => this.closeNamespace(own));
         }
       }
-      const cgroup = this.cgroups?.create(this.limits);
+      const cgroup = this.cgroups?.create(this.limits, spec.interactive === true);
       if (cgroup) releases.push(cgroup.release);
       // A host jail sees the host's /tmp; a strict one gets its own, bounded.
       const temporary = spec.kind === 'host' ? undefined : this.temporary(releases);

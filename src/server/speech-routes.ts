@@ -66,7 +66,7 @@ export async function speechRoutes(app: FastifyInstance, options: SpeechRouteOpt
     const taken = rate.take(request.caller.person.id);
     if ('retryAfterSeconds' in taken) {
       reply.header('retry-after', String(taken.retryAfterSeconds));
-      throw new ApiError('rate_limited', `Too many voice requests at once; try again in ${taken.retryAfterSeconds} s.`);
+      throw new ApiError('rate_limited', `Too many voice requests for now; try again in ${taken.retryAfterSeconds} s.`);
     }
     releases.set(request, taken.release);
   };

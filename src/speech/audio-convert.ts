@@ -95,7 +95,10 @@ export class AudioConverter {
   private failure(result: Exclude<AudioProcessResult, { ok: true }>, doing: 'read' | 'encode'): SpeechFailure {
     switch (result.reason) {
       case 'not_started':
-        return speechFailure('speech_failed', `ffmpeg could not start: ${result.message ?? 'unknown reason'}. Install it with apt install ffmpeg.`);
+        // The jail's refusal carries its own fix; a missing program is the one other cause.
+        return /ENOENT/.test(result.message ?? '')
+          ? speechFailure('speech_failed', 'ffmpeg is not installed, and Hearth converts audio with it: apt install ffmpeg.')
+          : speechFailure('speech_failed', `Audio conversion could not start: ${result.message ?? 'no reason given'}`);
       case 'timeout':
         return speechFailure('speech_failed', `ffmpeg took longer than ${this.timeoutMs / 1000} s to ${doing} the audio and was stopped.`);
       case 'aborted':

@@ -36,7 +36,8 @@ export async function runAudioProcess(options: AudioProcessOptions): Promise<Aud
     jailed = await options.jail.wrap(
       options.executable,
       options.args,
-      { kind: 'strict', writable: [], cwd: '/tmp', network: false, cpuSeconds: Math.max(1, Math.ceil(options.timeoutMs / 1000)) },
+      // Interactive: a person waits on it; its CPU time is bounded by the timeout all the same.
+      { kind: 'strict', writable: [], cwd: '/tmp', network: false, cpuSeconds: Math.max(1, Math.ceil(options.timeoutMs / 1000)), interactive: true },
       environment,
     );
   } catch (error) {

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { AudioConverter } from '../../src/speech/audio-convert.ts';
@@ -146,4 +147,31 @@ describeWithVoiceTools('the audio converter', () => {
     expect(result.ok).toBe(false);
     expect(requests).toBe(0);
   });
+});
+
+/** The cpu share written for a jailed call's control group, read before anything runs in it; undefined where the jail has no cpu group. */
+async function cpuShareOf(interactive: boolean): Promise<string | undefined> {
+  const command = await jail.wrap('/bin/true', [], { kind: 'strict', writable: [], cwd: '/tmp', network: false, interactive }, { PATH: '/usr/bin:/bin' });
+  try {
+    const cpuGroup = command.args.find((argument) => /\/cpu[^/]*\/.*cgroup\.procs$/.test(argument) || (/cgroup\.procs$/.test(argument) && !/\/(pids|memory)\//.test(argument)));
+    if (cpuGroup === undefined) return undefined;
+    const folder = path.dirname(cpuGroup);
+    for (const file of ['cpu.shares', 'cpu.weight']) {
+      try {
+        return `${file}=${readFileSync(path.join(folder, file), 'utf8').trim()}`;
+      } catch {
+        // The other cgroup version's file.
+      }
+    }
+    return undefined;
+  } finally {
+    command.release();
+  }
+}
+
+it.runIf(jail.active)('gives the audio tools a person\'s share of the processor (interactive), other jailed calls a tenth', async () => {
+  const interactive = await cpuShareOf(true);
+  const background = await cpuShareOf(false);
+  if (interactive === undefined) return expect(background).toBeUndefined();
+  expect([interactive, background]).toEqual(interactive.startsWith('cpu.shares') ? ['cpu.shares=1024', 'cpu.shares=102'] : ['cpu.weight=100', 'cpu.weight=10']);
 });
