@@ -15,6 +15,8 @@
 // in this process against a temp database. 25 starts a server process of its own that pulls a model through the Ollama
 // stand-in, which runs in this process, and times each model_pull from the stand-in's line to the events socket here.
 // 26 times turns through /v1/chat/completions (streamed and whole) beside WebSocket turns on the main server.
+// 27 starts server processes of its own with STT and TTS pointed at the OpenAI audio stand-in, which runs in this process,
+// and times speech end (a recording POSTed) to the first byte of the first sentence's audio.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -49,6 +51,7 @@ import { pathPolicyTimes } from './scenarios/path-policy.ts';
 import { peopleCheckTimes } from './scenarios/people-check.ts';
 import { modelPullLag } from './scenarios/model-pull.ts';
 import { openAiTurnOverhead } from './scenarios/openai-turn-overhead.ts';
+import { speechLatency } from './scenarios/speech-latency.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -89,7 +92,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27`);
   }
   return options;
 }
@@ -183,6 +186,7 @@ async function main(): Promise<number> {
       [24, '24. Per-request check: sign-in cookie → person → rights', () => peopleCheckTimes()],
       [25, '25. Model pull progress → `model_pull` at the client', () => modelPullLag()],
       [26, '26. Turn overhead: `/v1/chat/completions` beside the WebSocket', () => openAiTurnOverhead(context)],
+      [27, '27. Speech end → first audio byte out', () => speechLatency(context)],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;
