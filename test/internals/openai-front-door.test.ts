@@ -10,7 +10,7 @@ import { asOpenAiError } from '../../src/server/openai-compatible/openai-errors.
 
 type Messages = ChatCompletionBody['messages'];
 
-function conversation(messages: Messages, user?: string) {
+function conversation(messages: Messages, user?: unknown) {
   const parsed = conversationOf('person-1', { messages, ...(user !== undefined && { user }) });
   if (!parsed.ok) throw new Error(parsed.message);
   return parsed.conversation;
@@ -50,6 +50,9 @@ describe('conversation keys', () => {
     expect(kitchen).toMatchObject({ key: 'openai:person-1:kitchen', continues: true });
     expect(conversation([{ role: 'user', content: 'Oven?' }], 'kitchen').key).toBe(kitchen.key);
     expect(conversation([{ role: 'user', content: 'Oven?' }], '').key).toMatch(/^openai-chat:/);
+    const detailed = conversationOf('person-1', { messages: [{ role: 'user', content: 'Oven?' }], user: { name: 'Ann' } });
+    expect(detailed.ok && detailed.conversation.key).toMatch(/^openai-chat:/);
+    expect(conversationOf('person-1', { messages: [{ role: 'user', content: 'Oven?' }], user: 'x'.repeat(257) })).toMatchObject({ ok: false, message: '"user" may hold up to 256 characters.' });
   });
 
   it('takes text parts joined and image data URLs; refuses fetched images, other parts, and a last message that is not the person’s', () => {

@@ -16,10 +16,13 @@ export const ChatCompletionBody = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 300 }),
   messages: Type.Array(ChatMessage, { minItems: 1, maxItems: 10_000 }),
   stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-  user: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+  // OpenAI's is a string; a client that sends something else (an object of user details) is not refused for it.
+  user: Type.Optional(Type.Unknown()),
 });
 export type ChatCompletionBody = Static<typeof ChatCompletionBody>;
 type ChatMessage = Static<typeof ChatMessage>;
+
+const maxUserCharacters = 256;
 
 /** How much of a conversation Hearth has no record of is put before the person's message of a new session. */
 export const maxSeededCharacters = 16_000;
@@ -62,7 +65,8 @@ export function conversationOf(personId: string, body: Pick<ChatCompletionBody, 
   const firstUser = messages.findIndex((message) => message.role === 'user');
   const system = messages.slice(0, firstUser).filter((message) => message.role === 'system' || message.role === 'developer');
   const earlierMessages = messages.slice(0, -1).filter((message) => message.role !== 'system' && message.role !== 'developer');
-  const user = body.user ?? '';
+  const user = typeof body.user === 'string' ? body.user : '';
+  if (user.length > maxUserCharacters) return { ok: false, message: `"user" may hold up to ${maxUserCharacters} characters.` };
   const key = user !== '' ? `openai:${personId}:${user}` : `openai-chat:${personId}:${hashOf([...system, messages[firstUser]!])}`;
   return {
     ok: true,
