@@ -459,6 +459,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       sessions,
       backends: deps.backends,
       profileBackend: (profileId) => deps.profiles.get(profileId)?.backend ?? deps.backends.defaultBackend,
+      modelSwitch: sessionModelSwitch(deps.models, deps.profiles, deps.tools),
     });
   });
   await app.register(vendorRoutes);

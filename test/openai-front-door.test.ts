@@ -3,9 +3,11 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { useHearth, type Hearth } from './support/hearth-server.ts';
+import { OllamaModelLibrary } from './support/ollama-model-library.ts';
 import { household } from './support/people.ts';
+import { startScriptedOllama } from './support/scripted-ollama.ts';
 import { createTestTools } from './support/test-tools.ts';
 
 // The OpenAI-compatible front door (issue 37) through the real `openai` client: a Hearth turn
@@ -301,6 +303,24 @@ describe('the key and the models', () => {
     await expect(client.chat.completions.create({ model: 'hearth/secretary:missing:1b', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toBeInstanceOf(
       OpenAI.NotFoundError,
     );
+  });
+
+  it('refuses a profile:model pair whose model cannot call the profile’s tools, as PATCH /sessions/:id does', async () => {
+    const library = new OllamaModelLibrary({
+      installed: [
+        { name: 'gemma3:1b', capabilities: ['completion', 'vision'], layers: [800_000_000, 300] },
+        { name: 'qwen3:8b', capabilities: ['completion', 'tools', 'thinking'], layers: [5_000_000_000, 500] },
+      ],
+    });
+    const ollama = await startScriptedOllama({ library });
+    // After the Hearth that uses it is closed.
+    onTestFinished(() => ollama.close());
+    const { hearth, client } = await start({ llm: ollama });
+    const ids = (await client.models.list()).data.map((model) => model.id);
+    expect(ids).toEqual(expect.arrayContaining(['hearth/secretary:gemma3:1b', 'hearth/secretary:qwen3:8b']));
+    const refused = client.chat.completions.create({ model: 'hearth/secretary:gemma3:1b', messages: [{ role: 'user', content: 'Hi' }] });
+    await expect(refused).rejects.toMatchObject({ status: 400, code: 'model_cannot_call_tools', message: expect.stringMatching(/gemma3:1b cannot call tools/) });
+    expect(await openAiSessions(hearth)).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@ import type { ModelList } from '../../llm/types.ts';
 import type { Person } from '../../people/person.ts';
 import type { Session, SessionResult, Sessions, SwitchedProfile } from '../../sessions/sessions.ts';
 import { maxMessageBytes } from '../client-commands.ts';
+import type { SessionModelSwitch } from '../model-tools-check.ts';
 import { ChatCompletionBody, conversationOf, seededContent, type Conversation } from './chat-request.ts';
 import { streamAnswer, wholeAnswer } from './chat-answers.ts';
 import { modelId, parseModelId, type ModelChoice } from './model-ids.ts';
@@ -19,6 +20,8 @@ export interface OpenAiRouteOptions {
   backends: { readonly defaultBackend: BackendId; defaultModels(signal: AbortSignal): Promise<ModelList> };
   /** The backend a profile's turns go to. */
   profileBackend(profileId: string): BackendId;
+  /** A session's model chosen by a `hearth/<profile>:<model>` pair: refused when it cannot call the profile's tools, else loaded ahead (as PATCH /sessions/:id). */
+  modelSwitch?: SessionModelSwitch;
   /** `created` of every listed model: when this server started, in seconds. */
   startedAt?: number;
 }
@@ -29,7 +32,7 @@ export interface OpenAiRouteOptions {
  * `identify()`, with its errors in OpenAI's shape.
  */
 export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOptions) {
-  const { sessions, backends, profileBackend } = options;
+  const { sessions, backends, profileBackend, modelSwitch } = options;
   const created = options.startedAt ?? Math.floor(Date.now() / 1000);
 
   // Every client sends a key: one that names nobody is refused, even where a one-person loopback
@@ -90,6 +93,8 @@ export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOpt
     if (choice.model !== undefined) {
       const offered = profileBackend(choice.profileId) === backends.defaultBackend && (await modelsOfDefaultBackend()).includes(choice.model);
       if (!offered) throw new ApiError('model_not_found', `The model "${id}" is not one of this Hearth's: "${choice.model}" is not a model of the profile's backend. GET /v1/models lists them.`);
+      const problem = await modelSwitch?.problem(choice.profileId, choice.model);
+      if (problem) throw new ApiError('model_cannot_call_tools', problem);
     }
     return choice;
   }
@@ -114,7 +119,9 @@ export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOpt
     let current = session;
     if (current.profileId !== choice.profileId) current = refusedOr(await sessions.switchProfile(current.id, choice.profileId, 'user'));
     const model = choice.model ?? null;
-    if (current.model !== model) current = refusedOr(await sessions.update(current.id, { model }));
+    if (current.model === model) return current;
+    current = refusedOr(await sessions.update(current.id, { model }));
+    if (model) modelSwitch?.switched(model);
     return current;
   }
 }
