@@ -183,8 +183,10 @@ describe('POST /v1/chat/completions', () => {
     const stream = await client.chat.completions.create({ model: 'hearth/secretary', user: 'kitchen', messages, stream: true });
     const read = streamed(stream);
     await hearth.llm.waitForRequest(1);
-    await expect(client.chat.completions.create({ model: 'hearth/secretary', user: 'kitchen', messages })).rejects.toMatchObject({ status: 409, code: 'session_busy' });
+    // Even one naming another profile: the running turn's session keeps its own.
+    await expect(client.chat.completions.create({ model: 'hearth/smart_home', user: 'kitchen', messages })).rejects.toMatchObject({ status: 409, code: 'session_busy' });
     const [session] = await openAiSessions(hearth);
+    expect(session!.profileId).toBe('secretary');
     expect(hearth.deps.sessions!.stop(session!.id)).toBe(true);
     const { content, finishes } = await read;
     expect(content).toBe('Partial');

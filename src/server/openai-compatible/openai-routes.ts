@@ -40,7 +40,7 @@ export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOpt
   app.addHook('onRequest', async (request, reply) => {
     const bearer = /^Bearer\s+(\S+)/.exec(request.headers.authorization ?? '');
     if (bearer && request.caller.via === 'loopback') {
-      return reply.code(401).send(openAiError(401, 'unauthorized', 'That API key is not one of this Hearth: use a personal API token (the account menu, "API tokens") or AUTH_TOKEN.'));
+      return reply.code(401).send(openAiError(401, 'unauthorized', 'That API key is not one of this Hearth: use a personal API token (the account menu, "Personal API tokens") or AUTH_TOKEN.'));
     }
   });
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -75,7 +75,7 @@ export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOpt
       const { conversation } = parsed;
       const input = { content: isNew ? seededContent(conversation) : conversation.content, ...(conversation.images.length > 0 && { images: conversation.images }) };
       const sent = sessions.send(session.id, input, person.id);
-      if (!sent.ok) throw new ApiError('session_busy', 'This conversation\'s Hearth session is still answering: wait for it, or stop it in Hearth\'s page.');
+      if (!sent.ok) throw busy();
       const identity = { id: `chatcmpl-${randomUUID()}`, model: request.body.model, created: Math.floor(Date.now() / 1000) };
       return request.body.stream === true
         ? streamAnswer({ reply, sessions, sessionId: session.id, identity })
@@ -107,7 +107,11 @@ export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOpt
   /** The conversation's session, found by its key; a new one (bound to the key) when it has none. */
   async function sessionFor(person: Person, conversation: Conversation, choice: ModelChoice): Promise<{ session: Session; isNew: boolean }> {
     const existing = conversation.continues ? await sessions.findByKey(conversation.key) : undefined;
-    if (existing && sessions.visibleTo(person, existing)) return { session: await chosenFor(existing, choice), isNew: false };
+    if (existing && sessions.visibleTo(person, existing)) {
+      // Before its profile or model would change under the turn it runs.
+      if (sessions.isRunning(existing.id)) throw busy();
+      return { session: await chosenFor(existing, choice), isNew: false };
+    }
     const made = await sessions.create({ profileId: choice.profileId, origin: 'openai', personId: person.id });
     if (!made.ok) throw new ApiError(made.code, made.message);
     await sessions.bindKey(conversation.key, made.session.id);
@@ -124,6 +128,10 @@ export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOpt
     if (model) modelSwitch?.switched(model);
     return current;
   }
+}
+
+function busy(): ApiError {
+  return new ApiError('session_busy', "This conversation's Hearth session is still answering: wait for it, or stop it in Hearth's page.");
 }
 
 function refusedOr(result: SessionResult | SwitchedProfile): Session {
