@@ -139,6 +139,7 @@ describe('POST /v1/chat/completions', () => {
       ],
     });
     const [seeded] = await openAiSessions(hearth);
+    expect(seeded!.title).toBe('Begun elsewhere');
     const [input] = await hearth.deps.sessions!.messages(seeded!.id, 'display');
     expect(input!.content).toBe(
       "[The conversation so far, from the chat app; Hearth has no record of it]\nuser: Begun elsewhere\n\nassistant: By another model\n[The person's new message]\nGo on",

@@ -34,7 +34,7 @@ describe('conversation keys', () => {
     expect(next.key).toBe(first.key);
     expect(first.key).toMatch(/^openai-chat:person-1:[0-9a-f]{32}$/);
     expect(first).toMatchObject({ continues: false, content: 'Hi', earlier: '' });
-    expect(next).toMatchObject({ continues: true, content: 'And then?', earlier: 'user: Hi\n\nassistant: Hello.' });
+    expect(next).toMatchObject({ continues: true, content: 'And then?', earlier: 'user: Hi\n\nassistant: Hello.', title: 'Hi' });
   });
 
   it('tells chats apart by their system message, first message and person', () => {

@@ -41,6 +41,8 @@ export interface Conversation {
   images: string[];
   /** The earlier messages as a transcript, for a session that starts without them ('' when there are none). */
   earlier: string;
+  /** The conversation's title, from its first user message, for a session that starts with a transcript before the new message. */
+  title: string;
 }
 
 export type ParsedConversation = { ok: true; conversation: Conversation } | { ok: false; message: string };
@@ -76,6 +78,7 @@ export function conversationOf(personId: string, body: Pick<ChatCompletionBody, 
       content: lastParts.text.trim() === '' ? '(an image)' : lastParts.text,
       images: lastParts.images,
       earlier: transcriptOf(earlierMessages),
+      title: titleOf(messages[firstUser]!),
     },
   };
 }
@@ -116,6 +119,13 @@ function transcriptOf(messages: readonly ChatMessage[]): string {
   });
   const transcript = lines.join('\n\n');
   return transcript.length <= maxSeededCharacters ? transcript : `…${transcript.slice(-maxSeededCharacters)}`;
+}
+
+/** The first line of a message, as the page titles a session by its first message. */
+function titleOf(message: ChatMessage): string {
+  const parts = partsOf(message, 0);
+  const firstLine = (parts.ok ? parts.text : '').trim().split('\n', 1)[0]?.trim() ?? '';
+  return firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine;
 }
 
 function hashOf(messages: readonly ChatMessage[]): string {

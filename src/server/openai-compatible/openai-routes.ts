@@ -112,7 +112,9 @@ export async function openAiRoutes(app: FastifyInstance, options: OpenAiRouteOpt
       if (sessions.isRunning(existing.id)) throw busy();
       return { session: await chosenFor(existing, choice), isNew: false };
     }
-    const made = await sessions.create({ profileId: choice.profileId, origin: 'openai', personId: person.id });
+    // Seeded with a transcript, the session is titled by the conversation's first message, not by the transcript's heading.
+    const seeded = conversation.earlier !== '' && conversation.title !== '';
+    const made = await sessions.create({ profileId: choice.profileId, origin: 'openai', personId: person.id, ...(seeded && { title: conversation.title }) });
     if (!made.ok) throw new ApiError(made.code, made.message);
     await sessions.bindKey(conversation.key, made.session.id);
     return { session: await chosenFor(made.session, choice), isNew: true };
