@@ -76,5 +76,5 @@ function inline(tokens: Token[] | undefined): string {
 function sentence(text: string): string {
   const trimmed = text.trim();
   if (trimmed === '') return '';
-  return /[.!?…:;]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+  return /[.!?\u2026:;]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
