@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Sessions } from '../sessions/sessions.ts';
-import type { SpeechService } from '../speech/speech-service.ts';
+import { SpeechService } from '../speech/speech-service.ts';
 import type { AudioClip, SpeechFailure } from '../speech/speech-types.ts';
 import { ownSession } from './own-session.ts';
 import { SpeechRate, type SpeechRateSettings } from './speech-rate.ts';
@@ -79,7 +79,7 @@ export async function speechRoutes(app: FastifyInstance, options: SpeechRouteOpt
       // Before the body is read: another's session, a missing STT, a body too large or a person over the rate is refused, not received.
       onRequest: async (request, reply) => {
         await ownSession(sessions, request, request.params.id);
-        if (!speech.canTranscribe) throw failureError((await speech.transcribe({ bytes: Buffer.alloc(0), mimeType: 'audio/wav' })) as SpeechFailure);
+        if (!speech.canTranscribe) throw failureError(SpeechService.sttNotConfigured);
         if (Number(request.headers['content-length'] ?? 0) > maxBytes + megabyte) throw tooLarge();
         limit(audioRate, request, reply);
       },
@@ -105,7 +105,7 @@ export async function speechRoutes(app: FastifyInstance, options: SpeechRouteOpt
     {
       schema: { body: SpeechBody },
       onRequest: async (request, reply) => {
-        if (!speech.canSynthesize) throw failureError((await speech.synthesize('', { format: 'mp3' })) as SpeechFailure);
+        if (!speech.canSynthesize) throw failureError(SpeechService.ttsNotConfigured);
         limit(speechRate, request, reply);
       },
     },

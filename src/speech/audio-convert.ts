@@ -1,5 +1,5 @@
 import type { Jail } from '../jail/jail.ts';
-import { runAudioProcess, type AudioProcessResult } from './audio-process.ts';
+import { ReadyAudioProcess, runAudioProcess, type AudioProcessResult } from './audio-process.ts';
 import { installedProgram } from './installed-program.ts';
 import { speechFailure, speechMimeTypes, type AudioClip, type SpeechFailure, type SpeechFormat } from './speech-types.ts';
 import { pcmSeconds, speechPcm, wavFromPcm, type PcmFormat } from './wav.ts';
@@ -36,6 +36,7 @@ export class AudioConverter {
   private readonly jail: Jail;
   private readonly ffmpeg: string;
   private readonly timeoutMs: number;
+  private readonly decoders = new Map<number, ReadyAudioProcess>();
 
   constructor(options: AudioConverterOptions) {
     this.jail = options.jail;
@@ -60,9 +61,7 @@ export class AudioConverter {
    * as `audio_unreadable` with ffmpeg's reason.
    */
   async toSpeechPcm(clip: AudioClip, options: { maxSeconds: number; signal?: AbortSignal }): Promise<Decoded> {
-    const maxBytes = Math.ceil((options.maxSeconds + overLimitSeconds) * speechPcm.rate) * speechPcm.width;
-    const args = [...quiet, '-i', 'pipe:0', '-t', String(options.maxSeconds + overLimitSeconds), '-vn', '-ac', '1', '-ar', String(speechPcm.rate), '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
-    const result = await this.run(args, clip.bytes, maxBytes + speechPcm.width, options.signal);
+    const result = await this.decoder(options.maxSeconds).run(clip.bytes, options.signal);
     if (!result.ok) return this.failure(result, 'read');
     const pcm = result.output.subarray(0, result.output.length - (result.output.length % speechPcm.width));
     if (pcm.length === 0) return speechFailure('audio_unreadable', 'The audio could not be read: it holds no sound (no audio stream, or nothing in it).');
@@ -86,6 +85,28 @@ export class AudioConverter {
     if (!result.ok) return this.failure(result, 'encode');
     if (result.output.length === 0) return speechFailure('audio_unreadable', 'The audio could not be encoded: it holds no sound.');
     return { success: true, audio: { bytes: result.output, mimeType: speechMimeTypes[format] } };
+  }
+
+  /** Starts the decoder of recordings ahead, so the first one does not wait for ffmpeg to load. */
+  prepare(maxSeconds: number): void {
+    this.decoder(maxSeconds).prepare();
+  }
+
+  /** Ends the decoders kept waiting. */
+  close(): void {
+    for (const decoder of this.decoders.values()) decoder.close();
+    this.decoders.clear();
+  }
+
+  /** The ffmpeg that decodes a recording to speech PCM, kept started ahead (one per limit; there is one limit, VOICE_MAX_SECONDS). */
+  private decoder(maxSeconds: number): ReadyAudioProcess {
+    const known = this.decoders.get(maxSeconds);
+    if (known) return known;
+    const maxBytes = Math.ceil((maxSeconds + overLimitSeconds) * speechPcm.rate) * speechPcm.width;
+    const args = [...quiet, '-i', 'pipe:0', '-t', String(maxSeconds + overLimitSeconds), '-vn', '-ac', '1', '-ar', String(speechPcm.rate), '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
+    const decoder = new ReadyAudioProcess({ executable: this.ffmpeg, args, jail: this.jail, timeoutMs: this.timeoutMs, maxOutputBytes: maxBytes + speechPcm.width });
+    this.decoders.set(maxSeconds, decoder);
+    return decoder;
   }
 
   private run(args: string[], input: Buffer, maxOutputBytes: number, signal: AbortSignal | undefined): Promise<AudioProcessResult> {

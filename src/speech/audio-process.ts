@@ -3,22 +3,35 @@ import type { Jail } from '../jail/jail.ts';
 import type { JailedCommand } from '../jail/jail-spec.ts';
 import { endProcessTree } from '../jail/process-tree.ts';
 
-export interface AudioProcessOptions {
+/** An audio tool's command: what runs, in which jail, within which bounds. */
+export interface AudioCommand {
   executable: string;
   args: readonly string[];
-  /** Written to the process's standard input, which is then closed. */
-  input: Buffer;
   /** Without network, seeing nothing of Hearth, when it is on. */
   jail: Jail;
+  /** From the input being written to the process ending. */
   timeoutMs: number;
-  signal?: AbortSignal;
   /** More standard output than this ends the process. */
   maxOutputBytes: number;
+}
+
+export interface AudioProcessOptions extends AudioCommand {
+  /** Written to the process's standard input, which is then closed. */
+  input: Buffer;
+  signal?: AbortSignal;
 }
 
 export type AudioProcessResult =
   | { ok: true; output: Buffer; stderr: string }
   | { ok: false; reason: 'failed' | 'timeout' | 'aborted' | 'output_too_large' | 'not_started'; exitCode?: number | null; stderr: string; message?: string };
+
+/** A process started and waiting for its input; `feed` gives it and waits for the result. */
+interface StartedProcess {
+  readonly exited: boolean;
+  feed(input: Buffer, signal: AbortSignal | undefined): Promise<AudioProcessResult>;
+  /** Ends it (if it still runs) and frees what its jail holds. */
+  end(): void;
+}
 
 const keptStderrBytes = 8_000;
 /** Only the PATH and a language: an audio tool needs nothing of Hearth's environment. */
@@ -30,67 +43,145 @@ const environment = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
  * timeout, an abort or too much output. Never rejects.
  */
 export async function runAudioProcess(options: AudioProcessOptions): Promise<AudioProcessResult> {
-  if (options.signal?.aborted) return { ok: false, reason: 'aborted', stderr: '' };
+  if (options.signal?.aborted) return aborted;
+  const started = await startAudioProcess(options);
+  if ('reason' in started) return started;
+  if (options.signal?.aborted) {
+    started.end();
+    return aborted;
+  }
+  return started.feed(options.input, options.signal);
+}
+
+/**
+ * One command kept started ahead, waiting on its input, so a person's request does not wait for
+ * the program to load (ffmpeg links some 200 libraries: about 100 ms before it reads a byte).
+ * Each run takes the waiting process (or starts one if another run has it) and starts the next.
+ */
+export class ReadyAudioProcess {
+  private spare: Promise<StartedProcess | undefined> | undefined;
+  private closed = false;
+
+  constructor(private readonly command: AudioCommand) {}
+
+  /** Starts the waiting process now rather than at the first run. */
+  prepare(): void {
+    if (!this.closed) this.spare ??= this.startSpare();
+  }
+
+  async run(input: Buffer, signal?: AbortSignal): Promise<AudioProcessResult> {
+    if (signal?.aborted) return aborted;
+    const waiting = await this.spare;
+    this.spare = undefined;
+    const started = waiting && !waiting.exited ? waiting : await startAudioProcess(this.command);
+    if (waiting && waiting !== started) waiting.end();
+    this.prepare();
+    if ('reason' in started) return started;
+    if (signal?.aborted) {
+      started.end();
+      return aborted;
+    }
+    return started.feed(input, signal);
+  }
+
+  close(): void {
+    this.closed = true;
+    const spare = this.spare;
+    this.spare = undefined;
+    void spare?.then((started) => started?.end());
+  }
+
+  private async startSpare(): Promise<StartedProcess | undefined> {
+    const started = await startAudioProcess(this.command);
+    if ('reason' in started) return undefined;
+    if (this.closed) {
+      started.end();
+      return undefined;
+    }
+    return started;
+  }
+}
+
+const aborted: AudioProcessResult = { ok: false, reason: 'aborted', stderr: '' };
+
+async function startAudioProcess(command: AudioCommand): Promise<StartedProcess | Extract<AudioProcessResult, { ok: false }>> {
   let jailed: JailedCommand;
   try {
-    jailed = await options.jail.wrap(
-      options.executable,
-      options.args,
+    jailed = await command.jail.wrap(
+      command.executable,
+      command.args,
       // Interactive: a person waits on it; its CPU time is bounded by the timeout all the same.
-      { kind: 'strict', writable: [], cwd: '/tmp', network: false, cpuSeconds: Math.max(1, Math.ceil(options.timeoutMs / 1000)), interactive: true },
+      { kind: 'strict', writable: [], cwd: '/tmp', network: false, cpuSeconds: Math.max(1, Math.ceil(command.timeoutMs / 1000)), interactive: true },
       environment,
     );
   } catch (error) {
     return { ok: false, reason: 'not_started', stderr: '', message: (error as Error).message };
   }
-  try {
-    if (options.signal?.aborted) return { ok: false, reason: 'aborted', stderr: '' };
-    return await run(options, jailed);
-  } finally {
-    jailed.release();
-  }
+  return startJailed(command, jailed);
 }
 
-function run(options: AudioProcessOptions, jailed: JailedCommand): Promise<AudioProcessResult> {
-  return new Promise((resolve) => {
-    const child = spawn(jailed.executable, jailed.args, { env: jailed.environment, stdio: ['pipe', 'pipe', 'pipe'], cwd: '/' });
-    const chunks: Buffer[] = [];
-    let outputBytes = 0;
-    let stderr = '';
-    let ended: 'timeout' | 'aborted' | 'output_too_large' | undefined;
-    let startError: Error | undefined;
-    const end = (reason: NonNullable<typeof ended>) => {
-      if (ended !== undefined) return;
-      ended = reason;
-      jailed.signal('SIGKILL');
-      if (child.pid !== undefined) endProcessTree(child.pid);
-    };
-    const timer = setTimeout(() => end('timeout'), options.timeoutMs);
-    const onAbort = () => end('aborted');
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (chunk: Buffer) => {
-      outputBytes += chunk.length;
-      if (outputBytes > options.maxOutputBytes) end('output_too_large');
-      else chunks.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < keptStderrBytes) stderr += chunk.toString('utf8');
-    });
-    child.stdin.on('error', () => {
-      // EPIPE: it stopped reading (it could not read the audio); its stderr says why.
-    });
-    child.stdin.end(options.input);
-    child.on('error', (error) => {
-      startError = error;
-    });
+function startJailed(command: AudioCommand, jailed: JailedCommand): StartedProcess {
+  const child = spawn(jailed.executable, jailed.args, { env: jailed.environment, stdio: ['pipe', 'pipe', 'pipe'], cwd: '/' });
+  const chunks: Buffer[] = [];
+  let outputBytes = 0;
+  let stderr = '';
+  let ended: 'timeout' | 'aborted' | 'output_too_large' | 'unused' | undefined;
+  let startError: Error | undefined;
+  let exited = false;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    jailed.release();
+  };
+  const kill = (reason: NonNullable<typeof ended>) => {
+    if (ended !== undefined || exited) return;
+    ended = reason;
+    jailed.signal('SIGKILL');
+    if (child.pid !== undefined) endProcessTree(child.pid);
+  };
+  const closed = new Promise<number | null>((resolve) => {
     child.on('close', (exitCode) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      stderr = stderr.slice(0, keptStderrBytes);
-      if (startError !== undefined) resolve({ ok: false, reason: 'not_started', stderr, message: startError.message });
-      else if (ended !== undefined) resolve({ ok: false, reason: ended, exitCode, stderr });
-      else if (exitCode !== 0) resolve({ ok: false, reason: 'failed', exitCode, stderr });
-      else resolve({ ok: true, output: Buffer.concat(chunks), stderr });
+      exited = true;
+      release();
+      resolve(exitCode);
     });
   });
+  child.stdout.on('data', (chunk: Buffer) => {
+    outputBytes += chunk.length;
+    if (outputBytes > command.maxOutputBytes) kill('output_too_large');
+    else chunks.push(chunk);
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (stderr.length < keptStderrBytes) stderr += chunk.toString('utf8');
+  });
+  child.stdin.on('error', () => {
+    // EPIPE: it stopped reading (it could not read the audio); its stderr says why.
+  });
+  child.on('error', (error) => {
+    startError = error;
+  });
+  return {
+    get exited() {
+      return exited;
+    },
+    end: () => {
+      kill('unused');
+      release();
+    },
+    feed: async (input, signal) => {
+      const timer = setTimeout(() => kill('timeout'), command.timeoutMs);
+      const onAbort = () => kill('aborted');
+      signal?.addEventListener('abort', onAbort, { once: true });
+      child.stdin.end(input);
+      const exitCode = await closed;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      const kept = stderr.slice(0, keptStderrBytes);
+      if (startError !== undefined) return { ok: false, reason: 'not_started', stderr: kept, message: startError.message };
+      if (ended !== undefined && ended !== 'unused') return { ok: false, reason: ended, exitCode, stderr: kept };
+      if (exitCode !== 0) return { ok: false, reason: 'failed', exitCode, stderr: kept };
+      return { ok: true, output: Buffer.concat(chunks), stderr: kept };
+    },
+  };
 }

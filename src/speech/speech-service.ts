@@ -1,12 +1,15 @@
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
-import { noSpeechToText, noTextToSpeech } from './none-backends.ts';
 import type { AudioConverter } from './audio-convert.ts';
-import { pcmMimeType } from './wav.ts';
+import { noSpeechToText, noTextToSpeech, sttNotConfiguredMessage, ttsNotConfiguredMessage } from './none-backends.ts';
+import { speechFailure } from './speech-types.ts';
 import type { AudioClip, SpeechFailure, SpeechStatus, SpeechToText, Synthesis, SynthesizeOptions, TextToSpeech, Transcription, TranscribeOptions } from './speech-types.ts';
+import { pcmMimeType } from './wav.ts';
 
 export const speechToTextIntegration = 'speech_to_text';
 export const textToSpeechIntegration = 'text_to_speech';
+/** A failed backend is checked again this often, so one that comes back shows as connected without a call. */
+const recheckEveryMs = 60_000;
 
 export interface SpeechServiceOptions {
   stt?: SpeechToText;
@@ -34,6 +37,7 @@ export class SpeechService {
   private readonly logger: Logger;
   private readonly controller = new AbortController();
   private checked: Promise<void> | undefined;
+  private recheck: NodeJS.Timeout | undefined;
   private readonly converter: AudioConverter | undefined;
   readonly maxSeconds: number;
   private readonly language: string;
@@ -56,6 +60,12 @@ export class SpeechService {
   get canSynthesize(): boolean {
     return this.tts.id !== 'none';
   }
+
+  /** Why nothing can be transcribed (no STT_BACKEND), with the setting to change. */
+  static readonly sttNotConfigured = speechFailure('stt_not_configured', sttNotConfiguredMessage);
+
+  /** Why nothing can be spoken (no TTS_BACKEND, or auto without espeak-ng). */
+  static readonly ttsNotConfigured = speechFailure('tts_not_configured', ttsNotConfiguredMessage);
 
   /**
    * The words of a recording in any format ffmpeg reads: decoded to 16 kHz mono PCM first (a longer
@@ -91,9 +101,15 @@ export class SpeechService {
     return result;
   }
 
-  /** Checks both backends in the background and reports them; `checked()` waits for it. */
+  /** Checks both backends in the background and reports them, then again each minute while one has failed; `firstCheck()` waits for the first. */
   start(): void {
+    // The recordings' decoder waits started, so the first one does not wait for ffmpeg to load.
+    if (this.canTranscribe && this.converter?.problem() === undefined) this.converter?.prepare(this.maxSeconds);
     this.checked ??= this.check();
+    this.recheck ??= setInterval(() => {
+      const failed = [speechToTextIntegration, textToSpeechIntegration].some((name) => this.integrations.get(name)?.status === 'failed');
+      if (failed) void this.check();
+    }, recheckEveryMs).unref();
   }
 
   /** Resolves once the first status check has been reported (at once when start was not called). */
@@ -103,16 +119,19 @@ export class SpeechService {
 
   /** Checks both backends again and reports what they say. */
   async check(): Promise<void> {
-    const [stt, tts] = await Promise.all([this.statusOf(this.stt), this.statusOf(this.tts)]);
-    const conversion = this.converter?.problem();
-    if (conversion !== undefined && this.canTranscribe && stt.state === 'connected') Object.assign(stt, { state: 'failed', message: conversion });
+    const [reached, tts] = await Promise.all([this.statusOf(this.stt), this.statusOf(this.tts)]);
+    // Every recording goes through ffmpeg first: a server that answers is no use without it.
+    const conversion = this.canTranscribe ? this.converter?.problem() : undefined;
+    const stt: SpeechStatus = conversion !== undefined && reached.state === 'connected' ? { ...reached, state: 'failed', message: conversion } : reached;
     this.report(speechToTextIntegration, this.stt, stt);
     this.report(textToSpeechIntegration, this.tts, tts);
   }
 
   /** Ends what is under way: a transcription or synthesis running now is aborted. */
   close(): void {
+    clearInterval(this.recheck);
     this.controller.abort();
+    this.converter?.close();
   }
 
   /** For the start-up summary: e.g. `speech: STT wyoming (connected), TTS espeak-ng (connected)`. */

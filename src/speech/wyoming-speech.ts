@@ -13,13 +13,12 @@ const maxSpeechBytes = 64 * 1024 * 1024;
 export class WyomingSpeechToText implements SpeechToText {
   readonly id = 'wyoming';
   private readonly address: WyomingAddress;
+  private readonly timeoutMs: number;
 
   constructor(options: { url: string; timeoutMs?: number }) {
     this.address = wyomingAddress(options.url, 'wyoming-faster-whisper');
     this.timeoutMs = options.timeoutMs ?? callTimeoutMs;
   }
-
-  private readonly timeoutMs: number;
 
   async transcribe(clip: AudioClip, options: TranscribeOptions): Promise<Transcription> {
     if (clip.mimeType !== pcmMimeType) return speechFailure('speech_failed', 'The Wyoming backend is handed 16 kHz mono PCM; this clip was not converted.');

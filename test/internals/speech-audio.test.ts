@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { AudioConverter } from '../../src/speech/audio-convert.ts';
@@ -15,6 +15,7 @@ import { EspeakTextToSpeech } from '../../src/speech/espeak-speech.ts';
 import { jailFor } from '../support/jail.ts';
 import { encodedTone, toneWav } from '../support/tone.ts';
 import { describeWithVoiceTools } from '../support/voice-tools.ts';
+import { waitUntil } from '../support/wait-until.ts';
 
 // ffmpeg and espeak-ng for real, in the strict jail as Hearth runs them.
 
@@ -174,4 +175,35 @@ it.runIf(jail.active)('gives the audio tools a person\'s share of the processor 
   const background = await cpuShareOf(false);
   if (interactive === undefined) return expect(background).toBeUndefined();
   expect([interactive, background]).toEqual(interactive.startsWith('cpu.shares') ? ['cpu.shares=1024', 'cpu.shares=102'] : ['cpu.weight=100', 'cpu.weight=10']);
+});
+
+/** Processes whose command line holds `-t <seconds>`: the decoder of that limit, found by it. */
+function decodersOf(limit: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const words = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (words.some((word) => word.endsWith('ffmpeg')) && words.includes('-t') && words.includes(limit)) found.push(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return found;
+}
+
+describeWithVoiceTools('the decoder kept ready', () => {
+  it('waits started before the first recording, serves it, starts the next, and ends with close()', async () => {
+    const ready = new AudioConverter({ jail });
+    // An odd limit, so this test's ffmpeg is told from any other's by its command line.
+    ready.prepare(7.25);
+    // The jail's outer processes carry the same command line: the waiting decoder is one to three processes.
+    await waitUntil(() => decodersOf('7.75').length > 0);
+    const waiting = new Set(decodersOf('7.75'));
+    const decoded = await ready.toSpeechPcm({ bytes: encodedTone('webm', 1), mimeType: 'audio/webm' }, { maxSeconds: 7.25 });
+    expect(decoded.success).toBe(true);
+    await waitUntil(() => decodersOf('7.75').some((pid) => !waiting.has(pid)));
+    ready.close();
+    await waitUntil(() => decodersOf('7.75').length === 0);
+  });
 });
