@@ -79,6 +79,17 @@ describe('parseConfig defaults', () => {
       TELEGRAM_BOT_TOKEN: '',
       TELEGRAM_ALLOWED_USERS: '',
       TELEGRAM_API_ROOT: 'https://api.telegram.org',
+      STT_BACKEND: 'none',
+      STT_URL: '',
+      STT_MODEL: 'whisper-1',
+      STT_API_KEY: '',
+      STT_LANGUAGE: '',
+      TTS_BACKEND: 'auto',
+      TTS_URL: '',
+      TTS_MODEL: 'tts-1',
+      TTS_VOICE: '',
+      TTS_API_KEY: '',
+      VOICE_MAX_SECONDS: 120,
       MCP_CONFIG_FILE: `${state}/mcp.json`,
       MCP_TOOL_TIMEOUT_MS: 60000,
       JAIL: 'on',
@@ -88,6 +99,14 @@ describe('parseConfig defaults', () => {
       LOG_FORMAT: '',
       LOG_LEVEL: 'info',
     });
+  });
+
+  it('takes a speech server as an http(s) base URL or tcp://host:port, and names both when refusing', () => {
+    expect(parseConfig({ STT_URL: 'tcp://10.0.0.5:10300', TTS_URL: 'http://host:8880/v1' })).toMatchObject({ STT_URL: 'tcp://10.0.0.5:10300', TTS_URL: 'http://host:8880/v1' });
+    expect(() => parseConfig({ STT_URL: 'tcp://10.0.0.5' })).toThrow(
+      'Invalid STT_URL="tcp://10.0.0.5": expected an http(s) base URL (openai, e.g. http://host:8000/v1), tcp://host:port (wyoming, e.g. tcp://host:10300) or nothing.',
+    );
+    expect(() => parseConfig({ TTS_BACKEND: 'piper' })).toThrow('Invalid TTS_BACKEND="piper": expected one of auto, none, openai, wyoming, espeak-ng.');
   });
 
   it('puts DATA_DIR under XDG_DATA_HOME when that is set', () => {
