@@ -4,7 +4,6 @@ import type { Jail } from '../jail/jail.ts';
 import type { Logger } from '../logger.ts';
 import { AudioConverter } from './audio-convert.ts';
 import { EspeakTextToSpeech } from './espeak-speech.ts';
-import { OpenAiSpeechToText, OpenAiTextToSpeech } from './openai-speech.ts';
 import { SpeechService } from './speech-service.ts';
 import type { SpeechStatus, SpeechToText, TextToSpeech } from './speech-types.ts';
 import { speechFailure } from './speech-types.ts';
@@ -27,9 +26,11 @@ export interface ConfiguredSpeechOptions {
 export async function configuredSpeech(options: ConfiguredSpeechOptions): Promise<SpeechService> {
   const { config, jail } = options;
   const converter = new AudioConverter({ jail });
+  // The openai client is loaded only when a side uses it (docs/architecture.md: clients of what is not configured stay unloaded).
+  const openAi = config.STT_BACKEND === 'openai' || config.TTS_BACKEND === 'openai' ? await import('./openai-speech.ts') : undefined;
   return new SpeechService({
-    stt: speechToText(config),
-    tts: textToSpeech(config, jail, converter),
+    stt: speechToText(config, openAi),
+    tts: textToSpeech(config, jail, converter, openAi),
     converter,
     maxSeconds: config.VOICE_MAX_SECONDS,
     language: config.STT_LANGUAGE,
@@ -38,13 +39,16 @@ export async function configuredSpeech(options: ConfiguredSpeechOptions): Promis
   });
 }
 
-function speechToText(config: SpeechConfig): SpeechToText | undefined {
+/** The openai backends' module, imported when STT_BACKEND or TTS_BACKEND is openai. */
+type OpenAiSpeech = typeof import('./openai-speech.ts');
+
+function speechToText(config: SpeechConfig, openAi: OpenAiSpeech | undefined): SpeechToText | undefined {
   switch (config.STT_BACKEND) {
     case 'none':
       return undefined;
     case 'openai': {
       const wrong = urlProblem(config.STT_URL, 'http', 'STT');
-      return wrong ? misconfigured('openai', wrong) : new OpenAiSpeechToText({ url: config.STT_URL, model: config.STT_MODEL, apiKey: config.STT_API_KEY });
+      return wrong ? misconfigured('openai', wrong) : new openAi!.OpenAiSpeechToText({ url: config.STT_URL, model: config.STT_MODEL, apiKey: config.STT_API_KEY });
     }
     case 'wyoming': {
       const wrong = urlProblem(config.STT_URL, 'tcp', 'STT');
@@ -54,7 +58,7 @@ function speechToText(config: SpeechConfig): SpeechToText | undefined {
   return undefined;
 }
 
-function textToSpeech(config: SpeechConfig, jail: Jail, converter: AudioConverter): TextToSpeech | undefined {
+function textToSpeech(config: SpeechConfig, jail: Jail, converter: AudioConverter, openAi: OpenAiSpeech | undefined): TextToSpeech | undefined {
   switch (config.TTS_BACKEND) {
     case 'none':
       return undefined;
@@ -64,7 +68,7 @@ function textToSpeech(config: SpeechConfig, jail: Jail, converter: AudioConverte
       return new EspeakTextToSpeech({ jail, converter, voice: config.TTS_VOICE });
     case 'openai': {
       const wrong = urlProblem(config.TTS_URL, 'http', 'TTS');
-      return wrong ? misconfigured('openai', wrong) : new OpenAiTextToSpeech({ url: config.TTS_URL, model: config.TTS_MODEL, apiKey: config.TTS_API_KEY, voice: config.TTS_VOICE });
+      return wrong ? misconfigured('openai', wrong) : new openAi!.OpenAiTextToSpeech({ url: config.TTS_URL, model: config.TTS_MODEL, apiKey: config.TTS_API_KEY, voice: config.TTS_VOICE });
     }
     case 'wyoming': {
       const wrong = urlProblem(config.TTS_URL, 'tcp', 'TTS');
