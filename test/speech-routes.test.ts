@@ -38,7 +38,7 @@ async function postAudio(hearth: Hearth, sessionId: string, body: Buffer | FormD
 async function postSpeech(hearth: Hearth, body: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`${hearth.baseUrl}/speech`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const bytes = Buffer.from(await response.arrayBuffer());
-  return { status: response.status, type: response.headers.get('content-type'), bytes, json: () => JSON.parse(bytes.toString('utf8')) as any };
+  return { status: response.status, type: response.headers.get('content-type'), retryAfter: response.headers.get('retry-after'), bytes, json: () => JSON.parse(bytes.toString('utf8')) as any };
 }
 
 describeWithVoiceTools('POST /sessions/:id/audio', () => {
@@ -174,6 +174,28 @@ describeWithVoiceTools('POST /speech', () => {
       { model: 'tts-1', input: 'One sentence.', voice: 'nova', responseFormat: 'wav', authorization: 'Bearer tts-key' },
       { model: 'tts-1', input: 'Another.', voice: 'echo', responseFormat: 'mp3', authorization: 'Bearer tts-key' },
     ]);
+  });
+
+  it('refuses a person over the rate with 429 and Retry-After, while another person is still served', async () => {
+    const server = await openAiAudio();
+    const hearth = await start({ env: { TTS_BACKEND: 'openai', TTS_URL: server.url } });
+    await signInOwner(hearth);
+    const ada = await addPerson(hearth, { role: 'adult', name: 'Ada' });
+    const bo = await addPerson(hearth, { role: 'adult', name: 'Bo' });
+    // 60 at once, then 2 a second: asked faster than that, the first refusal comes soon after the 60th.
+    let served = 0;
+    let refused: Awaited<ReturnType<typeof postSpeech>> | undefined;
+    while (refused === undefined && served < 300) {
+      const response = await postSpeech(hearth, { text: `Sentence ${served}.` }, ada.tokenHeaders);
+      if (response.status === 200) served += 1;
+      else refused = response;
+    }
+    expect(served).toBeGreaterThanOrEqual(60);
+    expect(refused?.status).toBe(429);
+    expect(refused?.json().error.code).toBe('rate_limited');
+    expect(Number(refused?.retryAfter)).toBeGreaterThan(0);
+    expect(server.speeches).toHaveLength(served);
+    expect((await postSpeech(hearth, { text: 'Hello.' }, bo.tokenHeaders)).status).toBe(200);
   });
 
   it('answers 503 tts_not_configured without TTS, and 400 for text too long', async () => {
