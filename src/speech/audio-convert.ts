@@ -1,5 +1,5 @@
 import type { Jail } from '../jail/jail.ts';
-import { ReadyAudioProcess, runAudioProcess, type AudioProcessResult } from './audio-process.ts';
+import { ReadyAudioProcess, type AudioProcessResult } from './audio-process.ts';
 import { installedProgram } from './installed-program.ts';
 import { speechFailure, speechMimeTypes, type AudioClip, type SpeechFailure, type SpeechFormat } from './speech-types.ts';
 import { pcmSeconds, speechPcm, wavFromPcm, type PcmFormat } from './wav.ts';
@@ -37,6 +37,7 @@ export class AudioConverter {
   private readonly ffmpeg: string;
   private readonly timeoutMs: number;
   private readonly decoders = new Map<number, ReadyAudioProcess>();
+  private readonly encoders = new Map<SpeechFormat, ReadyAudioProcess>();
 
   constructor(options: AudioConverterOptions) {
     this.jail = options.jail;
@@ -73,16 +74,12 @@ export class AudioConverter {
   }
 
   /** The clip encoded as MP3, OGG/Opus or WAV (mono). */
-  async encode(clip: AudioClip, format: SpeechFormat, options: { signal?: AbortSignal; maxSeconds?: number } = {}): Promise<Encoded> {
-    const limit = options.maxSeconds === undefined ? [] : ['-t', String(options.maxSeconds)];
+  async encode(clip: AudioClip, format: SpeechFormat, options: { signal?: AbortSignal } = {}): Promise<Encoded> {
+    const result = await this.encoder(format).run(clip.bytes, options.signal);
+    if (!result.ok) return this.failure(result, 'encode');
     if (format === 'wav') {
-      const args = [...quiet, '-i', 'pipe:0', ...limit, '-vn', '-ac', '1', '-ar', String(spokenWav.rate), '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
-      const result = await this.run(args, clip.bytes, maxOutputBytes, options.signal);
-      if (!result.ok) return this.failure(result, 'encode');
       return { success: true, audio: { bytes: wavFromPcm(result.output, spokenWav), mimeType: speechMimeTypes.wav }, seconds: pcmSeconds(result.output.length, spokenWav) };
     }
-    const result = await this.run([...quiet, '-i', 'pipe:0', ...limit, '-vn', ...encoders[format], 'pipe:1'], clip.bytes, maxOutputBytes, options.signal);
-    if (!result.ok) return this.failure(result, 'encode');
     if (result.output.length === 0) return speechFailure('audio_unreadable', 'The audio could not be encoded: it holds no sound.');
     return { success: true, audio: { bytes: result.output, mimeType: speechMimeTypes[format] } };
   }
@@ -92,10 +89,21 @@ export class AudioConverter {
     this.decoder(maxSeconds).prepare();
   }
 
-  /** Ends the decoders kept waiting. */
+  /** Ends the decoders and encoders kept waiting. */
   close(): void {
-    for (const decoder of this.decoders.values()) decoder.close();
+    for (const ready of [...this.decoders.values(), ...this.encoders.values()]) ready.close();
     this.decoders.clear();
+    this.encoders.clear();
+  }
+
+  /** The ffmpeg that encodes speech to a format, kept started ahead after the format's first use. */
+  private encoder(format: SpeechFormat): ReadyAudioProcess {
+    const known = this.encoders.get(format);
+    if (known) return known;
+    const output = format === 'wav' ? ['-ac', '1', '-ar', String(spokenWav.rate), '-c:a', 'pcm_s16le', '-f', 's16le'] : encoders[format];
+    const encoder = new ReadyAudioProcess({ executable: this.ffmpeg, args: [...quiet, '-i', 'pipe:0', '-vn', ...output, 'pipe:1'], jail: this.jail, timeoutMs: this.timeoutMs, maxOutputBytes });
+    this.encoders.set(format, encoder);
+    return encoder;
   }
 
   /** The ffmpeg that decodes a recording to speech PCM, kept started ahead (one per limit; there is one limit, VOICE_MAX_SECONDS). */
@@ -109,9 +117,6 @@ export class AudioConverter {
     return decoder;
   }
 
-  private run(args: string[], input: Buffer, maxOutputBytes: number, signal: AbortSignal | undefined): Promise<AudioProcessResult> {
-    return runAudioProcess({ executable: this.ffmpeg, args, input, jail: this.jail, timeoutMs: this.timeoutMs, maxOutputBytes, ...(signal && { signal }) });
-  }
 
   private failure(result: Exclude<AudioProcessResult, { ok: true }>, doing: 'read' | 'encode'): SpeechFailure {
     switch (result.reason) {

@@ -1,6 +1,6 @@
 import type { Jail } from '../jail/jail.ts';
 import type { AudioConverter } from './audio-convert.ts';
-import { runAudioProcess } from './audio-process.ts';
+import { ReadyAudioProcess } from './audio-process.ts';
 import { installedProgram } from './installed-program.ts';
 import { speechFailure, type SpeechStatus, type Synthesis, type SynthesizeOptions, type TextToSpeech } from './speech-types.ts';
 
@@ -18,6 +18,7 @@ export interface EspeakOptions {
 const voicePattern = /^[A-Za-z0-9][A-Za-z0-9_+.-]{0,63}$/;
 const defaultTimeoutMs = 30_000;
 const maxWavBytes = 64 * 1024 * 1024;
+const keptVoices = 3;
 
 /**
  * TTS_BACKEND=espeak-ng: Debian's espeak-ng, local and light, writes WAV (`--stdout`, the text on
@@ -27,6 +28,7 @@ const maxWavBytes = 64 * 1024 * 1024;
 export class EspeakTextToSpeech implements TextToSpeech {
   readonly id = 'espeak-ng';
   private readonly program: string;
+  private readonly speakers = new Map<string, ReadyAudioProcess>();
 
   constructor(private readonly options: EspeakOptions) {
     this.program = options.program ?? 'espeak-ng';
@@ -40,15 +42,7 @@ export class EspeakTextToSpeech implements TextToSpeech {
   async synthesize(text: string, options: SynthesizeOptions): Promise<Synthesis> {
     const voice = options.voice || this.options.voice;
     if (voice !== '' && !voicePattern.test(voice)) return speechFailure('speech_failed', `"${voice}" is not an espeak-ng voice name (e.g. en-us, de, en+f3; espeak-ng --voices lists them).`);
-    const spoken = await runAudioProcess({
-      executable: this.program,
-      args: ['--stdout', '--stdin', ...(voice === '' ? [] : ['-v', voice])],
-      input: Buffer.from(text, 'utf8'),
-      jail: this.options.jail,
-      timeoutMs: this.options.timeoutMs ?? defaultTimeoutMs,
-      maxOutputBytes: maxWavBytes,
-      ...(options.signal && { signal: options.signal }),
-    });
+    const spoken = await this.speaker(voice).run(Buffer.from(text, 'utf8'), options.signal);
     if (!spoken.ok) {
       if (spoken.reason === 'aborted') return speechFailure('speech_failed', 'Stopped before the speech was made.');
       const reason = spoken.message ?? (spoken.stderr.trim() || `it ended with ${spoken.reason}`);
@@ -58,6 +52,33 @@ export class EspeakTextToSpeech implements TextToSpeech {
     const encoded = await this.options.converter.encode({ bytes: spoken.output, mimeType: 'audio/wav' }, options.format, options.signal ? { signal: options.signal } : {});
     if (!encoded.success) return encoded;
     return { success: true, audio: encoded.audio, seconds: encoded.seconds ?? wavSeconds(spoken.output) };
+  }
+
+  /** Ends the espeak-ng processes kept waiting. */
+  close(): void {
+    for (const speaker of this.speakers.values()) speaker.close();
+    this.speakers.clear();
+  }
+
+  /** espeak-ng for one voice, kept started ahead after its first use (loading it is most of a short sentence's time). */
+  private speaker(voice: string): ReadyAudioProcess {
+    const known = this.speakers.get(voice);
+    if (known) return known;
+    const speaker = new ReadyAudioProcess({
+      executable: this.program,
+      args: ['--stdout', '--stdin', ...(voice === '' ? [] : ['-v', voice])],
+      jail: this.options.jail,
+      timeoutMs: this.options.timeoutMs ?? defaultTimeoutMs,
+      maxOutputBytes: maxWavBytes,
+    });
+    // A few voices at most are kept; one asked for once and never again is not worth a waiting process.
+    if (this.speakers.size >= keptVoices) {
+      const [oldest, kept] = this.speakers.entries().next().value!;
+      kept.close();
+      this.speakers.delete(oldest);
+    }
+    this.speakers.set(voice, speaker);
+    return speaker;
   }
 
   async status(): Promise<SpeechStatus> {

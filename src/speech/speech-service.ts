@@ -103,7 +103,8 @@ export class SpeechService {
 
   /** Checks both backends in the background and reports them, then again each minute while one has failed; `firstCheck()` waits for the first. */
   start(): void {
-    // The recordings' decoder waits started, so the first one does not wait for ffmpeg to load.
+    // The recordings' decoder waits started, so the first one does not wait for ffmpeg to load. Text to speech is on
+    // by default (espeak-ng), so its programs start with the first sentence instead, and wait ready from then on.
     if (this.canTranscribe && this.converter?.problem() === undefined) this.converter?.prepare(this.maxSeconds);
     this.checked ??= this.check();
     this.recheck ??= setInterval(() => {
@@ -131,6 +132,7 @@ export class SpeechService {
   close(): void {
     clearInterval(this.recheck);
     this.controller.abort();
+    this.tts.close?.();
     this.converter?.close();
   }
 

@@ -57,6 +57,8 @@ export interface TextToSpeech {
   readonly id: string;
   synthesize(text: string, options: SynthesizeOptions): Promise<Synthesis>;
   status(): Promise<SpeechStatus>;
+  /** Ends what it keeps running. */
+  close?(): void;
 }
 
 /** The media type each synthesis format is sent with. */

@@ -24,6 +24,7 @@ const jail = jailFor(parseConfig({}));
 const converter = new AudioConverter({ jail });
 const scratch = await mkdtemp(path.join(tmpdir(), 'hearth-speech-'));
 afterAll(async () => {
+  converter.close();
   jail.close();
   await rm(scratch, { recursive: true, force: true });
 });
@@ -52,6 +53,7 @@ async function rmsAmplitude(file: string): Promise<number> {
 
 describeWithVoiceTools('espeak-ng', () => {
   const espeak = new EspeakTextToSpeech({ jail, converter, voice: '' });
+  afterAll(() => espeak.close());
 
   it('speaks "Hello from Hearth" audibly, for as long as the words take, in WAV, MP3 and OGG/Opus', async () => {
     const wav = await espeak.synthesize('Hello from Hearth', { format: 'wav' });

@@ -28,8 +28,12 @@ async function standIn(options: WyomingStandInOptions = {}): Promise<WyomingStan
 
 function converter(): AudioConverter {
   const jail = jailFor(parseConfig({}));
-  closers.push(() => jail.close());
-  return new AudioConverter({ jail });
+  const made = new AudioConverter({ jail });
+  closers.push(() => {
+    made.close();
+    jail.close();
+  });
+  return made;
 }
 
 /** A port nothing listens on: one just closed. */
@@ -205,5 +209,7 @@ describeWithVoiceTools('the configured Wyoming speech', () => {
       { name: 'text_to_speech', status: 'failed', message: 'TTS_BACKEND=wyoming needs TTS_URL, e.g. TTS_URL=tcp://host:10200.', details: { backend: 'wyoming' } },
     ]);
     expect(await misconfigured.transcribe({ bytes: encodedTone('mp3', 1), mimeType: 'audio/mpeg' })).toMatchObject({ success: false, code: 'speech_unreachable' });
+    speech.close();
+    misconfigured.close();
   });
 });
