@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { freeLoopbackPort } from './loopback-port.ts';
+import { waitUntil } from './wait-until.ts';
 
 /** Debian's Caddy (`apt-get install -y caddy`); `.ci/run` installs it when missing. */
 export const caddyPath = process.env.HEARTH_CADDY ?? '/usr/bin/caddy';
@@ -80,6 +82,14 @@ export async function startCaddy(upstream: string): Promise<Caddy> {
   }
   const authority = path.join(storage, 'pki', 'authorities', 'local');
   const [rootPem, intermediatePem] = await Promise.all([readFile(path.join(authority, 'root.crt'), 'utf8'), readFile(path.join(authority, 'intermediate.crt'), 'utf8')]);
+  // Caddy logs the certificate as obtained before it caches it for handshakes: until then a client gets
+  // "tlsv1 alert internal error" (seen once on a loaded machine). Ready means a handshake succeeds.
+  try {
+    await waitUntil(() => handshakes(httpsPort, rootPem), 15_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return { url: `https://localhost:${httpsPort}`, rootPem, intermediatePem, caddyfile, close: stop };
 }
 
@@ -110,5 +120,19 @@ function ready(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
     const onExit = (code: number | null) => finish(new Error(`Caddy exited (${code}) before it was ready:\n${output}`));
     child.stderr!.on('data', onData);
     child.once('exit', onExit);
+  });
+}
+
+/** Whether a TLS handshake with `localhost` on the port completes with a certificate the authority signed. */
+function handshakes(port: number, rootPem: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: rootPem }, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
