@@ -1,9 +1,7 @@
-import { once } from 'node:events';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiSpeechToText, OpenAiTextToSpeech } from '../../src/speech/openai-speech.ts';
 import { pcmMimeType } from '../../src/speech/wav.ts';
+import { freeLoopbackPort } from '../support/loopback-port.ts';
 import { startOpenAiAudioStandIn, type OpenAiAudioStandIn, type OpenAiAudioStandInOptions } from '../support/openai-audio-stand-in.ts';
 import { tonePcm } from '../support/tone.ts';
 
@@ -18,14 +16,9 @@ async function standIn(options: OpenAiAudioStandInOptions = {}): Promise<OpenAiA
   return server;
 }
 
+/** An address nothing listens on: a port just closed. */
 async function deadUrl(): Promise<string> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return `http://127.0.0.1:${port}/v1`;
+  return `http://127.0.0.1:${await freeLoopbackPort()}/v1`;
 }
 
 const pcm = { bytes: tonePcm(1.5, 16_000), mimeType: pcmMimeType };

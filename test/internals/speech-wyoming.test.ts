@@ -11,6 +11,7 @@ import { pcmMimeType } from '../../src/speech/wav.ts';
 import { encodeWyomingEvent, WyomingEventReader, WyomingProtocolError } from '../../src/speech/wyoming-framing.ts';
 import { WyomingSpeechToText, WyomingTextToSpeech } from '../../src/speech/wyoming-speech.ts';
 import { jailFor } from '../support/jail.ts';
+import { freeLoopbackPort } from '../support/loopback-port.ts';
 import { encodedTone, tonePcm } from '../support/tone.ts';
 import { describeWithVoiceTools } from '../support/voice-tools.ts';
 import { standInSpeechRate, startWyomingStandIn, type WyomingStandIn, type WyomingStandInOptions } from '../support/wyoming-stand-in.ts';
@@ -36,16 +37,6 @@ function converter(): AudioConverter {
   return made;
 }
 
-/** A port nothing listens on: one just closed. */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** A TCP server that answers every connection with `bytes` and leaves it open. */
 async function rawServer(bytes: Buffer): Promise<string> {
@@ -131,7 +122,7 @@ describe('Wyoming speech to text', () => {
   });
 
   it('names a dead port, a server that is not Wyoming and a Wyoming error in words', async () => {
-    const port = await deadPort();
+    const port = await freeLoopbackPort();
     const dead = new WyomingSpeechToText({ url: `tcp://127.0.0.1:${port}` });
     const refused = `Wyoming server at tcp://127.0.0.1:${port} refused the connection: is wyoming-faster-whisper running, and on that port?`;
     expect(await dead.transcribe(pcmClip(0.2), {})).toEqual({ success: false, code: 'speech_unreachable', message: refused });
