@@ -29,13 +29,37 @@ const clients = {
   highlight: 'highlight.js',
   marked: 'marked',
   dompurify: 'dompurify',
+  // The OpenAI client, for LLM_BACKEND=openai and the openai speech backends; Hearth's own OpenAI-compatible routes need none.
+  openai: 'openai',
+  // Readable log lines, for a terminal or the journal; JSON output needs none.
+  pretty: 'pino-pretty',
 };
+
+/**
+ * Every package the server loads before it listens, with nothing configured (issue 38: the start's
+ * budget is its load). A new name here is a decision: can it wait for the first request that needs it?
+ * Fastify and its plugins, pino, kysely and better-sqlite3, ajv and TypeBox, koffi (src/process-hardening),
+ * the profiles' front matter (gray-matter), the watchers (chokidar), croner, the Ollama client, and what they require.
+ */
+const loadedBeforeListen = new Set([
+  '@fastify/accept-negotiator', '@fastify/ajv-compiler', '@fastify/busboy', '@fastify/deepmerge', '@fastify/error',
+  '@fastify/fast-json-stringify-compiler', '@fastify/forwarded', '@fastify/helmet', '@fastify/merge-json-schemas', '@fastify/multipart',
+  '@fastify/proxy-addr', '@fastify/send', '@fastify/static', '@fastify/websocket', '@lukeed/ms', '@pinojs/redact', '@sinclair/typebox',
+  'ajv', 'ajv-formats', 'atomic-sleep', 'avvio', 'better-sqlite3', 'bindings', 'chokidar', 'content-disposition', 'croner', 'depd',
+  'dequal', 'duplexify', 'end-of-stream', 'escape-html', 'esprima', 'extend-shallow', 'fast-decode-uri-component', 'fast-deep-equal',
+  'fast-json-stringify', 'fast-querystring', 'fast-uri', 'fastify', 'fastify-plugin', 'fastq', 'file-uri-to-path', 'find-my-way', 'glob',
+  'gray-matter', 'helmet', 'http-errors', 'inherits', 'ipaddr.js', 'is-extendable', 'js-yaml', 'json-schema-ref-resolver',
+  'json-schema-traverse', 'kind-of', 'koffi', 'kysely', 'mime', 'ollama', 'on-exit-leak-free', 'once', 'pino', 'pino-std-serializers',
+  'process-warning', 'quick-format-unescaped', 'readable-stream', 'readdirp', 'ret', 'reusify', 'rfdc', 'safe-regex2',
+  'safe-stable-stringify', 'section-matter', 'secure-json-parse', 'semver', 'setprototypeof', 'sonic-boom', 'statuses', 'stream-shift',
+  'strip-bom-string', 'thread-stream', 'toad-cache', 'toidentifier', 'util-deprecate', 'whatwg-fetch', 'wrappy', 'ws',
+]);
 
 interface RecordedServer {
   server: ChildServer;
   dataDir: string;
-  /** The packages whose modules the server has resolved so far. */
-  loadedPackages(): Promise<Set<string>>;
+  /** The packages whose modules the server has resolved so far, or only before it started listening. */
+  loadedPackages(beforeListen?: 'before listen'): Promise<Set<string>>;
 }
 
 async function startRecorded(environment: Record<string, string>, prepare: (dataDir: string) => Promise<void> = async () => {}): Promise<RecordedServer> {
@@ -55,8 +79,11 @@ async function startRecorded(environment: Record<string, string>, prepare: (data
   return {
     server,
     dataDir,
-    loadedPackages: async () => {
-      const packages = (await readFile(record, 'utf8')).matchAll(/\/node_modules\/((?:@[^/]+\/)?[^/]+)\//g);
+    loadedPackages: async (beforeListen) => {
+      const lines = await readFile(record, 'utf8');
+      const listened = lines.search(/^\d+ listen$/m);
+      if (beforeListen) expect(listened).toBeGreaterThan(0);
+      const packages = (beforeListen ? lines.slice(0, listened) : lines).matchAll(/\/node_modules\/((?:@[^/]+\/)?[^/]+)\//g);
       return new Set([...packages].map((match) => match[1]!));
     },
   };
@@ -67,7 +94,7 @@ async function integrationStatus(server: ChildServer, name: string): Promise<str
   return body.integrations.find((integration: { name: string }) => integration.name === name)?.status;
 }
 
-it('starting with nothing configured loads none of the clients; naming an MCP server in mcp.json later loads the SDK', async () => {
+it('starting with nothing configured loads only the allowed packages before listening and none of the clients; naming an MCP server in mcp.json later loads the SDK', async () => {
   // An entry that names no usable server: the file is read (its error is listed) and still nothing connects.
   const { server, dataDir, loadedPackages } = await startRecorded({}, (dataDir) =>
     writeFile(path.join(dataDir, 'mcp.json'), JSON.stringify({ mcpServers: { unfinished: {} } })),
@@ -80,6 +107,7 @@ it('starting with nothing configured loads none of the clients; naming an MCP se
   expect((await fetch(`${server.baseUrl}/vendor/marked.js`)).status).toBe(200);
 
   const atStart = await loadedPackages();
+  expect([...(await loadedPackages('before listen'))].filter((name) => !loadedBeforeListen.has(name))).toEqual([]);
   // The recorder saw the server's own start: what it always loads is there.
   expect(atStart).toContain('fastify');
   expect(atStart).toContain('kysely');
@@ -91,15 +119,22 @@ it('starting with nothing configured loads none of the clients; naming an MCP se
   expect(await loadedPackages()).toContain(clients.mcp);
 }, 60_000);
 
-it('with MQTT_URL and HA_URL set, their clients are loaded, and only theirs', async () => {
+it('with MQTT_URL, HA_URL, an openai speech backend and LOG_FORMAT=pretty set, their clients are loaded, and only theirs', async () => {
   const broker = await startMosquitto();
   cleanups.push(() => broker.close());
   const homeAssistantUrl = `http://127.0.0.1:${await unusedPort()}`;
-  const { server, loadedPackages } = await startRecorded({ MQTT_URL: broker.url, HA_URL: homeAssistantUrl, HA_TOKEN: 'a-token' });
+  const { server, loadedPackages } = await startRecorded({
+    MQTT_URL: broker.url,
+    HA_URL: homeAssistantUrl,
+    HA_TOKEN: 'a-token',
+    STT_BACKEND: 'openai',
+    STT_URL: `http://127.0.0.1:${await unusedPort()}/v1`,
+    LOG_FORMAT: 'pretty',
+  });
   await waitUntil(async () => (await integrationStatus(server, 'mqtt')) === 'connected', 20_000);
   // Nothing answers at HA_URL: the attempt fails after the client was loaded to make it.
   await waitUntil(async () => (await integrationStatus(server, 'home_assistant')) === 'failed', 20_000);
 
   const loaded = await loadedPackages();
-  expect(Object.values(clients).filter((name) => loaded.has(name))).toEqual([clients.mqtt, clients.homeAssistant]);
+  expect(Object.values(clients).filter((name) => loaded.has(name))).toEqual([clients.mqtt, clients.homeAssistant, clients.openai, clients.pretty]);
 }, 60_000);

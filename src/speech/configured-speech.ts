@@ -4,7 +4,6 @@ import type { Jail } from '../jail/jail.ts';
 import type { Logger } from '../logger.ts';
 import { AudioConverter } from './audio-convert.ts';
 import { EspeakTextToSpeech } from './espeak-speech.ts';
-import { OpenAiSpeechToText, OpenAiTextToSpeech } from './openai-speech.ts';
 import { SpeechService } from './speech-service.ts';
 import type { SpeechStatus, SpeechToText, TextToSpeech } from './speech-types.ts';
 import { speechFailure } from './speech-types.ts';
@@ -28,8 +27,8 @@ export async function configuredSpeech(options: ConfiguredSpeechOptions): Promis
   const { config, jail } = options;
   const converter = new AudioConverter({ jail });
   return new SpeechService({
-    stt: speechToText(config),
-    tts: textToSpeech(config, jail, converter),
+    stt: await speechToText(config),
+    tts: await textToSpeech(config, jail, converter),
     converter,
     maxSeconds: config.VOICE_MAX_SECONDS,
     language: config.STT_LANGUAGE,
@@ -38,13 +37,16 @@ export async function configuredSpeech(options: ConfiguredSpeechOptions): Promis
   });
 }
 
-function speechToText(config: SpeechConfig): SpeechToText | undefined {
+// The OpenAI client (500 modules) is loaded only for a backend that uses it.
+async function speechToText(config: SpeechConfig): Promise<SpeechToText | undefined> {
   switch (config.STT_BACKEND) {
     case 'none':
       return undefined;
     case 'openai': {
       const wrong = urlProblem(config.STT_URL, 'http', 'STT');
-      return wrong ? misconfigured('openai', wrong) : new OpenAiSpeechToText({ url: config.STT_URL, model: config.STT_MODEL, apiKey: config.STT_API_KEY });
+      if (wrong) return misconfigured('openai', wrong);
+      const { OpenAiSpeechToText } = await import('./openai-speech.ts');
+      return new OpenAiSpeechToText({ url: config.STT_URL, model: config.STT_MODEL, apiKey: config.STT_API_KEY });
     }
     case 'wyoming': {
       const wrong = urlProblem(config.STT_URL, 'tcp', 'STT');
@@ -54,7 +56,7 @@ function speechToText(config: SpeechConfig): SpeechToText | undefined {
   return undefined;
 }
 
-function textToSpeech(config: SpeechConfig, jail: Jail, converter: AudioConverter): TextToSpeech | undefined {
+async function textToSpeech(config: SpeechConfig, jail: Jail, converter: AudioConverter): Promise<TextToSpeech | undefined> {
   switch (config.TTS_BACKEND) {
     case 'none':
       return undefined;
@@ -64,7 +66,9 @@ function textToSpeech(config: SpeechConfig, jail: Jail, converter: AudioConverte
       return new EspeakTextToSpeech({ jail, converter, voice: config.TTS_VOICE });
     case 'openai': {
       const wrong = urlProblem(config.TTS_URL, 'http', 'TTS');
-      return wrong ? misconfigured('openai', wrong) : new OpenAiTextToSpeech({ url: config.TTS_URL, model: config.TTS_MODEL, apiKey: config.TTS_API_KEY, voice: config.TTS_VOICE });
+      if (wrong) return misconfigured('openai', wrong);
+      const { OpenAiTextToSpeech } = await import('./openai-speech.ts');
+      return new OpenAiTextToSpeech({ url: config.TTS_URL, model: config.TTS_MODEL, apiKey: config.TTS_API_KEY, voice: config.TTS_VOICE });
     }
     case 'wyoming': {
       const wrong = urlProblem(config.TTS_URL, 'tcp', 'TTS');
