@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
 import { backendIds } from './backend-ids.ts';
 import { packagePath } from './package-root.ts';
 
@@ -96,8 +95,43 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const validate = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, formats: { uri: isHttpUrl, 'mqtt-url': isMqttUrl, 'speech-url': isSpeechUrl, 'time-zone': isTimeZoneOrNothing } })
-  .compile(ConfigSchema);
+/** The JSON Schema fields ConfigSchema's properties use. */
+interface FieldSchema {
+  type?: string;
+  anyOf?: FieldSchema[];
+  const?: unknown;
+  format?: string;
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+}
+
+const formats: Record<string, (value: string) => boolean> = { uri: isHttpUrl, 'mqtt-url': isMqttUrl, 'speech-url': isSpeechUrl, 'time-zone': isTimeZoneOrNothing };
+
+/**
+ * The value a variable's text stands for under its schema, read as ajv's coerceTypes reads text
+ * (numbers by Number(), booleans only from true and false); undefined when the text fits none.
+ * Checked by hand rather than by an ajv validator: compiling one (its meta-schema, then this
+ * schema) took 40-60 ms of every start, and these few field kinds fit in one short function.
+ */
+function valueOf(schema: FieldSchema, text: string): unknown {
+  if (schema.anyOf) return schema.anyOf.map((option) => valueOf(option, text)).find((value) => value !== undefined);
+  if ('const' in schema) return text === schema.const ? text : undefined;
+  switch (schema.type) {
+    case 'string':
+      return schema.format === undefined || formats[schema.format]!(text) ? text : undefined;
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : undefined;
+    case 'integer':
+    case 'number': {
+      const number = Number(text);
+      const whole = schema.type === 'number' || Number.isInteger(number);
+      const inRange = number >= (schema.minimum ?? -Infinity) && number <= (schema.maximum ?? Infinity);
+      return Number.isFinite(number) && whole && inRange ? number : undefined;
+    }
+  }
+  throw new Error(`config.ts has no check for the schema ${JSON.stringify(schema)}`);
+}
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -162,14 +196,13 @@ function expectation(schema: Record<string, unknown>): string {
 export function parseConfig(environment: Record<string, string | undefined>): Config {
   const candidate: Record<string, unknown> = {};
   for (const key of configKeys) {
-    const value = environment[key]?.trim();
-    if (value !== undefined && value !== '') candidate[key] = value;
-  }
-  if (!validate(candidate)) {
-    const [failure] = validate.errors ?? [];
-    const key = (failure?.instancePath.slice(1) || String(failure?.params.missingProperty ?? '')) as ConfigKey;
-    const schema = ConfigSchema.properties[key] as unknown as Record<string, unknown>;
-    throw new ConfigError(`Invalid ${key}=${JSON.stringify(environment[key])}: expected ${expectation(schema)}.`);
+    const schema = ConfigSchema.properties[key] as FieldSchema;
+    const text = environment[key]?.trim();
+    const value = text === undefined || text === '' ? schema.default : valueOf(schema, text);
+    if (value === undefined) {
+      throw new ConfigError(`Invalid ${key}=${JSON.stringify(environment[key])}: expected ${expectation(schema as Record<string, unknown>)}.`);
+    }
+    candidate[key] = value;
   }
   const config = candidate as Static<typeof ConfigSchema>;
   placeStateInDataDir(config, environment);

@@ -1,8 +1,14 @@
 // The tool-source seam (issue 18): built-ins, user tools and each MCP server are sources of one
 // registry, each replacing or removing its tools as a set.
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.ts';
+import { ProfileRegistry } from '../src/profiles/profile-registry.ts';
+import { openDatabase } from '../src/store/database.ts';
+import { createToolRegistry } from '../src/tools/builtin/index.ts';
 import { ToolRegistry } from '../src/tools/tool-registry.ts';
 import type { Tool } from '../src/tools/tool.ts';
+import { compileArgumentsValidator } from '../src/tools/validation.ts';
+import { withJail } from './support/jail.ts';
 
 function tool(name: string, parameters: Record<string, unknown> = { type: 'object', properties: {} }): Tool {
   return { name, description: `The ${name} tool.`, parameters, execute: async () => name };
@@ -94,4 +100,15 @@ describe('tool registry sources', () => {
     expect(validate({ a: 1 })).toEqual({ ok: true });
     expect(validate({ b: 1 })).toMatchObject({ ok: false });
   });
+});
+
+it('compiles each built-in tool’s schema at its first call, so every one of them must compile', async () => {
+  const db = await openDatabase(':memory:');
+  const registry = createToolRegistry({ db, ...withJail(parseConfig({})), profiles: await ProfileRegistry.open('profiles'), runSubagent: async () => 'not run here' });
+  const builtIns = registry.ofKind('builtin');
+  expect(builtIns.length).toBeGreaterThan(15);
+  for (const { tool } of builtIns) expect(() => compileArgumentsValidator(tool.parameters), tool.name).not.toThrow();
+  // The first call compiles and checks: a wrong argument is refused with the field named.
+  expect(registry.get('todo')!.validate({ action: 42 })).toMatchObject({ ok: false, message: expect.stringContaining('"action"') });
+  await db.destroy();
 });

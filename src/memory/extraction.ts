@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import type { JsonSchema, LlmBackend, LlmError } from '../llm/types.ts';
 import type { Message } from '../store/message.ts';
 import { factLimits, factName, type FactInput, type MemoryFact, type PositionedMessage } from '../store/memory-repository.ts';
@@ -26,7 +26,9 @@ export const factsSchema: JsonSchema = {
   additionalProperties: false,
 };
 
-const validateReply = new Ajv({ allErrors: false }).compile<{ facts: FactInput[] }>(factsSchema);
+let replyValidator: ValidateFunction<{ facts: FactInput[] }> | undefined;
+/** Compiled for the first extraction, not at start. */
+const validateReply = () => (replyValidator ??= new Ajv({ allErrors: false }).compile<{ facts: FactInput[] }>(factsSchema));
 
 const instructions = `You keep the long-term memory of a personal assistant about the one person who uses it.
 Read the conversation and extract durable facts about that person worth knowing in future conversations:
@@ -102,8 +104,9 @@ export function parseFactsReply(text: string): ParsedFacts {
   } catch {
     return { ok: false, message: `the reply is not JSON: ${clip(text, 200)}` };
   }
-  if (!validateReply(reply)) {
-    const [error] = validateReply.errors ?? [];
+  const validate = validateReply();
+  if (!validate(reply)) {
+    const [error] = validate.errors ?? [];
     return { ok: false, message: `the reply does not match the facts schema (${error?.instancePath || '/'} ${error?.message ?? ''}): ${clip(text, 200)}` };
   }
   const facts = new Map<string, FactInput>();

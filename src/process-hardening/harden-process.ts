@@ -52,16 +52,17 @@ export function hardenProcess(): HardeningReport {
   const names = execEnvironmentNames();
   const library = libc();
   if (typeof library === 'string') problems.push(library);
-  else {
-    const failure = library.makeNonDumpable();
-    if (failure) problems.push(failure);
-  }
   const descriptor = process.env[environmentDescriptorVariable];
   const beyondKept = (names ?? []).filter((name) => name !== environmentDescriptorVariable && !isKeptInExecEnvironment(name));
   if (descriptor !== undefined) restoreEnvironment(descriptor);
   else if (beyondKept.length > 0) {
     const reason = restartWithoutSecrets(library);
     problems.push(`its exec environment keeps ${beyondKept.length} variables besides the harmless ones, any of which may be a secret: ${reason}`);
+  }
+  // Only the process that stays: one that restarted itself above is gone, and the restarted one comes here again.
+  if (typeof library !== 'string') {
+    const failure = library.makeNonDumpable();
+    if (failure) problems.push(failure);
   }
   secretsAtStart = descriptor === undefined && beyondKept.length > 0;
   return { ...processHardeningState(), problems };

@@ -63,15 +63,21 @@ export type ClientCommand =
   | Static<typeof RegenerateCommand>
   | Static<typeof EditCommand>;
 
-const ajv = new Ajv({ allErrors: false });
-/** One validator per frame type, so an error speaks of the frame that was meant. */
-const validators = new Map<unknown, ValidateFunction>([
-  ['message', ajv.compile(MessageCommand)],
-  ['stop', ajv.compile(StopCommand)],
-  ['approve', ajv.compile(ApproveCommand)],
-  ['regenerate', ajv.compile(RegenerateCommand)],
-  ['edit', ajv.compile(EditCommand)],
-]);
+let validators: Map<unknown, ValidateFunction> | undefined;
+
+/** One validator per frame type, so an error speaks of the frame that was meant; compiled on the first frame, not at start. */
+function frameValidators(): Map<unknown, ValidateFunction> {
+  if (validators) return validators;
+  const ajv = new Ajv({ allErrors: false });
+  validators = new Map<unknown, ValidateFunction>([
+    ['message', ajv.compile(MessageCommand)],
+    ['stop', ajv.compile(StopCommand)],
+    ['approve', ajv.compile(ApproveCommand)],
+    ['regenerate', ajv.compile(RegenerateCommand)],
+    ['edit', ajv.compile(EditCommand)],
+  ]);
+  return validators;
+}
 
 export type ParsedFrame = { ok: true; command: ClientCommand } | { ok: false; message: string };
 
@@ -80,7 +86,7 @@ export const notJsonFrameMessage = 'Frames must be JSON, e.g. {"type":"message",
 /** Checks an already parsed frame against the frame types a client may send. */
 export function validateClientFrame(data: unknown): ParsedFrame {
   const type = (data as { type?: unknown } | null)?.type;
-  const validate = validators.get(type);
+  const validate = frameValidators().get(type);
   if (!validate) {
     return { ok: false, message: `Unknown frame type ${JSON.stringify(type)}: send "message", "stop", "approve", "regenerate" or "edit".` };
   }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ToolSummary } from '../protocol/events.ts';
 import type { Tool } from './tool.ts';
-import { compileArgumentsValidator, type ArgumentsValidator } from './validation.ts';
+import { argumentsValidatorOnFirstUse, compileArgumentsValidator, type ArgumentsValidator } from './validation.ts';
 
 /** Where a tool comes from: Hearth itself, a file in TOOLS_DIR, or an MCP server. */
 export type ToolSourceKind = 'builtin' | 'user' | 'mcp';
@@ -172,7 +172,9 @@ export class ToolRegistry extends EventEmitter<{ changed: [sourceId: string] }> 
         continue;
       }
       try {
-        next.set(tool.name, { tool, source: entry.kind, origin: id, validate: compileArgumentsValidator(tool.parameters) });
+        // A user tool's or an MCP server's schema is checked as it arrives, so a bad one is refused here.
+        const validate = entry.kind === 'builtin' ? argumentsValidatorOnFirstUse(tool.parameters) : compileArgumentsValidator(tool.parameters);
+        next.set(tool.name, { tool, source: entry.kind, origin: id, validate });
       } catch (error) {
         refused.push({ name: tool.name, message: `Its parameters are not a valid JSON Schema: ${(error as Error).message}` });
       }

@@ -32,15 +32,17 @@ async function removeLeftBuilds(): Promise<void> {
 }
 
 /**
- * `npm run build`'s esbuild arguments with the output moved into `folder/dist`. Its files end in
- * .mjs: under node_modules no package.json says `"type": "module"` (Node stops looking for one at
- * node_modules), and one placed there would become the server's package root.
+ * `npm run build`'s command (node scripts/build.mjs) with the output moved into `folder/dist`. Its
+ * files end in .mjs: under node_modules no package.json says `"type": "module"` (Node stops looking
+ * for one at node_modules), and one placed there would become the server's package root.
  */
 function buildArguments(folder: string): string[] {
   const manifest = JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8')) as { scripts: { build: string } };
-  const [command, ...args] = manifest.scripts.build.split(/\s+/);
-  if (command !== 'esbuild' || !args.includes('--outdir=dist')) throw new Error(`package.json's build script is not the esbuild command this setup knows: ${manifest.scripts.build}`);
-  return [...args.map((arg) => (arg === '--outdir=dist' ? `--outdir=${path.join(folder, 'dist')}` : arg)), '--out-extension:.js=.mjs'];
+  const [command, script, ...rest] = manifest.scripts.build.split(/\s+/);
+  if (command !== 'node' || script !== 'scripts/build.mjs' || rest.length > 0) {
+    throw new Error(`package.json's build script is not the command this setup knows: ${manifest.scripts.build}`);
+  }
+  return [script, `--outdir=${path.join(folder, 'dist')}`, '--out-extension=.mjs'];
 }
 
 /**
@@ -56,7 +58,7 @@ async function build(folder: string): Promise<HearthBuild> {
     await symlink(path.join(checkout, 'public'), path.join(folder, 'public')).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    await run(path.join(checkout, 'node_modules', '.bin', 'esbuild'), buildArguments(folder), { cwd: checkout });
+    await run(process.execPath, buildArguments(folder), { cwd: checkout });
     return { main: path.join(folder, 'dist', 'main.mjs') };
   } catch (error) {
     // Only the tests that start the build fail, saying why; the rest of the run goes on.

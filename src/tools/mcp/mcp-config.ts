@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { fieldName, valueAt } from '../../json-pointer.ts';
 
 /** One MCP server of MCP_CONFIG_FILE: a program Hearth starts (stdio) or an endpoint it reaches (Streamable HTTP). */
@@ -100,9 +100,15 @@ interface HttpEntry {
   disabled?: boolean;
 }
 
-const ajv = new Ajv({ allErrors: true, formats: { 'http-url': isHttpUrl } });
-const validateStdio = ajv.compile<StdioEntry>(StdioEntrySchema);
-const validateHttp = ajv.compile<HttpEntry>(HttpEntrySchema);
+let entryValidators: { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } | undefined;
+
+/** Compiled when mcp.json first names a server, not at every start. */
+function validators(): { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } {
+  if (entryValidators) return entryValidators;
+  const ajv = new Ajv({ allErrors: true, formats: { 'http-url': isHttpUrl } });
+  entryValidators = { stdio: ajv.compile<StdioEntry>(StdioEntrySchema), http: ajv.compile<HttpEntry>(HttpEntrySchema) };
+  return entryValidators;
+}
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -175,6 +181,7 @@ function parseServer(name: string, entry: unknown, dataDir: string): McpServerCo
   if (!hasCommand && !hasUrl) return 'missing "command" (a program Hearth starts) or "url" (a Streamable HTTP endpoint)';
 
   if (hasCommand) {
+    const validateStdio = validators().stdio;
     if (!validateStdio(entry)) return describeSchemaErrors(validateStdio.errors ?? [], entry);
     if (entry.disabled === true) return undefined;
     return {
@@ -188,6 +195,7 @@ function parseServer(name: string, entry: unknown, dataDir: string): McpServerCo
       trusted: entry.trusted === true,
     };
   }
+  const validateHttp = validators().http;
   if (!validateHttp(entry)) return describeSchemaErrors(validateHttp.errors ?? [], entry);
   if (entry.disabled === true) return undefined;
   return { name, transport: 'http', url: entry.url, headers: entry.headers ?? {}, trusted: entry.trusted === true };

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 const fingerprintPattern = '^(none|SHA256:[A-Za-z0-9+/]{43}=?)$';
 
@@ -27,7 +27,9 @@ export type SshHostsFileResult =
   | { ok: true; hosts: SshHosts; exists: boolean }
   | { ok: false; message: string };
 
-const validate = new Ajv({ allErrors: false }).compile<Static<typeof SshHostsFileSchema>>(SshHostsFileSchema);
+let validator: ValidateFunction<Static<typeof SshHostsFileSchema>> | undefined;
+/** Compiled when a hosts file is first read, not at start. */
+const hostsValidator = () => (validator ??= new Ajv({ allErrors: false }).compile<Static<typeof SshHostsFileSchema>>(SshHostsFileSchema));
 
 /** Turns the first schema error into a sentence naming the entry and the field. */
 function describeProblem(error: ErrorObject | undefined): string {
@@ -52,6 +54,7 @@ export function parseSshHosts(text: string, filePath: string): SshHostsFileResul
   } catch (error) {
     return { ok: false, message: `The SSH hosts file ${filePath} is not valid JSON: ${(error as Error).message}.` };
   }
+  const validate = hostsValidator();
   if (!validate(data)) {
     return { ok: false, message: `The SSH hosts file ${filePath} is invalid: ${describeProblem(validate.errors?.[0])}.` };
   }
