@@ -372,6 +372,36 @@ export async function startTelegramBotApi(options: TelegramBotApiOptions = {}): 
     throw badRequest('message to be replied not found');
   }
 
+  /** A message the bot sends to the chat (its text or caption parsed), with its markup and the message it replies to. */
+  function postBotMessage(
+    body: Record<string, unknown>,
+    chatId: number,
+    parsed: { text: string; entities: MessageEntity[] },
+    source: string,
+    attachment: Pick<StoredMessage, 'voice' | 'document'>,
+  ): Record<string, unknown> {
+    const replyMarkup = validateMarkup(body.reply_markup);
+    const replyTo = replyTarget(body, chatId);
+    const chat = chatOf(chatId);
+    const message: StoredMessage = {
+      message_id: chat.nextMessageId++,
+      chatId,
+      fromBot: true,
+      text: parsed.text,
+      entities: parsed.entities,
+      source,
+      history: [parsed.text],
+      deleted: false,
+      date: now(),
+      ...attachment,
+      ...(typeof body.parse_mode === 'string' ? { parseMode: body.parse_mode } : {}),
+      ...(replyMarkup ? { replyMarkup } : {}),
+      ...(replyTo !== undefined && { replyTo }),
+    };
+    chat.messages.push(message);
+    return messageObject(message);
+  }
+
   /** The file a send method names: an upload (`attach://<part>`, or the part itself) or the file id of one Telegram keeps. */
   function sentFile(body: Record<string, unknown>, field: string, folder: string, extension: string): StoredFile {
     const value = body[field];
@@ -501,53 +531,17 @@ export async function startTelegramBotApi(options: TelegramBotApiOptions = {}): 
     sendMessage: (body) => {
       const chatId = knownChat(body);
       const parsed = parseText(body.text, body.parse_mode);
-      const replyMarkup = validateMarkup(body.reply_markup);
-      const replyTo = replyTarget(body, chatId);
-      const chat = chatOf(chatId);
-      const message: StoredMessage = {
-        message_id: chat.nextMessageId++,
-        chatId,
-        fromBot: true,
-        text: parsed.text,
-        entities: parsed.entities,
-        source: String(body.text),
-        history: [parsed.text],
-        deleted: false,
-        date: now(),
-        ...(typeof body.parse_mode === 'string' ? { parseMode: body.parse_mode } : {}),
-        ...(replyMarkup ? { replyMarkup } : {}),
-        ...(replyTo !== undefined && { replyTo }),
-      };
-      chat.messages.push(message);
-      return messageObject(message);
+      return postBotMessage(body, chatId, parsed, String(body.text), {});
     },
     sendVoice: (body) => {
       const chatId = knownChat(body);
       const caption = parseText(body.caption, body.parse_mode, { limit: 1024, optional: true });
-      const replyMarkup = validateMarkup(body.reply_markup);
-      const replyTo = replyTarget(body, chatId);
       const duration = integerParameter(body, 'duration');
       const file = sentFile(body, 'voice', 'voice', 'oga');
       if (file.bytes.length > 50 * 1024 * 1024) throw badRequest('file is too big');
       const sent: SentVoice = { file_id: file.file_id, bytes: file.bytes, ...(duration !== undefined && { duration }) };
-      const chat = chatOf(chatId);
-      const message: StoredMessage = {
-        message_id: chat.nextMessageId++,
-        chatId,
-        fromBot: true,
-        text: caption.text,
-        entities: caption.entities,
-        source: typeof body.caption === 'string' ? body.caption : '',
-        history: [caption.text],
-        deleted: false,
-        date: now(),
-        ...(playableVoice(file.bytes) ? { voice: sent } : { document: sent }),
-        ...(typeof body.parse_mode === 'string' ? { parseMode: body.parse_mode } : {}),
-        ...(replyMarkup ? { replyMarkup } : {}),
-        ...(replyTo !== undefined && { replyTo }),
-      };
-      chat.messages.push(message);
-      return messageObject(message);
+      const source = typeof body.caption === 'string' ? body.caption : '';
+      return postBotMessage(body, chatId, caption, source, playableVoice(file.bytes) ? { voice: sent } : { document: sent });
     },
     editMessageText: (body) => {
       if (body.inline_message_id !== undefined) throw badRequest('the stand-in keeps no inline messages');
