@@ -54,10 +54,12 @@ export interface DocumentLibrary {
   list(caller: Caller): DocumentSummary[];
   get(caller: Caller, id: string): DocumentSummary | undefined;
   /** Passages from `from` (default 0), `count` of them (default 20, max 100): opens a document at a passage. */
-  passages(caller: Caller, id: string, range?: { from?: number; count?: number }): DocumentPassage[] | undefined;
+  passages(caller: Caller, id: string, range?: { from?: number; count?: number }): Promise<DocumentPassage[] | undefined>;
   /** The stored original, for download. */
   original(caller: Caller, id: string): { path: string; name: string; mediaType: string } | undefined;
-  /** Removes the document, its passages, vectors and file; false when the caller cannot see it. */
+  /** Whether the caller may delete it: their own, or a household one they added (the owner: any); false when they cannot see it. */
+  mayDelete(caller: Caller, id: string): boolean;
+  /** Removes the document, its passages, vectors and file; false when the caller cannot see it or may not delete it. */
   delete(caller: Caller, id: string): Promise<boolean>;
   search(caller: Caller, query: string, options?: { limit?: number; signal?: AbortSignal }): Promise<DocumentSearchResult[]>;
   on(listener: (event: DocumentEvent) => void): () => void;
