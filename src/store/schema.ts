@@ -250,6 +250,47 @@ export interface ChannelLinkCodesTable {
   expires_at: string;
 }
 
+export interface DocumentsTable {
+  id: string;
+  name: string;
+  /** `mine` (owner_person_id's) or `household`. */
+  library: string;
+  owner_person_id: string | null;
+  added_by: string | null;
+  media_type: string;
+  size: number;
+  pages: number | null;
+  /** Set once the text is split into passages. */
+  passages: number | null;
+  /** `queued`, `indexing`, `ready` or `failed`. */
+  status: string;
+  progress: number | null;
+  error: string | null;
+  added_at: string;
+  /** `page`, `rest`, `telegram` or `folder`. */
+  source: string;
+  /** The original, under DOCUMENTS_DIR. */
+  stored_path: string;
+  /** The watched folder's file it came from (`folder` documents). */
+  source_path: string | null;
+  /** The model every passage's vector was made with, once all are. */
+  embedding_model: string | null;
+  /** SHA-256 of the original, hex. */
+  content_hash: string;
+}
+
+export interface DocumentPassagesTable {
+  id: Generated<number>;
+  document_id: string;
+  ordinal: number;
+  page: number | null;
+  heading: string | null;
+  text: string;
+  /** Float32 little-endian bytes, unit length; null until embedded. */
+  vector: Uint8Array | null;
+  embedding_model: string | null;
+}
+
 export interface Database {
   people: PeopleTable;
   channel_links: ChannelLinksTable;
@@ -273,4 +314,6 @@ export interface Database {
   session_keys: SessionKeysTable;
   schedules: SchedulesTable;
   schedule_runs: ScheduleRunsTable;
+  documents: DocumentsTable;
+  document_passages: DocumentPassagesTable;
 }

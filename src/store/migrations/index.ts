@@ -16,6 +16,7 @@ import * as passkeys from './2026-11-28T20-webauthn-passkeys.ts';
 import * as peopleApprovers from './2026-11-28T20-people-approvers.ts';
 import * as peopleMemory from './2026-11-28T20-people-memory.ts';
 import * as telegramLinks from './2026-11-28T20-telegram-links.ts';
+import * as documents from './2026-11-29T06-documents.ts';
 
 /**
  * Every migration, by its frozen name, in the order they run. Kysely runs them in the names'
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-28T20-sign-ins': signIns,
   '2026-11-28T20-telegram-links': telegramLinks,
   '2026-11-28T20-webauthn-passkeys': passkeys,
+  '2026-11-29T06-documents': documents,
 };
 
 export const migrationProvider: MigrationProvider = {
