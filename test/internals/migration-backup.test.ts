@@ -114,7 +114,7 @@ describe('the backup before a migrating start', () => {
     await olderDatabase();
     // In the way of the last migration, which creates this table.
     const database = new SqliteDatabase(databaseFile);
-    database.exec('CREATE TABLE passkeys (id TEXT)');
+    database.exec('CREATE TABLE documents (id TEXT)');
     database.close();
     const failure = await start().then(
       () => undefined,
@@ -122,7 +122,7 @@ describe('the backup before a migrating start', () => {
     );
     expect(failure).toBeInstanceOf(DatabaseStartError);
     const { message, backupFile } = failure as DatabaseStartError;
-    expect(message).toMatch(new RegExp(`^Database migration ${latest} failed on ${databaseFile}: table "passkeys" already exists\\.$`));
+    expect(message).toMatch(new RegExp(`^Database migration ${latest} failed on ${databaseFile}: table "documents" already exists\\.$`));
     const [backup] = await migrationBackups(backupsFolder());
     expect(backupFile).toBe(path.join(backupsFolder(), backup!));
     expect(restoreAdvice(backupFile!)).toBe(
