@@ -1,6 +1,7 @@
 // Every frame of the events socket `/ws/events` (docs/protocol.md, "The events socket"): what concerns the whole
 // Hearth rather than one session's run.
 
+import type { DocumentSummary } from '../documents/document-types.ts';
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
 import type { BackendStatus } from '../llm/backend-status.ts';
 import type { ModelLoading } from '../llm/models/model-warm-up.ts';
@@ -47,7 +48,11 @@ export type HearthEvent =
   /** A model being loaded ahead of its first answer. */
   | ({ type: 'model_loading' } & ModelLoading)
   /** A pull finished, a model was deleted or the default changed: GET /models has the list. */
-  | { type: 'models_changed' };
+  | { type: 'models_changed' }
+  /** A document of a library the person sees was added, or its indexing moved on (progress), finished or failed. */
+  | { type: 'document_status'; document: DocumentSummary }
+  /** A document of a library the person sees was deleted, its passages with it. */
+  | { type: 'document_deleted'; id: string };
 
 /**
  * Who of the household an event is for (their notification, a session they can see, an approval

@@ -6,18 +6,24 @@ import { modelNameProblem } from '../llm/models/model-names.ts';
 import type { ModelService } from '../llm/models/model-service.ts';
 import { managesHousehold } from '../people/rights.ts';
 import { writeProfileModel } from '../profiles/profile-model.ts';
+import { writeProfileTool } from '../profiles/profile-tool-switch.ts';
 import { modelToolsProblem } from './model-tools-check.ts';
 import { profileEntry, type ProfileEntrySources } from './profile-entry.ts';
 import type { AgentDependencies } from '../agent/dependencies.ts';
 
 const modelListTimeoutMs = 10_000;
+/** The built-in the owner turns on or off per profile (PATCH /agents/profiles/:id {documents}). */
+const documentsSearchTool = 'documents_search';
 const modelCallTimeoutMs = 30_000;
 const NameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
 type NameBody = Static<typeof NameBody>;
 const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 type NameParams = Static<typeof NameParams>;
 const ProfileParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-const ProfileBody = Type.Object({ model: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const ProfileBody = Type.Object(
+  { model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), documents: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false, minProperties: 1 },
+);
 
 export type ModelRouteOptions = ProfileEntrySources &
   Pick<AgentDependencies, 'profiles'> & {
@@ -89,16 +95,24 @@ export async function modelRoutes(app: FastifyInstance, options: ModelRouteOptio
     '/agents/profiles/:id',
     { schema: { params: ProfileParams, body: ProfileBody } },
     async (request) => {
-      ownerOnly(request, "chooses a profile's model");
+      const { model, documents } = request.body;
+      ownerOnly(request, model === undefined ? 'chooses which profiles search the documents' : "chooses a profile's model");
       const profile = profiles.get(request.params.id);
       if (!profile) throw new ApiError('unknown_profile', `There is no profile ${request.params.id}.`);
-      const name = validName(request.body.model);
-      const problem = await modelToolsProblem(models, tools, profile, name);
+      const name = model === undefined ? undefined : validName(model);
+      const problem = name === undefined ? undefined : await modelToolsProblem(models, tools, profile, name);
       if (problem) throw new ApiError('model_cannot_call_tools', problem);
       if (!profiles.overridesDirectory) throw new ApiError('invalid_request', 'Profiles are read from one folder only here, so Hearth does not write them.');
-      await writeProfileModel(profile, profiles.overridesDirectory, name);
-      await profiles.reload();
-      models.warm(name);
+      if (documents !== undefined && !(await writeProfileTool(profile, profiles.overridesDirectory, documentsSearchTool, documents))) {
+        throw new ApiError('invalid_request', `Profile ${profile.id} offers every tool ("*"); edit its file to leave ${documentsSearchTool} out.`);
+      }
+      if (documents !== undefined) await profiles.reload();
+      if (name !== undefined) {
+        // Read again after the switch above: the override file it wrote is now the profile's file.
+        await writeProfileModel(profiles.get(profile.id) ?? profile, profiles.overridesDirectory, name);
+        await profiles.reload();
+        models.warm(name);
+      }
       return profileEntry(profiles.get(profile.id) ?? profile, request, options);
     },
   );
