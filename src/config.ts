@@ -27,6 +27,7 @@ const ConfigSchema = Type.Object({
   OPENAI_BASE_URL: Type.Union([Type.Literal(''), Type.String({ format: 'uri' })], { default: '' }),
   OPENAI_API_KEY: Text(''),
   OPENAI_MODEL: Text(''),
+  EMBEDDING_MODEL: Text(''),
   PERSONA_FILE: Text(''),
   PROFILES_DIR: Text(packagePath('profiles')),
   TOOLS_DIR: Text(''),
@@ -206,6 +207,7 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
   }
   const config = candidate as Static<typeof ConfigSchema>;
   placeStateInDataDir(config, environment);
+  if (config.EMBEDDING_MODEL === '') config.EMBEDDING_MODEL = defaultEmbeddingModel(config.LLM_BACKEND);
   if ((config.TLS_CERT_FILE === '') !== (config.TLS_KEY_FILE === '')) {
     const [set, missing] = config.TLS_CERT_FILE === '' ? ['TLS_KEY_FILE', 'TLS_CERT_FILE'] : ['TLS_CERT_FILE', 'TLS_KEY_FILE'];
     throw new ConfigError(`${set} is set without ${missing}: HTTPS needs both the certificate and its private key. Set both, or neither for plain HTTP.`);
@@ -232,6 +234,11 @@ export function userEnvFile(environment: Record<string, string | undefined>): st
 
 function homeOf(environment: Record<string, string | undefined>): string {
   return environment.HOME?.trim() || os.homedir();
+}
+
+/** The embedding model the default backend most likely has: Ollama's usual one, or OpenAI's smallest. */
+function defaultEmbeddingModel(backend: Config['LLM_BACKEND']): string {
+  return backend === 'openai' ? 'text-embedding-3-small' : 'nomic-embed-text';
 }
 
 /** The keys that point at state and were left unset get their place under DATA_DIR. */

@@ -41,6 +41,7 @@ describe('parseConfig defaults', () => {
       OPENAI_BASE_URL: '',
       OPENAI_API_KEY: '',
       OPENAI_MODEL: '',
+      EMBEDDING_MODEL: 'nomic-embed-text',
       PERSONA_FILE: '',
       // Shipped with Hearth: found from the installation, whatever the working folder.
       PROFILES_DIR: path.join(packageRoot, 'profiles'),

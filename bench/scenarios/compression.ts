@@ -75,6 +75,9 @@ function instantBackend(summary: string): LlmBackend & { inputs: number[] } {
       return { ok: true, completion: { content: summary, thinking: '', toolCalls: [] } };
     },
     listModels: async () => ({ ok: true, models: [{ name: 'bench' }] }),
+    embed: () => {
+      throw new Error('compression does not embed');
+    },
   };
 }
 

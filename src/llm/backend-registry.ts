@@ -79,6 +79,12 @@ export class BackendRegistry extends EventEmitter<{ call: [outcome: CallOutcome]
       },
       complete: (request) => collectCompletion(observed.stream(request)),
       listModels: (signal) => backend.listModels(signal),
+      async embed(request) {
+        const result = await backend.embed(request);
+        if (result.success) report({ backend: backend.id, model: request.model, reached: true });
+        else if (result.code === 'llm_unreachable') report({ backend: backend.id, model: request.model, reached: false, message: result.error });
+        return result;
+      },
     };
     return observed;
   }

@@ -65,7 +65,7 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
     }
   }
 
-  function describeFailure(error: unknown, progress: StreamProgress): LlmError {
+  function describeFailure(error: unknown, progress: StreamProgress, modelSetting = 'OLLAMA_DEFAULT_MODEL'): LlmError {
     if (error instanceof MalformedLineError) return { code: 'llm_error', message: error.message };
     const unsafe = unsafeDeferredString(error);
     if (unsafe) return { code: 'llm_error', message: unsafe.message };
@@ -83,7 +83,7 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
       };
     }
     if (isRecord(error) && typeof error['status_code'] === 'number') {
-      return { code: 'llm_error', message: describeHttpError(error['status_code'], errorMessage(error)) };
+      return { code: 'llm_error', message: describeHttpError(error['status_code'], errorMessage(error), modelSetting) };
     }
     return { code: 'llm_error', message: `Ollama reported an error: ${errorMessage(error)}` };
   }
@@ -100,6 +100,11 @@ export function createOllamaBackend(options: OllamaBackendOptions): LlmBackend {
       const { models } = await client.list();
       return models.map((model) => ({ name: model.name, size: model.size }));
     },
+    async fetchEmbeddings(request, signal) {
+      const client = new Ollama({ host: options.host, fetch: fetchWithSignal(baseFetch, signal, () => {}) });
+      const { embeddings } = await client.embed({ model: request.model, input: request.input });
+      return embeddings;
+    },
   });
 }
 
@@ -107,11 +112,11 @@ function isThinkingUnsupported(error: unknown): boolean {
   return isRecord(error) && error['status_code'] === 400 && /does not support thinking/i.test(errorMessage(error));
 }
 
-function describeHttpError(status: number, message: string): string {
+function describeHttpError(status: number, message: string, modelSetting: string): string {
   const missingModel = /model ["']?([^"'\s,]+)["']? not found/.exec(message);
   if (status === 404 && missingModel) {
     const model = missingModel[1];
-    return `Ollama returned 404: model "${model}" not found — pull it with \`ollama pull ${model}\` or set OLLAMA_DEFAULT_MODEL.`;
+    return `Ollama returned 404: model "${model}" not found — pull it with \`ollama pull ${model}\` or set ${modelSetting}.`;
   }
   return `Ollama returned ${status}: ${message}`;
 }

@@ -61,14 +61,14 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
     return usage;
   }
 
-  function describeFailure(error: unknown, progress: StreamProgress): LlmError {
+  function describeFailure(error: unknown, progress: StreamProgress, modelSetting = 'OPENAI_MODEL'): LlmError {
     const unsafe = unsafeDeferredString(error);
     if (unsafe) return { code: 'llm_error', message: unsafe.message };
     if (error instanceof APIConnectionTimeoutError) {
       return { code: 'llm_unreachable', message: `The ${endpoint} did not answer in time. Check that the server is running and not overloaded.` };
     }
     if (error instanceof APIError && error.status !== undefined) {
-      return { code: 'llm_error', message: `The ${endpoint} returned ${error.status}: ${apiErrorMessage(error)}${statusHint(error.status)}` };
+      return { code: 'llm_error', message: `The ${endpoint} returned ${error.status}: ${apiErrorMessage(error)}${statusHint(error.status, modelSetting)}` };
     }
     const reason = networkFailureReason(error);
     if (error instanceof APIConnectionError || (reason && !progress.connected)) {
@@ -101,6 +101,11 @@ export function createOpenAIBackend(options: OpenAIBackendOptions): LlmBackend {
       }
       return listed;
     },
+    async fetchEmbeddings(request, signal) {
+      // Floats asked for by name: the client otherwise asks for base64, which some compatible servers ignore.
+      const response = await client.embeddings.create({ model: request.model, input: request.input, encoding_format: 'float' }, { signal });
+      return [...response.data].sort((first, second) => first.index - second.index).map((item) => item.embedding);
+    },
   });
 }
 
@@ -132,8 +137,8 @@ function apiErrorMessage(error: APIError): string {
   return errorMessage(error.message.replace(/^\d{3} /, ''));
 }
 
-function statusHint(status: number): string {
+function statusHint(status: number, modelSetting: string): string {
   if (status === 401 || status === 403) return ' — check OPENAI_API_KEY.';
-  if (status === 404) return ' — check OPENAI_MODEL, and OPENAI_BASE_URL (it usually ends in /v1).';
+  if (status === 404) return ` — check ${modelSetting}, and OPENAI_BASE_URL (it usually ends in /v1).`;
   return '';
 }

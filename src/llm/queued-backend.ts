@@ -39,6 +39,16 @@ export function queuedBackend(backend: LlmBackend, gate: ConcurrencyGate): LlmBa
       return collectCompletion(queued.stream(request));
     },
     listModels: (signal) => backend.listModels(signal),
+    // In the caller's lane too: indexing is background work, a search from a person's turn is interactive.
+    async embed(request) {
+      const admission = await gate.enter({ lane: currentCallLane().lane, ...(request.signal && { signal: request.signal }) });
+      if (!admission.admitted) return { success: false, code: abortedError.code, error: abortedError.message };
+      try {
+        return await backend.embed(request);
+      } finally {
+        admission.release();
+      }
+    },
   };
   return queued;
 }

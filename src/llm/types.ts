@@ -93,6 +93,15 @@ export interface ListedModel {
 
 export type ModelList = { ok: true; models: ListedModel[] } | { ok: false; error: LlmError };
 
+export interface EmbedRequest {
+  model: string;
+  input: string[];
+  signal?: AbortSignal;
+}
+
+/** One vector per input, in order; a failure says why in words, and `code` whether the backend could be reached at all. */
+export type EmbedResult = { success: true; embeddings: number[][] } | { success: false; error: string; code: LlmErrorCode };
+
 export interface LlmBackend {
   readonly id: BackendId;
   /** The model used when a profile names none. */
@@ -102,4 +111,6 @@ export interface LlmBackend {
   complete(request: ChatRequest): Promise<CompletionResult>;
   /** The models the backend offers now (Ollama's /api/tags, an OpenAI-compatible /models). */
   listModels(signal: AbortSignal): Promise<ModelList>;
+  /** Embedding vectors of texts (Ollama's /api/embed, an OpenAI-compatible /embeddings); never throws. */
+  embed(request: EmbedRequest): Promise<EmbedResult>;
 }

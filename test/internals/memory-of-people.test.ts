@@ -8,7 +8,7 @@ import { setupForSession } from '../../src/agent/round-setup.ts';
 import { parseConfig } from '../../src/config.ts';
 import { Household } from '../../src/household/household.ts';
 import { BackendRegistry, modelLimitsFrom } from '../../src/llm/backend-registry.ts';
-import type { ChatRequest, CompletionResult, LlmBackend, LlmStreamEvent } from '../../src/llm/types.ts';
+import type { ChatRequest, CompletionResult, EmbedResult, LlmBackend, LlmStreamEvent } from '../../src/llm/types.ts';
 import { MemoryService } from '../../src/memory/memory-service.ts';
 import type { Person } from '../../src/people/person.ts';
 import { ProfileRegistry } from '../../src/profiles/profile-registry.ts';
@@ -211,6 +211,10 @@ class RememberingBackend implements LlmBackend {
 
   async listModels() {
     return { ok: true as const, models: [] };
+  }
+
+  async embed(): Promise<EmbedResult> {
+    throw new Error('memory does not embed');
   }
 }
 

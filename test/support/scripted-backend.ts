@@ -1,4 +1,5 @@
-import type { ChatMessage, ChatRequest, CompletionResult, LlmBackend, LlmStreamEvent, ModelList, ToolDefinition } from '../../src/llm/types.ts';
+import type { ChatMessage, ChatRequest, CompletionResult, EmbedRequest, EmbedResult, LlmBackend, LlmStreamEvent, ModelList, ToolDefinition } from '../../src/llm/types.ts';
+import { hashedEmbedding } from './hashed-embedding.ts';
 
 /** One scripted model call: the events to stream, or a generator that may wait on the request's signal. */
 export type ScriptedRound = LlmStreamEvent[] | ((request: ChatRequest) => AsyncGenerator<LlmStreamEvent>);
@@ -53,6 +54,11 @@ export class ScriptedBackend implements LlmBackend {
 
   async listModels(): Promise<ModelList> {
     return { ok: true, models: [{ name: this.defaultModel }] };
+  }
+
+  /** Hashed bag-of-words vectors (hashed-embedding.ts), as the embedding stand-ins answer. */
+  async embed(request: EmbedRequest): Promise<EmbedResult> {
+    return { success: true, embeddings: request.input.map((text) => hashedEmbedding(text)) };
   }
 
   /** Rounds the script still holds. */

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
+import { hashedEmbedding } from './hashed-embedding.ts';
 
 export interface ScriptedToolCall {
   name: string;
@@ -41,9 +42,18 @@ export type Responder = (request: RecordedRequest, index: number) => ScriptStep;
 /** `end`: a chat request's response closed, answered or not (with `request`, counts the requests in flight). */
 export type ScriptedLlmEvent = 'request' | 'disconnect' | 'chunk' | 'end';
 
+/** Vectors for the texts of one embedding request, or an error the server answers with instead. */
+export type EmbeddingAnswer = number[][] | { status: number; message: string };
+export type EmbeddingResponder = (input: string[], request: RecordedRequest) => EmbeddingAnswer | Promise<EmbeddingAnswer>;
+
 export interface ScriptedLlm {
   readonly url: string;
+  /** Chat requests. */
   readonly requests: RecordedRequest[];
+  /** Embedding requests (Ollama's /api/embed, /v1/embeddings), kept apart so chat requests count as before. */
+  readonly embedRequests: RecordedRequest[];
+  /** How embedding requests are answered; by default with hashed bag-of-words vectors (hashed-embedding.ts). */
+  embedWith(responder: EmbeddingResponder): void;
   script(...steps: ScriptStep[]): void;
   respondWith(responder: Responder): void;
   waitForRequest(count: number): Promise<RecordedRequest>;
@@ -55,6 +65,8 @@ export interface ScriptedLlm {
 export interface ServerOptions {
   port?: number;
   host?: string;
+  /** Length of the default embedding vectors (256). */
+  embeddingDimensions?: number;
 }
 
 const yieldEvery = 200;
@@ -191,6 +203,10 @@ export interface Flavour {
   serveOther(method: string, path: string, response: ServerResponse, requests: RecordedRequest[], incoming: IncomingMessage): boolean;
   sendError(response: ServerResponse, status: number, message: string): void;
   reply(exchange: ChatExchange): Promise<void>;
+  embedPath: string;
+  /** The texts an embedding request body asks for, or an error message when it is malformed. */
+  embedInput(body: any): string[] | string;
+  sendEmbeddings(response: ServerResponse, request: RecordedRequest, vectors: number[][]): void;
 }
 
 function readBody(request: IncomingMessage): Promise<string> {
@@ -218,7 +234,24 @@ export async function startScriptedServer(flavour: Flavour, options: ServerOptio
   const requests: RecordedRequest[] = [];
   const queue: ScriptStep[] = [];
   let responder: Responder = () => ({ content: 'ok' });
+  const embedRequests: RecordedRequest[] = [];
+  let embeddingResponder: EmbeddingResponder = (input) => input.map((text) => hashedEmbedding(text, options.embeddingDimensions));
   let closing = false;
+
+  async function handleEmbed(incoming: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
+    const body = parseBody(await readBody(incoming));
+    const request: RecordedRequest = { path, method: 'POST', headers: { ...incoming.headers }, body, disconnected: false, completed: false };
+    embedRequests.push(request);
+    response.on('finish', () => {
+      request.completed = true;
+    });
+    const input = flavour.embedInput(body);
+    if (typeof input === 'string') return flavour.sendError(response, 400, input);
+    const answer = await embeddingResponder(input, request);
+    if (response.destroyed) return;
+    if (!Array.isArray(answer)) return flavour.sendError(response, answer.status, answer.message);
+    flavour.sendEmbeddings(response, request, answer);
+  }
 
   async function handleChat(incoming: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
     const body = parseBody(await readBody(incoming));
@@ -260,6 +293,13 @@ export async function startScriptedServer(flavour: Flavour, options: ServerOptio
   const server = createServer((incoming, response) => {
     const path = new URL(incoming.url ?? '/', 'http://localhost').pathname;
     const method = incoming.method ?? 'GET';
+    if (method === 'POST' && path === flavour.embedPath) {
+      handleEmbed(incoming, response, path).catch((error: unknown) => {
+        if (!response.headersSent) flavour.sendError(response, 500, String(error));
+        else response.destroy();
+      });
+      return;
+    }
     if (method !== 'POST' || path !== flavour.chatPath) {
       if (!flavour.serveOther(method, path, response, requests, incoming)) {
         flavour.sendError(response, 404, `${method} ${path} not found`);
@@ -286,6 +326,8 @@ export async function startScriptedServer(flavour: Flavour, options: ServerOptio
   return {
     url: `http://${host}:${port}${flavour.urlPath}`,
     requests,
+    embedRequests,
+    embedWith: (next) => void (embeddingResponder = next),
     script: (...steps) => void queue.push(...steps),
     respondWith: (next) => void (responder = next),
     waitForRequest: (count) =>

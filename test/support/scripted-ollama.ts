@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   chunkSizeOf,
+  estimateTokens,
   fullContent,
   sendContent,
   sendJson,
@@ -141,11 +142,33 @@ export interface ScriptedOllamaOptions extends ServerOptions {
   library?: OllamaModelLibrary;
 }
 
+/** Ollama's /api/embed takes one text or a list of them. */
+function embedInput(body: any): string[] | string {
+  const input: unknown = body?.input;
+  if (typeof input === 'string') return [input];
+  if (Array.isArray(input) && input.every((text) => typeof text === 'string')) return input;
+  return 'input must be a string or a list of strings';
+}
+
+function sendEmbeddings(response: ServerResponse, request: RecordedRequest, vectors: number[][]): void {
+  const input = embedInput(request.body);
+  sendJson(response, 200, {
+    model: request.body?.model ?? defaultModel,
+    embeddings: vectors,
+    total_duration: 1_000_000,
+    load_duration: 0,
+    prompt_eval_count: Array.isArray(input) ? input.reduce((sum, text) => sum + estimateTokens(text), 0) : 0,
+  });
+}
+
 export function startScriptedOllama(options?: ScriptedOllamaOptions): Promise<ScriptedLlm> {
   return startScriptedServer(
     {
       urlPath: '',
       chatPath: '/api/chat',
+      embedPath: '/api/embed',
+      embedInput,
+      sendEmbeddings,
       serveOther: (method, path, response, requests, incoming: IncomingMessage) =>
         options?.library?.serve(method, path, incoming, response) || serveOther(method, path, response, requests, options?.models),
       sendError: (response, status, message) => sendJson(response, status, { error: message }),

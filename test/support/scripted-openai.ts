@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   argumentText,
   chunkSizeOf,
+  estimateTokens,
   fullContent,
   sendContent,
   sendJson,
@@ -136,11 +137,39 @@ export interface ScriptedOpenAIOptions extends ServerOptions {
   models?: string[];
 }
 
+/** /v1/embeddings takes one text or a list of them (token arrays, which it also allows, are not played). */
+function embedInput(body: any): string[] | string {
+  const input: unknown = body?.input;
+  if (typeof input === 'string') return [input];
+  if (Array.isArray(input) && input.length > 0 && input.every((text) => typeof text === 'string')) return input;
+  return "'input' must be a string or a non-empty list of strings";
+}
+
+/** Floats, or each vector's float32 bytes in base64 when the request asks for `encoding_format: base64` (as the client does by default). */
+function sendEmbeddings(response: ServerResponse, request: RecordedRequest, vectors: number[][]): void {
+  const base64 = request.body?.encoding_format === 'base64';
+  const input = embedInput(request.body);
+  const tokens = Array.isArray(input) ? input.reduce((sum, text) => sum + estimateTokens(text), 0) : 0;
+  sendJson(response, 200, {
+    object: 'list',
+    data: vectors.map((vector, index) => ({
+      object: 'embedding',
+      index,
+      embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector,
+    })),
+    model: request.body?.model ?? defaultModel,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  });
+}
+
 export function startScriptedOpenAI(options?: ScriptedOpenAIOptions): Promise<ScriptedLlm> {
   return startScriptedServer(
     {
       urlPath: '/v1',
       chatPath: '/v1/chat/completions',
+      embedPath: '/v1/embeddings',
+      embedInput,
+      sendEmbeddings,
       serveOther: (method, path, response, requests) => serveOther(method, path, response, requests, options?.models),
       sendError,
       reply,
