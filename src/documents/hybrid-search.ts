@@ -1,0 +1,68 @@
+import type { Db } from '../store/database.ts';
+import { matchPassages, type LibraryReach } from '../store/documents-repository.ts';
+import type { Embedder } from './embedder.ts';
+import { ftsExpression } from './fts-query.ts';
+import type { PassageVectors } from './passage-vectors.ts';
+
+/** Reciprocal rank fusion's constant: a passage's share from one ranking is 1 / (k + its rank). */
+const fusionK = 60;
+/** How many each ranking offers to the fusion. */
+const candidates = 50;
+
+export interface HybridSearchInput {
+  db: Db;
+  vectors: PassageVectors;
+  /** Undefined while the embeddings backend is known to be unreachable: the words alone answer. */
+  embedder: Embedder | undefined;
+  reach: LibraryReach;
+  /** Whether the searcher may read the document (the vectors' filter; the words' is `reach`). */
+  mayRead: (documentId: string) => boolean;
+  query: string;
+  limit: number;
+  signal?: AbortSignal;
+  /** How long the question's embedding may take before the words alone answer. */
+  embedTimeoutMs: number;
+}
+
+export interface FusedPassage {
+  id: number;
+  score: number;
+}
+
+export interface HybridSearchOutcome {
+  passages: FusedPassage[];
+  /** Why only the words were searched, when the vectors could not be. */
+  vectorProblem?: string;
+}
+
+/** BM25 over the passages' words and the nearest vectors to the question, fused by rank. */
+export async function hybridSearch(input: HybridSearchInput): Promise<HybridSearchOutcome> {
+  const expression = ftsExpression(input.query);
+  const [words, nearest] = await Promise.all([
+    expression === undefined ? Promise.resolve([]) : matchPassages(input.db, expression, input.reach, candidates),
+    nearestPassages(input),
+  ]);
+  const passages = fuseRanks([words, nearest.ids]).slice(0, input.limit);
+  return { passages, ...(nearest.problem !== undefined && { vectorProblem: nearest.problem }) };
+}
+
+async function nearestPassages(input: HybridSearchInput): Promise<{ ids: number[]; problem?: string }> {
+  if (input.vectors.size === 0) return { ids: [] };
+  if (!input.embedder) return { ids: [], problem: 'the embeddings backend is unreachable' };
+  const timeout = AbortSignal.timeout(input.embedTimeoutMs);
+  const signal = input.signal ? AbortSignal.any([input.signal, timeout]) : timeout;
+  const result = await input.embedder.embed([input.query], signal);
+  if (!result.success) return { ids: [], problem: result.error };
+  const query = result.vectors[0];
+  if (!query) return { ids: [], problem: 'the embeddings backend answered no vector' };
+  return { ids: input.vectors.search(query, candidates, input.mayRead).map((match) => match.id) };
+}
+
+/** Reciprocal rank fusion: each ranking gives a passage 1 / (60 + its rank), the sum orders them. */
+export function fuseRanks(rankings: readonly (readonly number[])[]): FusedPassage[] {
+  const scores = new Map<number, number>();
+  for (const ranking of rankings) {
+    ranking.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + 1 / (fusionK + index + 1)));
+  }
+  return [...scores].map(([id, score]) => ({ id, score })).sort((first, second) => second.score - first.score || first.id - second.id);
+}
