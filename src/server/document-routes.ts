@@ -103,7 +103,7 @@ export async function documentRoutes(app: FastifyInstance, options: DocumentRout
     async (request) => {
       const { from, count } = request.query;
       const range = { ...(from !== undefined && { from: Number(from) }), ...(count !== undefined && { count: Math.min(Number(count), 100) }) };
-      const passages = documents.passages(request.caller, request.params.id, range);
+      const passages = await documents.passages(request.caller, request.params.id, range);
       if (!passages) throw new ApiError('document_not_found', `There is no document ${request.params.id}.`);
       return { passages };
     },
@@ -123,9 +123,11 @@ export async function documentRoutes(app: FastifyInstance, options: DocumentRout
 
   app.delete<{ Params: DocumentParams }>('/documents/:id', { schema: { params: DocumentParams } }, async (request, reply) => {
     const document = visible(request, request.params.id);
-    if (!(await documents.delete(request.caller, document.id))) {
+    if (!documents.mayDelete(request.caller, document.id)) {
       throw new ApiError('forbidden', document.library === 'household' ? 'Only the owner or whoever added it may delete a household document.' : 'You may not delete this document.');
     }
+    // Gone meanwhile (deleted by another request): a missing one, as any other.
+    if (!(await documents.delete(request.caller, document.id))) throw new ApiError('document_not_found', `There is no document ${document.id}.`);
     return reply.code(204).send();
   });
 }

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type InjectOptions } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Person, Role } from '../../src/people/person.ts';
 import { documentRoutes } from '../../src/server/document-routes.ts';
@@ -88,8 +88,8 @@ describe('document routes (over the test double)', () => {
   it('refuses what a role may not do, and bad input, with clear errors', async () => {
     const { app } = await routes(1);
     const household = (await app.inject({ method: 'POST', url: '/documents', ...form('rules.txt', 'House rules', 'household') })).json();
-    const refused = async (request: Parameters<FastifyInstance['inject']>[0], status: number, code: string) => {
-      const response = await app.inject(request as never);
+    const refused = async (request: InjectOptions, status: number, code: string) => {
+      const response = await app.inject(request);
       expect([response.statusCode, response.json().error.code]).toEqual([status, code]);
       return response.json().error.message as string;
     };

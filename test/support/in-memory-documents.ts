@@ -68,7 +68,7 @@ export class InMemoryDocuments implements DocumentLibrary {
     return document && this.sees(caller, document) ? document : undefined;
   }
 
-  passages(caller: Caller, id: string, range: { from?: number; count?: number } = {}): DocumentPassage[] | undefined {
+  async passages(caller: Caller, id: string, range: { from?: number; count?: number } = {}): Promise<DocumentPassage[] | undefined> {
     if (!this.get(caller, id)) return undefined;
     const from = range.from ?? 0;
     return this.texts.get(id)!.slice(from, from + Math.min(range.count ?? 20, 100));
@@ -79,10 +79,14 @@ export class InMemoryDocuments implements DocumentLibrary {
     return document && { path: path.join(this.folder, id), name: document.name, mediaType: document.media_type };
   }
 
+  mayDelete(caller: Caller, id: string): boolean {
+    const document = this.get(caller, id);
+    return document !== undefined && (document.library === 'mine' || caller.person.role === 'owner' || document.added_by === caller.person.id);
+  }
+
   async delete(caller: Caller, id: string): Promise<boolean> {
     const document = this.get(caller, id);
-    if (!document) return false;
-    if (document.library === 'household' && caller.person.role !== 'owner' && document.added_by !== caller.person.id) return false;
+    if (!document || !this.mayDelete(caller, id)) return false;
     this.documents.delete(id);
     this.texts.delete(id);
     this.emit({ type: 'document_deleted', id, library: document.library, owner_person_id: document.owner_person_id });
