@@ -1,4 +1,5 @@
 import type { ApprovalDetails, ApprovalResolution } from '../agent/approval-gate.ts';
+import type { DocumentLibrary } from '../documents/document-types.ts';
 import type { Audience, HearthEvent, PendingApprovalSummary } from '../events/hearth-events.ts';
 import type { ChannelPeople } from '../household/channel-links.ts';
 import type { IntegrationStatus } from '../integrations/integration-registry.ts';
@@ -32,6 +33,8 @@ export interface ChannelContext {
   logger: Logger;
   /** Speech to text and back, as configured (STT_BACKEND, TTS_BACKEND); either may be off. */
   speech: ChannelSpeech;
+  /** The libraries of documents, which a channel may add to as its person (Telegram's "add to library"). */
+  documents?: DocumentLibrary;
 }
 
 /**

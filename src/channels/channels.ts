@@ -4,6 +4,7 @@ import type { ChannelLinks } from '../household/channel-links.ts';
 import type { IntegrationRegistry } from '../integrations/integration-registry.ts';
 import type { Logger } from '../logger.ts';
 import type { Sessions } from '../sessions/sessions.ts';
+import type { DocumentLibrary } from '../documents/document-types.ts';
 import type { Channel, ChannelContext, ChannelSpeech } from './channel.ts';
 import { messageOf } from '../failure.ts';
 
@@ -17,6 +18,8 @@ export interface ChannelsOptions {
   integrations: IntegrationRegistry;
   logger: Logger;
   speech: ChannelSpeech;
+  /** The libraries of documents, handed to each channel (ChannelContext.documents). */
+  documents?: DocumentLibrary;
 }
 
 /** Every registered channel: started and stopped together, and told of each notification and approval. */
@@ -36,7 +39,7 @@ export class Channels {
   }
 
   async start(): Promise<void> {
-    const { channels, sessions, links, events, approvals, integrations, logger, speech } = this.options;
+    const { channels, sessions, links, events, approvals, integrations, logger, speech, documents } = this.options;
     if (channels.length === 0) return;
     this.unsubscribes.push(
       events.subscribe((event, audience) => {
@@ -62,6 +65,7 @@ export class Channels {
         reportStatus: (status) => integrations.report({ ...status, name: channel.id }),
         logger: logger.child({ channel: channel.id }),
         speech,
+        ...(documents && { documents }),
       };
       try {
         await channel.start(context);

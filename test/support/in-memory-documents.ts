@@ -23,7 +23,25 @@ export class InMemoryDocuments implements DocumentLibrary {
   private readonly listeners = new Set<(event: DocumentEvent) => void>();
   private readonly folder = mkdtempSync(path.join(tmpdir(), 'hearth-documents-double-'));
 
-  constructor(private readonly maxBytes = 1024 * 1024) {}
+  /** With `holdIndexing`, a document added stays `indexing` until `finishIndexing` (or `failIndexing`) says otherwise. */
+  constructor(
+    private readonly maxBytes = 1024 * 1024,
+    private readonly holdIndexing = false,
+  ) {}
+
+  finishIndexing(id: string): void {
+    this.settle(id, { status: 'ready', progress: null });
+  }
+
+  failIndexing(id: string, error: string): void {
+    this.settle(id, { status: 'failed', progress: null, error });
+  }
+
+  private settle(id: string, change: Partial<DocumentSummary>): void {
+    const document = { ...this.documents.get(id)!, ...change };
+    this.documents.set(id, document);
+    this.emit({ type: 'document_status', document });
+  }
 
   close(): void {
     rmSync(this.folder, { recursive: true, force: true });
@@ -46,8 +64,8 @@ export class InMemoryDocuments implements DocumentLibrary {
       size: content.length,
       pages: null,
       passages: paragraphs.length,
-      status: 'ready',
-      progress: null,
+      status: this.holdIndexing ? 'indexing' : 'ready',
+      progress: this.holdIndexing ? 0 : null,
       error: null,
       added_at: new Date().toISOString(),
       source,

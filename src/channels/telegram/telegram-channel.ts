@@ -12,6 +12,7 @@ import { unknownButtons } from './button-press.ts';
 import { commands, telegramCommands } from './commands.ts';
 import { chatPeople, type TelegramContext } from './chat-people.ts';
 import { botDownloads } from './downloads.ts';
+import { LibraryOffers } from './library-offers.ts';
 import { messages } from './messages.ts';
 import { notificationHtml } from './notification-message.ts';
 import { describeTelegramFailure } from './redact-token.ts';
@@ -57,6 +58,7 @@ interface Running {
   mirror: SessionMirror;
   cards: ApprovalCards;
   spoken: SpokenAnswers;
+  offers: LibraryOffers | undefined;
 }
 
 /**
@@ -119,25 +121,28 @@ export class TelegramChannel implements Channel {
     const spoken = new SpokenAnswers({ api: bot.api, speech: context.speech, onFailure: logFailure });
     const mirror = new SessionMirror({ api: bot.api, sessions: this.sessions, editIntervalMs: this.options.editIntervalMs, onFailure: logFailure, stillReaches, spoken });
     const cards = new ApprovalCards(bot.api, logFailure);
-    this.running = { bot, mirror, cards, spoken };
-    const { sessions, logger } = this;
-    const listings = new SessionListings();
-    const follow = (sessionId: string, chatId: number) => this.follow(sessionId, chatId);
+    const download = botDownloads(bot.api, apiRoot, this.options.token);
     const downloadFailed = (error: unknown) => {
       logFailure('file not downloaded', error);
       return describeTelegramFailure(error, this.options.token);
     };
+    const offers = context.documents && new LibraryOffers({ api: bot.api, documents: context.documents, download, downloadFailed, logger: context.logger });
+    this.running = { bot, mirror, cards, spoken, offers };
+    const { sessions, logger } = this;
+    const listings = new SessionListings();
+    const follow = (sessionId: string, chatId: number) => this.follow(sessionId, chatId);
     bot.use(
       allowedUsersOnly(this.allowed, this.strangers),
       chatPeople(this.people),
       commands({ sessions, follow, listings }),
       sessionButtons({ sessions, listings, follow, logger }),
       approvalButtons({ cards, sessions, logger }),
+      ...(offers ? [offers.composer()] : []),
       unknownButtons(logger),
       messages({
         sessions,
         follow,
-        download: botDownloads(bot.api, apiRoot, this.options.token),
+        download,
         downloadFailed,
         speech: context.speech,
         spoken,
@@ -155,6 +160,7 @@ export class TelegramChannel implements Channel {
     this.polling?.abort();
     this.running?.mirror.close();
     this.running?.spoken.close();
+    this.running?.offers?.close();
     await this.loop;
     await this.confirmHandled();
   }
