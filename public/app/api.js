@@ -109,6 +109,19 @@ export const api = {
     return request('POST', `/sessions/${encodeURIComponent(id)}/files`, form);
   },
   integrations: () => request('GET', '/integrations'),
+  // The libraries of documents (docs/documents.md): the person's own and the household's.
+  documents: () => request('GET', '/documents'),
+  document: (id) => request('GET', `/documents/${encodeURIComponent(id)}`),
+  passages: (id, from, count) => request('GET', `/documents/${encodeURIComponent(id)}/passages?${new URLSearchParams({ from: String(from), count: String(count) })}`),
+  documentFileUrl: (id) => `/documents/${encodeURIComponent(id)}/file`,
+  deleteDocument: (id) => request('DELETE', `/documents/${encodeURIComponent(id)}`),
+  addDocument(file, library) {
+    const form = new FormData();
+    form.append('library', library);
+    form.append('file', file, file.name);
+    return request('POST', '/documents', form);
+  },
+  setProfileDocuments: (profileId, documents) => request('PATCH', `/agents/profiles/${encodeURIComponent(profileId)}`, { documents }),
   // Voice (docs/page.md, "Voice"): a recording's words, without sending them; a sentence's audio.
   transcribe: (id, recording) => request('POST', `/sessions/${encodeURIComponent(id)}/audio?send=false`, recording),
   speech: (text, { format = 'mp3', signal } = {}) => speechAudio(text, format, signal),

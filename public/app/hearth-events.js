@@ -19,13 +19,15 @@ import { ReconnectingSocket } from './connection.js';
  * - `onModelPull(pull)`: one pull moved or ended (`model_pull`).
  * - `onModelsChanged()`: a model was pulled or deleted; lists of models should be read again.
  * - `onModelLoading({name, state, error?})`: Ollama is loading a model (`loading`), or finished (`loaded`, `failed`).
+ * - `onDocumentStatus(document)`: a document the person sees was added, or its indexing moved on, finished or failed.
+ * - `onDocumentDeleted(id)`: a document the person sees was deleted.
  */
 export class HearthEvents {
   #socket;
   #greeted = false;
 
-  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onIntegrationStatus = () => {}, onUnreadNotifications = () => {}, onNotification = () => {}, onModelPulls = () => {}, onModelPull = () => {}, onModelsChanged = () => {}, onModelLoading = () => {}, onReconnected, onStatus = () => {} }) {
-    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onIntegrationStatus, onUnreadNotifications, onNotification, onModelPulls, onModelPull, onModelsChanged, onModelLoading, onReconnected };
+  constructor({ onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged = () => {}, onBackendStatus = () => {}, onIntegrationStatus = () => {}, onUnreadNotifications = () => {}, onNotification = () => {}, onModelPulls = () => {}, onModelPull = () => {}, onModelsChanged = () => {}, onModelLoading = () => {}, onDocumentStatus = () => {}, onDocumentDeleted = () => {}, onReconnected, onStatus = () => {} }) {
+    this.handlers = { onApprovals, onSessionsChanged, onToolsChanged, onProfilesChanged, onBackendStatus, onIntegrationStatus, onUnreadNotifications, onNotification, onModelPulls, onModelPull, onModelsChanged, onModelLoading, onDocumentStatus, onDocumentDeleted, onReconnected };
     this.#socket = new ReconnectingSocket('/ws/events', { onEvent: (event) => this.#receive(event), onStatus });
   }
 
@@ -76,6 +78,12 @@ export class HearthEvents {
         return;
       case 'model_loading':
         this.handlers.onModelLoading(event);
+        return;
+      case 'document_status':
+        this.handlers.onDocumentStatus(event.document);
+        return;
+      case 'document_deleted':
+        this.handlers.onDocumentDeleted(event.id);
         return;
       default:
         return;

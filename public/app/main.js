@@ -13,6 +13,7 @@ import { fillIconPlaceholders } from './icons.js';
 import { IntegrationsPanel } from './integrations-panel.js';
 import { invitationCode, join } from './join.js';
 import { JailStatusView } from './jail-status.js';
+import { citationTarget, LibraryPanel } from './library-panel.js';
 import { lastUsedProfile, rememberProfile } from './last-profile.js';
 import { MissingModel } from './missing-model.js';
 import { ModelPicker } from './model-picker.js';
@@ -81,9 +82,10 @@ const notificationBell = new NotificationBell({
   popover: byId('notification-popover'),
   openSession: (sessionId) => showSession(sessionId),
 });
+const libraryPanel = new LibraryPanel(byId('library-panel'), { me: () => me, dialog: byId('document-delete-dialog') });
 /** The side panels, in the order of their header buttons; a new panel is added here (and its button and aside in index.html). */
 const panels = new PanelSwitcher({
-  buttons: [...document.querySelectorAll('.panel-toggle'), byId('people-toggle')],
+  buttons: [...document.querySelectorAll('.panel-toggle'), byId('people-toggle'), byId('library-toggle')],
   panels: [
     new ContextPanel(byId('context-panel'), { sessionId: () => view?.sessionId }),
     new FilesPanel(byId('files-panel'), { sessionId: () => view?.sessionId }),
@@ -93,6 +95,7 @@ const panels = new PanelSwitcher({
     new IntegrationsPanel(byId('integrations-panel')),
     new SchedulesPanel(byId('schedules-panel'), { openSession: (sessionId) => showSession(sessionId) }),
     new PeoplePanel(byId('people-panel'), { me: () => me, dialog: byId('remove-person-dialog'), onChanged: () => loadMe() }),
+    libraryPanel,
   ],
 });
 const personMenu = new PersonMenu({ anchor: document.querySelector('.person-anchor'), button: byId('person-button'), drawerButton: byId('sidebar-person'), popover: byId('person-menu') });
@@ -232,6 +235,8 @@ function listenToHearth() {
       if (event.state === 'loading' && event.name === header.backend.model) byId('transcript').dataset.modelLoading = 'true';
       else if (event.state !== 'loading') delete byId('transcript').dataset.modelLoading;
     },
+    onDocumentStatus: (document) => panels.notify({ type: 'document_status', document }),
+    onDocumentDeleted: (id) => panels.notify({ type: 'document_deleted', id }),
     onReconnected: () => {
       sidebar.refreshSoon();
       toolsChanged();
@@ -509,6 +514,16 @@ function wireChrome() {
   document.querySelector('.close-drawer').addEventListener('click', () => setDrawer(false));
   drawerBackdrop.addEventListener('click', () => setDrawer(false));
   byId('people-toggle').addEventListener('click', () => setDrawer(false));
+  byId('library-toggle').addEventListener('click', () => setDrawer(false));
+  // A citation in an answer opens its passage in the Library panel instead of leaving the page.
+  byId('transcript').addEventListener('click', (event) => {
+    const link = event.target.closest?.('a[href]');
+    const target = link && citationTarget(link.getAttribute('href'));
+    if (!target) return;
+    event.preventDefault();
+    libraryPanel.aimAt(target.id, target.passage);
+    panels.show(libraryPanel);
+  });
   byId('sidebar-person').addEventListener('click', () => setDrawer(false));
   byId('session-list').addEventListener('click', (event) => {
     if (event.target.closest('.session-link')) setDrawer(false);

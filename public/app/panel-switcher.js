@@ -12,6 +12,7 @@
  * - `{type: 'models_changed'}`: a model was pulled or deleted (`models_changed` of `/ws/events`).
  * - `{type: 'integration_status', integration}`: an integration connected, dropped or failed (`integration_status` of `/ws/events`).
  * - `{type: 'notification'}`: a notification was raised.
+ * - `{type: 'document_status', document}`, `{type: 'document_deleted', id}`: a document the person sees changed (`/ws/events`).
  * - `{type: 'reconnected'}`: the events socket is back after a drop; what was missed should be read again.
  */
 export class PanelSwitcher {
@@ -38,6 +39,12 @@ export class PanelSwitcher {
     }
     document.body.classList.toggle('panel-open', this.#open !== undefined);
     this.#open?.refresh();
+  }
+
+  /** Opens `panel`, or reads it again when it is already open. */
+  show(panel) {
+    if (this.#open !== panel) this.toggle(panel);
+    else panel.refresh();
   }
 
   /** Tells the open panel of something that happened in the page (the events are listed above). */
