@@ -20,6 +20,10 @@ import { createSubagentRunner } from './agent/subagent.ts';
 import { loadPersona } from './agent/persona.ts';
 import type { AgentDependencies } from './agent/dependencies.ts';
 import { profileOverridesDir, type Config } from './config.ts';
+import { Documents } from './documents/document-library.ts';
+import type { DocumentLibrary } from './documents/document-types.ts';
+import { createEmbedder } from './documents/embedder.ts';
+import { createDocumentExtractor } from './documents/extract/extract-document.ts';
 import { HomeAssistant } from './integrations/home-assistant/home-assistant.ts';
 import { IntegrationRegistry } from './integrations/integration-registry.ts';
 import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
@@ -121,6 +125,8 @@ export type AppDependencies = AgentDependencies & {
   jail: Jail;
   /** Speech to text and text to speech (STT_BACKEND, TTS_BACKEND), reported as `speech_to_text` and `text_to_speech`. */
   speech: SpeechService;
+  /** The household's and each person's documents: added, indexed in the background, searched (docs/documents.md). */
+  documents: DocumentLibrary;
   /** What schedules take the time from; tests pass one they move by hand. */
   clock?: Clock;
   /** The scheduler, set by buildApp; the schedule tool reads it when it runs. */
@@ -174,6 +180,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   services.add({ name: 'MQTT', start: () => mqtt.start(), close: () => mqtt.close() });
   const speech = overrides.speech ?? (await configuredSpeech({ config, integrations, logger, jail }));
   services.add({ name: 'speech', start: () => speech.start(), close: () => speech.close() });
+  const documents = overrides.documents ?? (await openDocuments(config, { db, backends, jail, logger, services }));
   const tools =
     overrides.tools ??
     createToolRegistry({
@@ -191,6 +198,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
       schedules: () => deps.scheduler,
       sessions: () => deps.sessions,
       jail,
+      documents: () => documents,
     });
   services.add({ name: 'tools', close: async () => void (await Promise.all(tools.list().map((tool) => tool.dispose?.()))) });
   const mcp =
@@ -267,6 +275,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     mcp,
     jail,
     speech,
+    documents,
     services,
     household,
     accounts,
@@ -282,6 +291,23 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     (error: unknown) => logger.error({ err: error }, 'loading the user tools failed; only the built-in tools are available'),
   );
   return deps;
+}
+
+/** The documents libraries, indexing in the background from start until shutdown (resumed at the next start). */
+async function openDocuments(
+  config: Config,
+  parts: { db: AppDependencies['db']; backends: BackendRegistry; jail: Jail; logger: Logger; services: ServiceList },
+): Promise<Documents> {
+  const documents = await Documents.open({
+    db: parts.db,
+    documentsDir: config.DOCUMENTS_DIR,
+    maxBytes: config.SESSION_FILES_MAX_SIZE_MB * 1024 * 1024,
+    extractor: createDocumentExtractor({ jail: parts.jail }),
+    embedder: createEmbedder({ backends: parts.backends, config }),
+    logger: parts.logger,
+  });
+  parts.services.add({ name: 'documents', start: () => documents.start(), stop: () => documents.stop() });
+  return documents;
 }
 
 /** Said loudly at start: without a jail, the agent's processes could read everything Hearth can. */

@@ -36,6 +36,7 @@ const ConfigSchema = Type.Object({
   SESSION_FILES_DIR: Text(''),
   SESSION_FILES_MAX_SIZE_MB: Count(200),
   SESSION_FILES_TTL_HOURS: Count(24),
+  DOCUMENTS_DIR: Text(''),
   DOCUMENTS_WATCH_DIR: Text(''),
   CONTEXT_COMPRESSION_ENABLED: Flag(true),
   CONTEXT_COMPRESSION_THRESHOLD: Fraction(0.8),
@@ -249,6 +250,7 @@ function placeStateInDataDir(config: Static<typeof ConfigSchema>, environment: R
   if (config.DB_PATH === '') config.DB_PATH = inDataDir('hearth.db');
   if (config.TOOLS_DIR === '') config.TOOLS_DIR = inDataDir('user-tools');
   if (config.SESSION_FILES_DIR === '') config.SESSION_FILES_DIR = inDataDir('session-files');
+  if (config.DOCUMENTS_DIR === '') config.DOCUMENTS_DIR = inDataDir('documents');
   if (config.MCP_CONFIG_FILE === '') config.MCP_CONFIG_FILE = inDataDir('mcp.json');
   if (config.SSH_HOSTS_FILE === '') config.SSH_HOSTS_FILE = inDataDir('ssh_hosts.json');
   // The built-in persona serves until the person writes one there.

@@ -51,6 +51,8 @@ describe('parseConfig defaults', () => {
       SESSION_FILES_DIR: `${state}/session-files`,
       SESSION_FILES_MAX_SIZE_MB: 200,
       SESSION_FILES_TTL_HOURS: 24,
+      DOCUMENTS_DIR: `${state}/documents`,
+      DOCUMENTS_WATCH_DIR: '',
       CONTEXT_COMPRESSION_ENABLED: true,
       CONTEXT_COMPRESSION_THRESHOLD: 0.8,
       CONTEXT_KEEP_RECENT: 10,

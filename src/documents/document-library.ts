@@ -200,17 +200,22 @@ export class Documents implements DocumentLibrary {
     return true;
   }
 
-  async search(caller: Searcher, query: string, options: { limit?: number; signal?: AbortSignal } = {}): Promise<DocumentSearchResult[]> {
+  /** `householdOnly`: the household's library alone (a session shared with the household reads no one's own). */
+  async search(caller: Searcher, query: string, options: { limit?: number; signal?: AbortSignal; householdOnly?: boolean } = {}): Promise<DocumentSearchResult[]> {
     const { person } = caller;
     if (person.role === 'guest' || query.trim() === '') return [];
+    const mayRead = (documentId: string) => {
+      const row = this.visible(person, documentId);
+      return row !== undefined && (options.householdOnly !== true || row.library === 'household');
+    };
     const limit = Math.min(maximumSearchLimit, Math.max(1, Math.floor(options.limit ?? defaultSearchLimit)));
     await this.vectorsLoaded;
     const { passages } = await hybridSearch({
       db: this.options.db,
       vectors: this.vectors,
       embedder: this.indexer.embeddingsUnreachable() ? undefined : this.options.embedder,
-      reach: { personId: person.id },
-      mayRead: (documentId) => this.visible(person, documentId) !== undefined,
+      reach: { personId: options.householdOnly === true ? null : person.id },
+      mayRead,
       query,
       limit,
       embedTimeoutMs: this.options.queryEmbedTimeoutMs ?? 5_000,
@@ -220,7 +225,7 @@ export class Documents implements DocumentLibrary {
     const results: DocumentSearchResult[] = [];
     for (const { id, score } of passages) {
       const passage = stored.get(id);
-      const document = passage && this.visible(person, passage.document_id);
+      const document = passage && mayRead(passage.document_id) ? this.rows.get(passage.document_id) : undefined;
       if (!passage || !document) continue;
       results.push({ document_id: document.id, name: document.name, page: passage.page, passage: passage.ordinal, heading: passage.heading, text: passage.text, score });
     }

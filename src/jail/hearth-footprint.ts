@@ -43,7 +43,7 @@ export interface FootprintEntry {
 
 /**
  * Every file and folder of Hearth's: the installation (sources, tool sources, `.env`), the
- * working folder, DATA_DIR (database and its journal files), every session's folder, profiles
+ * working folder, DATA_DIR (database and its journal files), every session's folder, the documents' originals, profiles
  * (shipped and the person's), the shipped and the person's user tools, manuals, the persona, `mcp.json`, the SSH hosts file and the keys it names, and the user's
  * ~/.ssh. Paths that do not exist yet are listed too, so a file created later is covered as well.
  */
@@ -62,6 +62,7 @@ export function hearthFootprint(config: Config, workingFolder = process.cwd()): 
     folder('DATA_DIR', dataDir),
     ...['', '-wal', '-shm', '-journal'].map((suffix) => file('DB_PATH', database + suffix)),
     folder('SESSION_FILES_DIR', config.SESSION_FILES_DIR),
+    folder('DOCUMENTS_DIR', config.DOCUMENTS_DIR),
     folder('PROFILES_DIR', config.PROFILES_DIR),
     folder('PROFILES_DIR', profileOverridesDir(config)),
     folder('TOOLS_DIR', config.TOOLS_DIR),

@@ -15,7 +15,7 @@ import { dataFolderName, databaseName, lastMigrationOf, manifestName, backupForm
 export type BackupSettings = Pick<Config, 'DATA_DIR' | 'DB_PATH'> & Partial<Pick<Config, StateKey>>;
 
 /** Settings that may point at state outside DATA_DIR, which a backup of DATA_DIR then misses. */
-const stateKeys = ['TOOLS_DIR', 'SESSION_FILES_DIR', 'MCP_CONFIG_FILE', 'SSH_HOSTS_FILE', 'PERSONA_FILE'] as const;
+const stateKeys = ['TOOLS_DIR', 'SESSION_FILES_DIR', 'DOCUMENTS_DIR', 'MCP_CONFIG_FILE', 'SSH_HOSTS_FILE', 'PERSONA_FILE'] as const;
 type StateKey = (typeof stateKeys)[number];
 
 export type BackupResult =

@@ -9,6 +9,7 @@ import type { ToolSessions } from '../tool-sessions.ts';
 import type { ToolSwitches } from '../user-tools/tool-switches.ts';
 import type { UserToolManager } from '../user-tools/user-tool-manager.ts';
 import { createCodeExecTool } from './code-exec.ts';
+import { createDocumentsSearchTool, type DocumentSearch } from './documents-search.ts';
 import { createFilesystemTool } from './filesystem.ts';
 import { createHomeAssistantTool } from './home-assistant.ts';
 import { createHttpRequestTool } from './http-request.ts';
@@ -63,6 +64,8 @@ export interface BuiltinToolDependencies {
   sessions?: () => ToolSessions | undefined;
   /** The scheduler, for the schedule tool; it is built with the server, after the registry, so it is read when the tool runs. */
   schedules?: () => ScheduleBook | undefined;
+  /** The documents libraries, for documents_search; without them it says there is no library. */
+  documents?: () => DocumentSearch | undefined;
 }
 
 /** A registry holding every built-in tool. */
@@ -91,6 +94,7 @@ export function createToolRegistry(deps: BuiltinToolDependencies): ToolRegistry 
     createMemorySearchTool(db, memoryOwner),
     createMemorySaveTool(db, memoryOwner, deps.onMemoryChanged),
     createMemoryForgetTool(db, memoryOwner, deps.onMemoryChanged),
+    createDocumentsSearchTool({ documents: deps.documents ?? (() => undefined), sessions, person: deps.person ?? (async () => undefined) }),
     createHomeAssistantTool(deps.homeAssistant),
     createMqttTool(deps.mqtt),
     createScheduleTool({ sessions, schedules: deps.schedules ?? (() => undefined), profiles, ...(deps.person && { person: deps.person }) }),
