@@ -1,7 +1,9 @@
 // The documents library in memory: a real SQLite file, the real extractor, the stand-in embedder
 // (hashed bag-of-words vectors). Adding, indexing, searching, deleting, restarting, and who sees what.
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { documentFolder, type WrittenDocument } from '../support/document-files.ts';
 import { LibraryBench } from '../support/document-library.ts';
 import { StandInEmbedder } from '../support/stand-in-embedder.ts';
 
@@ -53,6 +55,51 @@ describe('adding and indexing', () => {
     expect(await refused('  ', Buffer.from('text'))).toMatchObject({ ok: false, code: 'invalid_request' });
     expect(await refused('bell\u0007.txt', Buffer.from('text'))).toMatchObject({ ok: false, code: 'invalid_request' });
     expect(bench.library.list(as)).toEqual([]);
+  });
+});
+
+describe('real files of every kind', () => {
+  it('a question whose answer is on page 3 of a PDF gets that passage first, with its page', async () => {
+    const files = await documentFolder();
+    try {
+      const pdf = await files.pdf('hood-manual.pdf', [
+        [{ heading: 'Cooker hood HX-60', level: 1, paragraphs: ['Thank you for choosing the HX-60 cooker hood. Read this manual before use.'] }],
+        [{ heading: 'Installation', level: 1, paragraphs: ['Mount the hood 65 cm above an electric hob and 75 cm above a gas hob. Use the four wall plugs supplied.'] }],
+        [{ heading: 'Maintenance', level: 1, paragraphs: [] }, { heading: 'Grease filters', level: 2, paragraphs: ['Wash the two aluminium grease filters every four weeks in hot water with washing-up liquid, or in the dishwasher at 65 degrees.'] }],
+        [{ heading: 'Warranty', level: 1, paragraphs: ['The warranty covers defects of manufacture for two years from the date of purchase.'] }],
+      ]);
+      const docx = await files.docx('lease.docx', [{ heading: 'Lease', level: 1, paragraphs: ['The tenant pays the rent on the first day of each month. Pets need the landlord’s consent.'] }]);
+      const html = await files.html('school.html', [{ heading: 'Parents evening', level: 1, paragraphs: ['Parents evening is on Thursday 12 March from 6 pm in the main hall.'] }]);
+      const markdown = await files.markdown('recipe.md', [{ heading: 'Pancakes', level: 1, paragraphs: ['Whisk 200 g flour, two eggs and 300 ml milk; rest the batter for 30 minutes.'] }]);
+      const added = [];
+      for (const file of [pdf, docx, html, markdown] as WrittenDocument[]) {
+        const summary = await bench.add('adult', file.name, await readFile(file.path), 'household');
+        expect(summary.media_type).toBe(file.mediaType);
+        added.push(await bench.reaches(summary.id, 'ready'));
+      }
+      expect(added[0]).toMatchObject({ name: 'hood-manual.pdf', pages: 4 });
+      const results = await bench.library.search(bench.caller('child'), 'How often should I clean the grease filters?');
+      expect(results[0]).toMatchObject({ document_id: added[0]!.id, name: 'hood-manual.pdf', page: 3, heading: 'Maintenance › Grease filters' });
+      expect(results[0]!.text).toContain('every four weeks');
+      const [evening] = await bench.library.search(bench.caller('child'), 'when is the parents evening?');
+      expect(evening).toMatchObject({ name: 'school.html', page: null });
+      const [rent] = await bench.library.search(bench.caller('child'), 'when is the rent due');
+      expect(rent).toMatchObject({ name: 'lease.docx' });
+    } finally {
+      await files.remove();
+    }
+  });
+
+  it('a scanned PDF fails, saying Hearth does not read text in images', async () => {
+    const files = await documentFolder();
+    try {
+      const scan = await files.scannedPdf('letter.pdf', 2);
+      const added = await bench.add('adult', scan.name, await readFile(scan.path));
+      const failed = await bench.reaches(added.id, 'failed', 'adult');
+      expect(failed.error).toMatch(/no text layer.*OCR/);
+    } finally {
+      await files.remove();
+    }
   });
 });
 
