@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authorization } from '../src/agent/approval-gate.ts';
 import { buildPolicy, type ApprovalPolicy } from '../src/approvals/policy.ts';
+import type { LibraryName } from '../src/documents/document-types.ts';
 import type { Person, Role } from '../src/people/person.ts';
 import { imageUrl } from '../src/store/message-images.ts';
 import { upsertFact } from '../src/store/memory-repository.ts';
@@ -98,6 +99,47 @@ const onSession =
 const onSchedule = (method: string, path: string, body?: unknown) => async (context: Case) =>
   answer(await context.request(method, path.replace(':id', await schedule(context.target)), body), context.missing);
 const listed = (found: boolean) => (found ? 'listed' : 'unlisted');
+
+let documentCount = 0;
+
+/** A document the person added to their own library (or the household's), once its indexing ended: its id and a word only it holds. */
+async function documentOf(person: Person, library: LibraryName = 'mine'): Promise<{ id: string; word: string }> {
+  documentCount += 1;
+  const word = `fernword${documentCount}x${randomUUID().slice(0, 6)}`;
+  const { documents } = hearth.deps;
+  const ended = new Set<string>();
+  let wake = () => undefined as void;
+  const stop = documents.on((event) => {
+    if (event.type === 'document_status' && (event.document.status === 'ready' || event.document.status === 'failed')) ended.add(event.document.id);
+    wake();
+  });
+  try {
+    const added = await documents.add({ caller: { person, via: 'api_token' }, library, name: `fern-${documentCount}.txt`, content: Buffer.from(`The fern by the window wants water weekly: ${word}.`), source: 'rest' });
+    if (!added.ok) throw new Error(`${added.code}: ${added.message}`);
+    const { id } = added.document;
+    while (!ended.has(id) && documents.get({ person, via: 'api_token' }, id)?.status !== 'ready') await new Promise<void>((resolve) => (wake = resolve));
+    return { id, word };
+  } finally {
+    stop();
+  }
+}
+
+const onDocument =
+  (method: string, path: string, library: LibraryName = 'mine') =>
+  async (context: Case) => {
+    const { id } = await documentOf(context.target, library);
+    return answer(await context.request(method, path.replace(':id', id)), context.missing);
+  };
+const listedDocument = (library: LibraryName) => async (context: Case) => {
+  const { id } = await documentOf(context.target, library);
+  const { body } = await context.request('GET', '/documents');
+  return listed(body.documents.some((document: { id: string }) => document.id === id));
+};
+const documentEvent = (library: LibraryName) => async (context: Case) => {
+  const socket = await eventsSocket(context);
+  const { id } = await documentOf(context.target, library);
+  return reached(socket, (event) => event.type === 'document_status' && event.document.id === id);
+};
 
 const askEveryCall = buildPolicy({ default: 'ask' }) as ApprovalPolicy;
 const knock: Tool = { name: 'knock', description: 'Knocks.', parameters: { type: 'object', properties: {} }, execute: async () => 'knocked' };
@@ -237,6 +279,32 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     await hearth.app.sessions.attachFiles(sessionId, [{ name: 'note.txt', data: Buffer.from('a note') }]);
     return answer(await context.request('DELETE', `/sessions/${sessionId}/files/note.txt`), context.missing);
   },
+  'POST /documents': status('POST', '/documents?name=notes.txt', 'Notes about the ferns.'),
+  'POST /documents household': async (context) => {
+    const form = new FormData();
+    form.append('library', 'household');
+    form.append('file', new Blob(['The boiler is serviced every October.']), 'boiler.txt');
+    const response = await fetch(`${hearth.baseUrl}/documents`, { method: 'POST', headers: context.headers, body: form });
+    return answer({ status: response.status, body: await response.json() }, context.missing);
+  },
+  'GET /documents': listedDocument('mine'),
+  'GET /documents household': listedDocument('household'),
+  'GET /documents/:id': onDocument('GET', '/documents/:id'),
+  'GET /documents/:id/passages': onDocument('GET', '/documents/:id/passages'),
+  'GET /documents/:id/file': async (context) => {
+    const { id } = await documentOf(context.target);
+    const response = await fetch(`${hearth.baseUrl}/documents/${id}/file`, { headers: context.headers });
+    const text = await response.text();
+    return answer({ status: response.status, body: response.ok ? undefined : JSON.parse(text) }, context.missing);
+  },
+  'DELETE /documents/:id': onDocument('DELETE', '/documents/:id'),
+  'DELETE /documents/:id household': onDocument('DELETE', '/documents/:id', 'household'),
+  'GET /documents/search': async (context) => {
+    const { id, word } = await documentOf(context.target);
+    const { body } = await context.request('GET', `/documents/search?q=${word}`);
+    return listed(body.results.some((result: { document_id: string }) => result.document_id === id));
+  },
+  'PATCH /agents/profiles/:id documents': status('PATCH', '/agents/profiles/smart_home', { documents: false }),
   'POST /sessions/:id/messages': onSession('POST', '/sessions/:id/messages', { content: 'Lights off' }),
   'POST /sessions/:id/messages shared': onSession('POST', '/sessions/:id/messages', { content: 'Lights off' }, { shared: true }),
   'POST /sessions/:id/regenerate': onSession('POST', '/sessions/:id/regenerate'),
@@ -416,6 +484,8 @@ const cases: Record<string, (context: Case) => Promise<string>> = {
     const id = await notification(context.target);
     return reached(socket, (event) => event.type === 'notification' && event.id === id);
   },
+  'WS /ws/events document_status': documentEvent('mine'),
+  'WS /ws/events document_status household': documentEvent('household'),
   'WS /ws/events hello unread_notifications': async (context) => {
     const before = await hearth.deps.notifications.unreadCount(context.caller.id);
     await notification(context.target);

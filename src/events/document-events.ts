@@ -1,10 +1,10 @@
+import { maySeeDocument } from '../documents/document-rights.ts';
 import type { DocumentLibrary, LibraryName } from '../documents/document-types.ts';
-import type { Person } from '../people/person.ts';
 import type { Audience, HearthEventHub } from './hearth-events.ts';
 
-/** Who hears of a document: its person for their own library; everyone but guests for the household's. */
+/** Who hears of a document: those who may see it (its person for their own library; everyone but guests for the household's). */
 export function documentAudience(document: { library: LibraryName; owner_person_id: string | null }): Audience {
-  return (person: Person) => (document.library === 'household' ? person.role !== 'guest' : person.id === document.owner_person_id);
+  return (person) => maySeeDocument(person, { ...document, added_by: null });
 }
 
 /** Says on the events socket how each document's indexing goes, and that one was deleted, only to those who may see it. */
@@ -14,4 +14,3 @@ export function announceDocuments(documents: Pick<DocumentLibrary, 'on'>, events
     else events.publish({ type: 'document_deleted', id: event.id }, documentAudience(event));
   });
 }
-
