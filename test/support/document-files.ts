@@ -70,8 +70,9 @@ const scanImage = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAAAAADhZOFXAAAAE
 const headingSizes = { 1: 20, 2: 16, 3: 13.5 } as const;
 const bodySize = 11;
 
+/** A new folder in the temp folder, or where an absolute `prefix` says (a HOME, a DATA_DIR). */
 export async function documentFolder(prefix = 'hearth-documents-'): Promise<DocumentFolder> {
-  const folder = await mkdtemp(path.join(tmpdir(), prefix));
+  const folder = await mkdtemp(path.isAbsolute(prefix) ? prefix : path.join(tmpdir(), prefix));
   const written = (name: string, mediaType: string): WrittenDocument => ({ path: path.join(folder, name), name, mediaType });
   const writePdf = async (name: string, draw: (document: PDFKit.PDFDocument) => void): Promise<WrittenDocument> => {
     const file = written(name, mediaTypes.pdf);
