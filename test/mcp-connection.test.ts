@@ -237,6 +237,22 @@ describe('servers that fail', () => {
     }
   });
 
+  it('gives a server that ran out of time starting twice as long at each next attempt, up to four times', async () => {
+    // A slow machine (npx on a Raspberry Pi, a busy one) must not fail the same way forever.
+    const connection = open('slow', hangsAtInitialize(), { initializeTimeoutMs: 100, backoff: { firstMs: 10, longestMs: 10 } });
+    const messages: string[] = [];
+    connection.on('changed', () => {
+      if (connection.state === 'failed') messages.push(connection.message!);
+    });
+    await until(connection, () => messages.length >= 4);
+    expect(messages.slice(0, 4)).toEqual([
+      'did not answer initialize within 0.1 s',
+      'did not answer initialize within 0.2 s',
+      'did not answer initialize within 0.4 s',
+      'did not answer initialize within 0.4 s',
+    ]);
+  });
+
   it('by default, tries again after 1 s, doubling to a minute', async () => {
     // Only the timers are fake: each attempt really starts a process, and fails.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

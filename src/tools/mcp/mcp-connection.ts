@@ -37,7 +37,10 @@ export interface McpConnectionOptions {
   config: McpServerConfig;
   /** HEARTH_PROCESS of a stdio server and everything it starts (see mcpProcessMarker). */
   processMarker: string;
-  /** How long the server has to answer `initialize` (and each `tools/list`); 10 s when absent. */
+  /**
+   * How long the server has to answer `initialize` (and each `tools/list`); 10 s when absent.
+   * After each attempt that ran out of it, the next has twice as long, up to four times.
+   */
   initializeTimeoutMs?: number;
   /** 1 s doubling to 60 s when absent. */
   backoff?: McpBackoff;
@@ -55,6 +58,8 @@ export interface McpCallOptions {
 
 const clientInfo = { name: 'hearth', title: 'Hearth', version };
 const defaultInitializeTimeoutMs = 10_000;
+/** A server that ran out of time starting (npx on a slow or busy machine) gets up to this many times as long. */
+const longestInitializeFactor = 4;
 const defaultBackoff: McpBackoff = { firstMs: 1_000, longestMs: 60_000 };
 /** How long ending a stdio server waits for it to exit after SIGKILL before it moves on. */
 const exitWaitMs = 2_000;
@@ -84,6 +89,8 @@ interface Attempt {
   ended: boolean;
   listing: boolean;
   listAgain: boolean;
+  /** How long this attempt waits for `initialize` (and each `tools/list`). */
+  initializeTimeoutMs: number;
   /** Frees what the server's jail holds (its network namespace) once the server is gone. */
   releaseJail?: () => void;
 }
@@ -106,6 +113,8 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
   private readonly endings = new Set<Promise<void>>();
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  /** Attempts in a row that ran out of time for `initialize`: the next one waits longer. */
+  private initializeTimeouts = 0;
   private connectedAt = 0;
   private started = false;
   private closed = false;
@@ -222,18 +231,20 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     try {
       await this.checkWorkingFolder();
       if (attempt.ended) return;
-      await attempt.client.connect(attempt.transport, { timeout: this.initializeTimeoutMs });
+      await attempt.client.connect(attempt.transport, { timeout: attempt.initializeTimeoutMs });
       if (attempt.ended) return;
       await this.listTools(attempt);
     } catch (error) {
       if (attempt.ended) return;
       const message = this.describeStartFailure(attempt, error);
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) this.initializeTimeouts += 1;
       if (notCached.test(attempt.stderr)) this.forgetPreparation();
       this.fail(attempt, message);
       return;
     }
     if (attempt.ended) return;
     attempt.connected = true;
+    this.initializeTimeouts = 0;
     this.connectedAt = Date.now();
     this.options.logger?.info({ tools: this.currentTools.length }, `MCP server ${this.name} connected`);
     this.set('connected', undefined);
@@ -316,6 +327,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
       ended: false,
       listing: false,
       listAgain: false,
+      initializeTimeoutMs: this.initializeTimeoutMs * Math.min(2 ** this.initializeTimeouts, longestInitializeFactor),
       ...(jailed && { releaseJail: () => jailed.release() }),
     };
     if (transport instanceof StdioClientTransport) this.watchChild(attempt, transport);
@@ -410,7 +422,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     try {
       do {
         attempt.listAgain = false;
-        const definitions = await this.fetchTools(attempt.client);
+        const definitions = await this.fetchTools(attempt);
         if (attempt.ended) return;
         this.currentTools = definitions;
         if (attempt.connected) this.emit('changed');
@@ -420,13 +432,13 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     }
   }
 
-  private async fetchTools(client: Client): Promise<McpToolDefinition[]> {
+  private async fetchTools({ client, initializeTimeoutMs }: Attempt): Promise<McpToolDefinition[]> {
     if (!client.getServerCapabilities()?.tools) return [];
     const tools: McpToolDefinition[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.initializeTimeoutMs });
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: initializeTimeoutMs });
       tools.push(...page.tools);
       cursor = page.nextCursor;
       // A server that hands out a cursor twice would be listed forever.
@@ -512,7 +524,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     if (error instanceof StartFailure) return error.message;
     const config = this.options.config;
     if (config.transport === 'http') {
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return `did not answer initialize within ${seconds(this.initializeTimeoutMs)}`;
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return `did not answer initialize within ${seconds(attempt.initializeTimeoutMs)}`;
       return describeHttpFailure(config.url, error);
     }
     const code = (error as NodeJS.ErrnoException).code;
@@ -531,7 +543,7 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     const offline = this.networkHint(attempt);
     // Checked before the exit: the SDK closes stdin after a timeout, and a server may exit on that.
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      return `did not answer initialize within ${seconds(this.initializeTimeoutMs)}${printed ? `; it printed: ${printed}` : ''}${offline}`;
+      return `did not answer initialize within ${seconds(attempt.initializeTimeoutMs)}${printed ? `; it printed: ${printed}` : ''}${offline}`;
     }
     // The transport reports the close after the child's exit, so a server that exited at start has its status set.
     const exit = this.describeExit(attempt, 'exited at start');
