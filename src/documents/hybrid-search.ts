@@ -55,7 +55,9 @@ async function nearestPassages(input: HybridSearchInput): Promise<{ ids: number[
   if (!result.success) return { ids: [], problem: result.error };
   const query = result.vectors[0];
   if (!query) return { ids: [], problem: 'the embeddings backend answered no vector' };
-  return { ids: input.vectors.search(query, candidates, input.mayRead).map((match) => match.id) };
+  // A passage whose vector is at a right angle to the question's, or turned away, is not near it.
+  const near = input.vectors.search(query, candidates, input.mayRead).filter((match) => match.score > 0);
+  return { ids: near.map((match) => match.id) };
 }
 
 /** Reciprocal rank fusion: each ranking gives a passage 1 / (60 + its rank), the sum orders them. */
