@@ -35,6 +35,9 @@ const clients = {
   openai: 'openai',
   // Readable log lines, for a terminal or the journal; JSON output needs none.
   pretty: 'pino-pretty',
+  // The document readers (issue 39): a Word document's and an e-mail's, loaded when one is first read.
+  docx: 'mammoth',
+  email: 'postal-mime',
 };
 
 /**
