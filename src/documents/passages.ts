@@ -1,4 +1,4 @@
-import type { ExtractedDocument } from './extract/extract-document.ts';
+import type { ExtractedDocument } from './extract/extracted-document.ts';
 
 /** A passage before it is stored: its place, page and heading path (" › " joined), and its text. */
 export interface PassageDraft {

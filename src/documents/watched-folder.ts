@@ -6,7 +6,6 @@ import { writeFileAtomically } from '../atomic-file.ts';
 import { messageOf } from '../failure.ts';
 import type { Logger } from '../logger.ts';
 import type { Caller, Person } from '../people/person.ts';
-import type { Service } from '../service-list.ts';
 import type { DocumentLibrary } from './document-types.ts';
 
 export interface WatchedFolderOptions {
@@ -40,8 +39,9 @@ const depth = 8;
  * owner's (`source: 'folder'`, named by its path in the folder), a changed one replacing its
  * earlier document, and a removed one is deleted from the library. Files in the documents'
  * formats only; dot files and folders are left out. One change is handled at a time.
+ * Shaped as a service of the app's ServiceList (name, start, stop).
  */
-export class WatchedFolder implements Service {
+export class WatchedFolder {
   readonly name = 'documents watched folder';
   private watcher: FSWatcher | undefined;
   private known: Record<string, KnownFile> = {};

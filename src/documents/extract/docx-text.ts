@@ -1,5 +1,5 @@
 import { documentMediaTypes } from './detect-media-type.ts';
-import type { ExtractionResult } from './extract-document.ts';
+import type { ExtractionResult } from './extracted-document.ts';
 import { extractHtml } from './html-text.ts';
 
 /** A Word document through mammoth, which maps its heading styles to h1–h6; then read as HTML. Images are left out. */

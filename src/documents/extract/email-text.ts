@@ -1,5 +1,5 @@
 import { documentMediaTypes } from './detect-media-type.ts';
-import type { ExtractedBlock, ExtractionResult } from './extract-document.ts';
+import type { ExtractedBlock, ExtractionResult } from './extracted-document.ts';
 import { htmlBlocks } from './html-text.ts';
 import { collapseSpace } from './heading-trail.ts';
 import { paragraphsOf } from './plain-text.ts';

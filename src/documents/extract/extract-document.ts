@@ -8,29 +8,10 @@ import { extractHtml } from './html-text.ts';
 import { extractMarkdown } from './markdown-text.ts';
 import { PdfReader } from './pdf-text.ts';
 import { extractPlainText } from './plain-text.ts';
+import type { ExtractionResult } from './extracted-document.ts';
 
 export { detectMediaType, documentMediaTypes } from './detect-media-type.ts';
-
-/**
- * One heading or paragraph of a document. `headingPath` is the headings above it, outermost first
- * (a heading's own path ends with itself); `page` is 1-based, null for formats without pages.
- */
-export interface ExtractedBlock {
-  page: number | null;
-  headingPath: string[];
-  text: string;
-  kind: 'heading' | 'paragraph';
-}
-
-export interface ExtractedDocument {
-  mediaType: string;
-  /** PDFs' page count; null for formats without pages. */
-  pages: number | null;
-  blocks: ExtractedBlock[];
-}
-
-/** A failure is data: `error` says why in words a person can act on. */
-export type ExtractionResult = { success: true; document: ExtractedDocument } | { success: false; error: string };
+export type { ExtractedBlock, ExtractedDocument, ExtractionResult } from './extracted-document.ts';
 
 export interface DocumentExtractor {
   /** The text of a file, by its media type (detected from its first bytes and name when not given). Never rejects. */

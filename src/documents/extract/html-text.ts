@@ -1,5 +1,5 @@
 import { documentMediaTypes } from './detect-media-type.ts';
-import type { ExtractedBlock, ExtractionResult } from './extract-document.ts';
+import type { ExtractedBlock, ExtractionResult } from './extracted-document.ts';
 import { collapseSpace, HeadingTrail } from './heading-trail.ts';
 
 /** Elements whose text is never the document's. */

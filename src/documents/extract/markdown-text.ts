@@ -1,6 +1,6 @@
 import type { Token } from 'marked';
 import { documentMediaTypes } from './detect-media-type.ts';
-import type { ExtractedBlock, ExtractionResult } from './extract-document.ts';
+import type { ExtractedBlock, ExtractionResult } from './extracted-document.ts';
 import { collapseSpace, HeadingTrail } from './heading-trail.ts';
 
 /** Markdown: `#` headings (marked's lexer, so a `#` in code is not one) nest; every other block is a paragraph as written. */

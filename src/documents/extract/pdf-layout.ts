@@ -1,4 +1,4 @@
-import type { ExtractedBlock } from './extract-document.ts';
+import type { ExtractedBlock } from './extracted-document.ts';
 import { HeadingTrail } from './heading-trail.ts';
 
 /** A paragraph as poppler laid it out: its page, its text and the height of its lines (about its font size). */

@@ -1,7 +1,7 @@
 import type { Jail } from '../../jail/jail.ts';
 import { runAudioProcess, type AudioProcessResult } from '../../speech/audio-process.ts';
 import { documentMediaTypes } from './detect-media-type.ts';
-import type { ExtractionResult } from './extract-document.ts';
+import type { ExtractionResult } from './extracted-document.ts';
 import { pdfLayoutBlocks } from './pdf-layout.ts';
 
 export interface PdfReaderOptions {

@@ -1,4 +1,4 @@
-import type { ExtractedBlock, ExtractionResult } from './extract-document.ts';
+import type { ExtractedBlock, ExtractionResult } from './extracted-document.ts';
 import { documentMediaTypes } from './detect-media-type.ts';
 
 /** Paragraphs of a text, split at blank lines (line breaks inside one are kept). */
