@@ -9,6 +9,7 @@ import { Agent } from './agent/agent.ts';
 import { HearthEventHub } from './events/hearth-events.ts';
 import { Notifications } from './events/notifications.ts';
 import { announceModels } from './events/model-events.ts';
+import { announceDocuments } from './events/document-events.ts';
 import { ApprovalGate } from './agent/approval-gate.ts';
 import { closeInterruptedRuns } from './agent/recover-runs.ts';
 import { sessionContextWindow } from './agent/round-setup.ts';
@@ -55,6 +56,7 @@ import { meRoutes } from './server/me-routes.ts';
 import { peopleRoutes } from './server/people-routes.ts';
 import { eventsSocketRoutes } from './server/events-socket-routes.ts';
 import { docsRoutes } from './server/docs-routes.ts';
+import { documentRoutes } from './server/document-routes.ts';
 import { handleError, handleNotFound } from './server/error-handler.ts';
 import { fileRoutes } from './server/file-routes.ts';
 import { integrationRoutes } from './server/integration-routes.ts';
@@ -416,7 +418,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('heartbeats', heartbeats);
   const channelList = [...(options.channels ?? []), ...(await configuredChannels(config))];
   const channelLinks = new ChannelLinks(deps.db, deps.household, clock);
-  const channels = new Channels({ channels: channelList, sessions, links: channelLinks, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger, speech: deps.speech });
+  const channels = new Channels({ channels: channelList, sessions, links: channelLinks, events: deps.events, approvals: deps.approvals, integrations: deps.integrations, logger: deps.logger, speech: deps.speech, documents: deps.documents });
   services.add({ name: 'channels', start: () => channels.start(), stop: () => channels.stop() });
   // After what starts runs: timers and channels stop taking work before every run is stopped.
   services.add({ name: 'agent', stop: () => agent.stopAll() });
@@ -425,6 +427,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   deps.backendStatus.on('changed', (status) => deps.events.publish({ type: 'backend_status', backend: status }));
   deps.integrations.on('changed', (status) => deps.events.publish({ type: 'integration_status', ...status }));
   announceModels(deps.models, deps.events);
+  announceDocuments(deps.documents, deps.events);
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
@@ -468,6 +471,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       modelSwitch: sessionModelSwitch(deps.models, deps.profiles, deps.tools),
     });
     await api.register(fileRoutes, { sessions, config });
+    await api.register(documentRoutes, { documents: deps.documents, config });
     await api.register(speechRoutes, { sessions, speech: deps.speech, config, logger: deps.logger });
     await api.register(memoryRoutes, { db: deps.db, memory: deps.memory });
     await api.register(approvalRoutes, { sessions, db: deps.db, household: deps.household });
