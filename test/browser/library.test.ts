@@ -26,7 +26,7 @@ function firstCitation(request: RecordedRequest): string | undefined {
 describe.skipIf(skipBrowserTests)('the Library panel', () => {
   const browser = useBrowser();
 
-  it('takes a dropped PDF, shows its indexing and then ready; a citation in an answer opens the passage, highlighted', browserTest, async () => {
+  it('takes a dropped PDF, shows its indexing and then ready; a citation in an answer opens the passage, highlighted; a delete asks first', browserTest, async () => {
     const hearth = await browser.hearth();
     files = await documentFolder();
     const pdf = await files.pdf('boiler manual.pdf', [
@@ -96,5 +96,18 @@ describe.skipIf(skipBrowserTests)('the Library panel', () => {
     expect(new URL(page.url()).pathname).toBe('/');
     await expectNoViolations(page, 'Library panel, a passage opened from a citation');
     await screenshot(page, 'library-passage');
+
+    // Back to the list; a delete asks first, and Cancel keeps the document.
+    await panel.getByRole('button', { name: '← All documents' }).click();
+    const dialog = page.locator('#document-delete-dialog');
+    await panel.getByRole('button', { name: 'Delete boiler manual.pdf' }).click();
+    expect(await dialog.locator('p').textContent()).toBe('Delete boiler manual.pdf? Its passages go with it, and answers no longer find it.');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await hearth.request('GET', '/documents')).body.documents).toHaveLength(1);
+    await panel.getByRole('button', { name: 'Delete boiler manual.pdf' }).click();
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await line.waitFor({ state: 'detached' });
+    expect((await hearth.request('GET', '/documents')).body).toEqual({ documents: [] });
   });
 });
