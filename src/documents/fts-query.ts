@@ -8,13 +8,12 @@ const stopWords = new Set(
 );
 
 /**
- * A question as an FTS5 expression: each word quoted (so nothing in it is read as FTS5 syntax:
- * AND, NEAR, `*`, `:` or quotes), any of them matching; undefined when it has no words.
+ * A question's words as FTS5 phrases, each quoted (so nothing in it is read as FTS5 syntax: AND,
+ * NEAR, `*`, `:` or quotes), common words left out when others remain; none when it has no words.
  */
-export function ftsExpression(query: string): string | undefined {
+export function ftsTerms(query: string): string[] {
   const words = (query.match(/[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu) ?? []).slice(0, maximumTerms);
   const meaningful = words.filter((word) => !stopWords.has(word.toLowerCase()));
   const chosen = [...new Set((meaningful.length > 0 ? meaningful : words).map((word) => word.toLowerCase()))];
-  if (chosen.length === 0) return undefined;
-  return chosen.map((word) => `"${word}"`).join(' OR ');
+  return chosen.map((word) => `"${word}"`);
 }

@@ -1,13 +1,19 @@
 import type { Db } from '../store/database.ts';
-import { matchPassages, type LibraryReach } from '../store/documents-repository.ts';
+import { matchCount, matchPassages, type LibraryReach } from '../store/documents-repository.ts';
 import type { Embedder } from './embedder.ts';
-import { ftsExpression } from './fts-query.ts';
+import { ftsTerms } from './fts-query.ts';
 import type { PassageVectors } from './passage-vectors.ts';
 
 /** Reciprocal rank fusion's constant: a passage's share from one ranking is 1 / (k + its rank). */
 const fusionK = 60;
 /** How many each ranking offers to the fusion. */
 const candidates = 50;
+/**
+ * The most matches BM25 ranks: it scores every match before taking the best, about 2 µs each on a
+ * small machine, so a word in most of 100,000 passages would take 200 ms or more, and it tells
+ * little of what a passage is about anyway. The rarest words are ranked, up to this many matches.
+ */
+const rankedMatches = 15_000;
 
 export interface HybridSearchInput {
   db: Db;
@@ -37,13 +43,29 @@ export interface HybridSearchOutcome {
 
 /** BM25 over the passages' words and the nearest vectors to the question, fused by rank. */
 export async function hybridSearch(input: HybridSearchInput): Promise<HybridSearchOutcome> {
-  const expression = ftsExpression(input.query);
-  const [words, nearest] = await Promise.all([
-    expression === undefined ? Promise.resolve([]) : matchPassages(input.db, expression, input.reach, candidates),
-    nearestPassages(input),
-  ]);
+  const nearestAnswer = nearestPassages(input);
+  const terms = await termsToRank(input.db, input.query);
+  const nearest = await nearestAnswer;
+  // When even the rarest word is too common to rank quickly, the vectors answer alone; without them, it is ranked however long it takes.
+  const expression = terms.chosen.length > 0 ? terms.chosen.join(' OR ') : nearest.ids.length === 0 ? terms.rarest : undefined;
+  const words = expression === undefined ? [] : await matchPassages(input.db, expression, input.reach, candidates);
   const passages = fuseRanks([words, nearest.ids]).slice(0, input.limit);
   return { passages, ...(nearest.problem !== undefined && { vectorProblem: nearest.problem }) };
+}
+
+/** The question's rarest words, as many as keep the matches to rank within `rankedMatches`, and the rarest one of all. */
+async function termsToRank(db: Db, query: string): Promise<{ chosen: string[]; rarest?: string }> {
+  const counted = [];
+  for (const term of ftsTerms(query)) counted.push({ term, count: await matchCount(db, term, rankedMatches + 1) });
+  const present = counted.filter(({ count }) => count > 0).sort((first, second) => first.count - second.count);
+  const chosen: string[] = [];
+  let matches = 0;
+  for (const { term, count } of present) {
+    if (matches + count > rankedMatches) break;
+    chosen.push(term);
+    matches += count;
+  }
+  return { chosen, ...(present[0] && { rarest: present[0].term }) };
 }
 
 async function nearestPassages(input: HybridSearchInput): Promise<{ ids: number[]; problem?: string }> {

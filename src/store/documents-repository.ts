@@ -164,6 +164,13 @@ export async function matchPassages(db: Db, expression: string, reach: LibraryRe
   return rows.map((row) => row.rowid);
 }
 
+/** How many passages an FTS5 expression matches, counted up to `cap` (a common word's count stops there). */
+export async function matchCount(db: Db, expression: string, cap: number): Promise<number> {
+  const { rows } = await sql<{ count: number }>`
+    select count(*) as count from (select 1 from document_passages_fts where document_passages_fts match ${expression} limit ${cap})`.execute(db);
+  return Number(rows[0]?.count ?? 0);
+}
+
 export function vectorBytes(vector: Float32Array): Uint8Array {
   return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
 }
