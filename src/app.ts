@@ -25,6 +25,7 @@ import { Documents } from './documents/document-library.ts';
 import type { DocumentLibrary } from './documents/document-types.ts';
 import { createEmbedder } from './documents/embedder.ts';
 import { createDocumentExtractor } from './documents/extract/extract-document.ts';
+import { WatchedFolder } from './documents/watched-folder.ts';
 import { HomeAssistant } from './integrations/home-assistant/home-assistant.ts';
 import { IntegrationRegistry } from './integrations/integration-registry.ts';
 import { MqttConnection } from './integrations/mqtt/mqtt-connection.ts';
@@ -221,6 +222,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   await closeInterruptedRuns(db, logger);
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
   const household = overrides.household ?? new Household(db);
+  if (config.DOCUMENTS_WATCH_DIR !== '') watchDocumentsFolder(config, { documents, household, logger, services });
   const approvals = new ApprovalGate(db, config.APPROVAL_TIMEOUT_S * 1000, logger, { household, profiles });
   await approvals.denyLeftovers();
   const toolSwitches = new ToolSwitches({ toolsDir: config.TOOLS_DIR, registry: tools, logger });
@@ -310,6 +312,29 @@ async function openDocuments(
   });
   parts.services.add({ name: 'documents', start: () => documents.start(), stop: () => documents.stop() });
   return documents;
+}
+
+/**
+ * DOCUMENTS_WATCH_DIR's files kept in the household library. Added after the library, so it starts
+ * after it; its first reading of the folder runs in the background rather than holding up the start.
+ */
+function watchDocumentsFolder(
+  config: Config,
+  parts: { documents: Pick<DocumentLibrary, 'add' | 'delete'>; household: Household; logger: Logger; services: ServiceList },
+): void {
+  const watched = new WatchedFolder({
+    folder: config.DOCUMENTS_WATCH_DIR,
+    library: parts.documents,
+    owner: () => parts.household.firstOwner(),
+    stateFile: path.join(config.DOCUMENTS_DIR, 'watched-folder.json'),
+    logger: parts.logger,
+    maxBytes: config.SESSION_FILES_MAX_SIZE_MB * 1024 * 1024,
+  });
+  parts.services.add({
+    name: watched.name,
+    start: () => void watched.start().catch((error: unknown) => parts.logger.error({ err: error }, 'documents watched folder: not watched')),
+    stop: () => watched.stop(),
+  });
 }
 
 /** Said loudly at start: without a jail, the agent's processes could read everything Hearth can. */

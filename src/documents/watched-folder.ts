@@ -54,6 +54,13 @@ export class WatchedFolder {
   async start(): Promise<void> {
     this.known = await this.readState();
     const folder = path.resolve(this.options.folder);
+    const found = await stat(folder).catch(() => undefined);
+    if (this.stopped) return;
+    if (!found?.isDirectory()) {
+      // Not there (a drive not mounted yet): what it held stays in the library rather than being taken for removed.
+      this.options.logger.warn({ folder }, 'documents watched folder: DOCUMENTS_WATCH_DIR is not a folder; nothing is watched until Hearth starts with it there');
+      return;
+    }
     const seen = new Set<string>();
     const watcher = watch(folder, {
       ignoreInitial: false,
