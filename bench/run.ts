@@ -17,6 +17,9 @@
 // 26 times turns through /v1/chat/completions (streamed and whole) beside WebSocket turns on the main server.
 // 27 starts server processes of its own with STT and TTS pointed at the OpenAI audio stand-in, which runs in this process,
 // and times speech end (a recording POSTed) to the first byte of the first sentence's audio.
+// 28 indexes Markdown documents through the documents library in this process on a temp database; 29 searches a
+// library of 100,000 passages written into a temp database, in this process, and (row 30) starts a process of its
+// own that holds that library to read its RSS.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,6 +55,7 @@ import { peopleCheckTimes } from './scenarios/people-check.ts';
 import { modelPullLag } from './scenarios/model-pull.ts';
 import { openAiTurnOverhead } from './scenarios/openai-turn-overhead.ts';
 import { speechLatency } from './scenarios/speech-latency.ts';
+import { documentIndexingThroughput, documentSearchAtScale } from './scenarios/documents.ts';
 import { seedLongSession } from './seed-session.ts';
 import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
@@ -92,7 +96,7 @@ function parseOptions(argumentsList: string[]): Options {
     const [name, value] = argument.split('=', 2);
     if (name === '--cpu-prof' && value) options.cpuProfileDirectory = path.resolve(value);
     else if (name === '--only' && value) options.only = new Set(value.split(',').map(Number));
-    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27`);
+    else throw new Error(`unknown argument ${argument}; use --cpu-prof=DIR or --only=1,2,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29`);
   }
   return options;
 }
@@ -187,6 +191,8 @@ async function main(): Promise<number> {
       [25, '25. Model pull progress → `model_pull` at the client', () => modelPullLag()],
       [26, '26. Turn overhead: `/v1/chat/completions` beside the WebSocket', () => openAiTurnOverhead(context)],
       [27, '27. Speech end → first audio byte out', () => speechLatency(context)],
+      [28, '28. Document indexing throughput, embedding excluded', () => documentIndexingThroughput()],
+      [29, '29–30. Hybrid document search at 100,000 passages, and the RSS holding them', () => documentSearchAtScale()],
     ];
     for (const [number, name, run] of scenarios) {
       if (interrupted) break;

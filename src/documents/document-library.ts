@@ -102,6 +102,11 @@ export class Documents implements DocumentLibrary {
     return this.vectors.size;
   }
 
+  /** The memory the vectors in memory take, in bytes. */
+  get vectorBytes(): number {
+    return this.vectors.bytes;
+  }
+
   async add(input: { caller: Caller; library: LibraryName; name: string; mediaType?: string; content: Buffer; source: DocumentSource }): Promise<AddDocumentResult> {
     const { person } = input.caller;
     const refused = whyNotAdd(person, input.library);
