@@ -206,6 +206,11 @@ describe('HTML, Markdown and text', () => {
     });
   });
 
+  it('reads a text file in Windows-1252, as older files often are, as well as UTF-8', async () => {
+    const latin = await files.text('recipes.txt', Buffer.from('Caf\xe9 au lait\n\nCr\xe8me br\xfbl\xe9e', 'latin1'));
+    expect(lines(extracted(await extractor.extract(unnamed(latin))))).toEqual(['-|paragraph||Café au lait', '-|paragraph||Crème brûlée']);
+  });
+
   it('says an empty text file holds no text', async () => {
     const empty = await files.text('empty.txt', '\n\n  \n');
     expect(await extractor.extract(unnamed(empty))).toEqual({ success: false, error: 'The file holds no text.' });

@@ -43,10 +43,22 @@ export function detectMediaType(name: string, head: Buffer): string | undefined 
   return named ?? documentMediaTypes.text;
 }
 
-/** No NUL byte and valid UTF-8 (a cut last character allowed). */
+/** No NUL byte and hardly any control characters: UTF-8 or a single-byte encoding such as Windows-1252. */
 function looksLikeText(head: Buffer): boolean {
   if (head.includes(0)) return false;
-  const decoded = new TextDecoder('utf-8', { fatal: false }).decode(head);
-  const replaced = decoded.split('\uFFFD').length - 1;
-  return replaced <= 1;
+  let controls = 0;
+  for (const byte of head) if (byte < 0x20 && !textControls.has(byte)) controls += 1;
+  return controls <= head.length / 100;
+}
+
+/** Tab, line feed, form feed, carriage return and escape appear in text files. */
+const textControls = new Set([0x09, 0x0a, 0x0c, 0x0d, 0x1b]);
+
+/** A text file's characters: UTF-8 when it is valid UTF-8, else Windows-1252 (what older files of a home are mostly in). */
+export function decodeText(content: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(content);
+  } catch {
+    return new TextDecoder('windows-1252').decode(content);
+  }
 }

@@ -1,7 +1,7 @@
 import type { Jail } from '../../jail/jail.ts';
 import { readFile } from 'node:fs/promises';
 import { messageOf } from '../../failure.ts';
-import { detectMediaType, documentMediaTypes } from './detect-media-type.ts';
+import { decodeText, detectMediaType, documentMediaTypes } from './detect-media-type.ts';
 import { extractDocx } from './docx-text.ts';
 import { extractEmail } from './email-text.ts';
 import { extractHtml } from './html-text.ts';
@@ -47,11 +47,11 @@ export function createDocumentExtractor(options: DocumentExtractorOptions): Docu
           case documentMediaTypes.docx:
             return await extractDocx(content);
           case documentMediaTypes.html:
-            return await extractHtml(content.toString('utf8'));
+            return await extractHtml(decodeText(content));
           case documentMediaTypes.markdown:
-            return await extractMarkdown(content.toString('utf8'));
+            return await extractMarkdown(decodeText(content));
           case documentMediaTypes.text:
-            return extractPlainText(content.toString('utf8'));
+            return extractPlainText(decodeText(content));
           case documentMediaTypes.email:
             return await extractEmail(content);
           default:

@@ -83,7 +83,7 @@ function joinLines(lines: string[]): string {
   let text = '';
   for (const line of lines.map((each) => each.trim()).filter((each) => each !== '')) {
     if (text === '') text = line;
-    else if (/[a-zà-ÿ]-$/.test(text) && /^[a-zà-ÿ]/.test(line)) text = text.slice(0, -1) + line;
+    else if (/[a-z\u00e0-\u00ff]-$/.test(text) && /^[a-z\u00e0-\u00ff]/.test(line)) text = text.slice(0, -1) + line;
     else text += ` ${line}`;
   }
   return text;
