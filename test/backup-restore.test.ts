@@ -144,14 +144,14 @@ describe('hearth backup and restore', () => {
     const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new SqliteDatabase(databaseFile) }) });
     expect((await migratorFor(db).migrateTo(migrationNames.at(-2)!)).error).toBeUndefined();
     // In the way of the last migration, which creates this table.
-    await db.schema.createTable('passkeys').addColumn('id', 'text').execute();
+    await db.schema.createTable('documents').addColumn('id', 'text').execute();
     await db.destroy();
 
     const { code, output } = await runServerUntilExit({ DATA_DIR: dataDir, PROFILES_DIR: path.join(dataDir, 'profiles'), OLLAMA_HOST: llm.url });
     expect(code).toBe(1);
     const [backup] = await readdir(path.join(dataDir, 'backups'));
     const backupFile = path.join(dataDir, 'backups', backup!);
-    expect(output).toMatch(new RegExp(`^hearth: Database migration ${migrationNames.at(-1)} failed on ${databaseFile}: table "passkeys" already exists\\. The database`));
+    expect(output).toMatch(new RegExp(`^hearth: Database migration ${migrationNames.at(-1)} failed on ${databaseFile}: table "documents" already exists\\. The database`));
     expect(output).toContain(`The database and DATA_DIR as they were before this start are in ${backupFile}.`);
     expect(output).toMatch(/`npx hearth restore .*\.tar\.gz`\.\n$/);
 
