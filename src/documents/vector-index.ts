@@ -23,7 +23,7 @@ export interface VectorIndex {
   /** The `k` nearest vectors that pass `filter`, nearest first. */
   search(query: Float32Array, k: number, filter?: (id: number) => boolean): VectorMatch[];
   readonly size: number;
-  /** Memory the vectors take, in bytes. */
+  /** Memory the vectors take, in bytes (as allocated: the index grows by blocks of 1,024). */
   readonly bytes: number;
   /** The vectors' length, fixed by the first one added; undefined while the index is empty. */
   readonly dimensions: number | undefined;
@@ -36,20 +36,26 @@ export interface VectorIndex {
  */
 export const candidatePool = 2000;
 
-const initialCapacity = 256;
+/** Vectors kept per block: the index grows a block at a time, never copying what it holds. */
+const blockSize = 1024;
+const blockShift = 10;
 
 export function createVectorIndex(): VectorIndex {
   return new QuantisedVectorIndex();
 }
 
+/** One block's vectors: the int8 values, the sign bits and each vector's scale and id. */
+interface Block {
+  codes: Int8Array;
+  signs: Int32Array;
+  scales: Float32Array;
+  ids: Float64Array;
+}
+
 class QuantisedVectorIndex implements VectorIndex {
   private length = 0;
   private words = 0;
-  private capacity = 0;
-  private codes = new Int8Array(0);
-  private signs = new Int32Array(0);
-  private scales = new Float32Array(0);
-  private idAt = new Float64Array(0);
+  private blocks: Block[] = [];
   private readonly slotOf = new Map<number, number>();
 
   get size(): number {
@@ -61,8 +67,8 @@ class QuantisedVectorIndex implements VectorIndex {
   }
 
   get bytes(): number {
-    const perVector = this.length + this.words * 4 + Float32Array.BYTES_PER_ELEMENT + Float64Array.BYTES_PER_ELEMENT;
-    return this.size * perVector;
+    const perVector = this.length + this.words * Int32Array.BYTES_PER_ELEMENT + Float32Array.BYTES_PER_ELEMENT + Float64Array.BYTES_PER_ELEMENT;
+    return this.blocks.length * blockSize * perVector;
   }
 
   has(id: number): boolean {
@@ -78,10 +84,10 @@ class QuantisedVectorIndex implements VectorIndex {
     if (vector.length !== this.length) throw new RangeError(`a vector of ${vector.length} dimensions cannot join an index of ${this.length}`);
     let slot = this.slotOf.get(id);
     if (slot === undefined) {
-      if (this.size === this.capacity) this.grow();
       slot = this.size;
+      if (slot >>> blockShift === this.blocks.length) this.blocks.push(this.newBlock());
       this.slotOf.set(id, slot);
-      this.idAt[slot] = id;
+      this.blockOf(slot).ids[slot & (blockSize - 1)] = id;
     }
     this.store(slot, vector);
   }
@@ -90,17 +96,16 @@ class QuantisedVectorIndex implements VectorIndex {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return false;
     const last = this.size - 1;
-    if (slot !== last) {
-      const { length, words } = this;
-      this.codes.copyWithin(slot * length, last * length, (last + 1) * length);
-      this.signs.copyWithin(slot * words, last * words, (last + 1) * words);
-      this.scales[slot] = this.scales[last]!;
-      const lastId = this.idAt[last]!;
-      this.idAt[slot] = lastId;
-      this.slotOf.set(lastId, slot);
-    }
+    if (slot !== last) this.move(last, slot);
     this.slotOf.delete(id);
-    if (this.size === 0) this.reset();
+    if (this.size === 0) {
+      this.length = 0;
+      this.words = 0;
+      this.blocks = [];
+    } else {
+      // One spare block is kept, so adding and removing at a block's edge does not allocate each time.
+      this.blocks.length = Math.min(this.blocks.length, Math.ceil(this.size / blockSize) + 1);
+    }
     return true;
   }
 
@@ -111,9 +116,10 @@ class QuantisedVectorIndex implements VectorIndex {
     const pool = Math.max(candidatePool, k);
     let scored = 0;
     for (const slot of this.slotsNearestBySigns(query, pool)) {
-      const id = this.idAt[slot]!;
+      const block = this.blockOf(slot);
+      const id = block.ids[slot & (blockSize - 1)]!;
       if (filter && !filter(id)) continue;
-      best.offer(id, this.score(query, slot));
+      best.offer(id, score(query, block, slot & (blockSize - 1), this.length));
       if (++scored === pool) break;
     }
     return best.sorted();
@@ -126,15 +132,16 @@ class QuantisedVectorIndex implements VectorIndex {
       for (let slot = 0; slot < count; slot++) yield slot;
       return;
     }
-    const { words, signs } = this;
+    const { words } = this;
     const querySigns = new Int32Array(words);
     for (let index = 0; index < query.length; index++) if (query[index]! > 0) querySigns[index >> 5]! |= 1 << (index & 31);
     // Counting sort by the number of differing signs, which is at most the vector's length.
     const differing = new Uint16Array(count);
     const starts = new Uint32Array(this.length + 2);
     for (let slot = 0; slot < count; slot++) {
+      const signs = this.blockOf(slot).signs;
+      const offset = (slot & (blockSize - 1)) * words;
       let total = 0;
-      const offset = slot * words;
       for (let word = 0; word < words; word++) total += bitCount(signs[offset + word]! ^ querySigns[word]!);
       differing[slot] = total;
       starts[total + 1]!++;
@@ -145,67 +152,70 @@ class QuantisedVectorIndex implements VectorIndex {
     yield* order;
   }
 
-  private score(query: Float32Array, slot: number): number {
-    const { codes, length } = this;
-    const offset = slot * length;
-    let first = 0;
-    let second = 0;
-    let third = 0;
-    let fourth = 0;
-    let index = 0;
-    for (; index + 3 < length; index += 4) {
-      first += query[index]! * codes[offset + index]!;
-      second += query[index + 1]! * codes[offset + index + 1]!;
-      third += query[index + 2]! * codes[offset + index + 2]!;
-      fourth += query[index + 3]! * codes[offset + index + 3]!;
-    }
-    for (; index < length; index++) first += query[index]! * codes[offset + index]!;
-    return (first + second + third + fourth) * this.scales[slot]!;
+  private blockOf(slot: number): Block {
+    return this.blocks[slot >>> blockShift]!;
+  }
+
+  private newBlock(): Block {
+    return {
+      codes: new Int8Array(blockSize * this.length),
+      signs: new Int32Array(blockSize * this.words),
+      scales: new Float32Array(blockSize),
+      ids: new Float64Array(blockSize),
+    };
+  }
+
+  /** Puts the vector of slot `from` into slot `to`, with its id. */
+  private move(from: number, to: number): void {
+    const { length, words } = this;
+    const source = this.blockOf(from);
+    const target = this.blockOf(to);
+    const sourceIndex = from & (blockSize - 1);
+    const targetIndex = to & (blockSize - 1);
+    target.codes.set(source.codes.subarray(sourceIndex * length, (sourceIndex + 1) * length), targetIndex * length);
+    target.signs.set(source.signs.subarray(sourceIndex * words, (sourceIndex + 1) * words), targetIndex * words);
+    target.scales[targetIndex] = source.scales[sourceIndex]!;
+    const id = source.ids[sourceIndex]!;
+    target.ids[targetIndex] = id;
+    this.slotOf.set(id, to);
   }
 
   private store(slot: number, vector: Float32Array): void {
     const { length, words } = this;
+    const block = this.blockOf(slot);
+    const index = slot & (blockSize - 1);
     let largest = 0;
     for (const value of vector) largest = Math.max(largest, Math.abs(value));
     const scale = largest / 127;
-    this.scales[slot] = scale;
-    const codeOffset = slot * length;
-    const signOffset = slot * words;
-    this.signs.fill(0, signOffset, signOffset + words);
-    for (let index = 0; index < length; index++) {
-      const value = vector[index]!;
-      this.codes[codeOffset + index] = scale === 0 ? 0 : Math.round(value / scale);
-      if (value > 0) this.signs[signOffset + (index >> 5)]! |= 1 << (index & 31);
+    block.scales[index] = scale;
+    const codeOffset = index * length;
+    const signOffset = index * words;
+    block.signs.fill(0, signOffset, signOffset + words);
+    for (let position = 0; position < length; position++) {
+      const value = vector[position]!;
+      block.codes[codeOffset + position] = scale === 0 ? 0 : Math.round(value / scale);
+      if (value > 0) block.signs[signOffset + (position >> 5)]! |= 1 << (position & 31);
     }
   }
+}
 
-  private grow(): void {
-    const capacity = Math.max(initialCapacity, this.capacity * 2);
-    const codes = new Int8Array(capacity * this.length);
-    codes.set(this.codes);
-    const signs = new Int32Array(capacity * this.words);
-    signs.set(this.signs);
-    const scales = new Float32Array(capacity);
-    scales.set(this.scales);
-    const idAt = new Float64Array(capacity);
-    idAt.set(this.idAt);
-    this.codes = codes;
-    this.signs = signs;
-    this.scales = scales;
-    this.idAt = idAt;
-    this.capacity = capacity;
+/** The query's inner product with the int8 values of the vector at `index` of the block, scaled back. */
+function score(query: Float32Array, block: Block, index: number, length: number): number {
+  const { codes } = block;
+  const offset = index * length;
+  let first = 0;
+  let second = 0;
+  let third = 0;
+  let fourth = 0;
+  let position = 0;
+  for (; position + 3 < length; position += 4) {
+    first += query[position]! * codes[offset + position]!;
+    second += query[position + 1]! * codes[offset + position + 1]!;
+    third += query[position + 2]! * codes[offset + position + 2]!;
+    fourth += query[position + 3]! * codes[offset + position + 3]!;
   }
-
-  /** An empty index takes vectors of any length again (after a change of embedding model). */
-  private reset(): void {
-    this.length = 0;
-    this.words = 0;
-    this.capacity = 0;
-    this.codes = new Int8Array(0);
-    this.signs = new Int32Array(0);
-    this.scales = new Float32Array(0);
-    this.idAt = new Float64Array(0);
-  }
+  for (; position < length; position++) first += query[position]! * codes[offset + position]!;
+  return (first + second + third + fourth) * block.scales[index]!;
 }
 
 function bitCount(word: number): number {
