@@ -81,6 +81,14 @@ describe('a PDF with a text layer', () => {
     expect(document.blocks).toEqual([{ page: 1, headingPath: [], text: long, kind: 'paragraph' }]);
   });
 
+  it('leaves out the header or footer that comes back on every page', async () => {
+    const pages = [1, 2, 3, 4].map((page) => [{ heading: `Step ${page}`, paragraphs: [`Do step number ${page} of the descaling.`] }]);
+    const pdf = await files.pdf('descaling.pdf', pages, { footer: (page) => `Coffee machine CM-3, descaling guide, page ${page} of 4` });
+    const document = extracted(await extractor.extract(pdf));
+    expect(document.pages).toBe(4);
+    expect(document.blocks.map((block) => block.text)).toEqual(pages.flatMap(([section]) => [section!.heading, ...section!.paragraphs]));
+  });
+
   it('says a scanned PDF has no text layer, rather than giving an empty document', async () => {
     const scan = await files.scannedPdf('scan.pdf', 2);
     expect(await extractor.extract(scan)).toEqual({

@@ -42,8 +42,8 @@ export interface EmailContent {
 
 export interface DocumentFolder {
   folder: string;
-  /** One page per entry of `pages`, each its sections in order. */
-  pdf(name: string, pages: DocumentSection[][]): Promise<WrittenDocument>;
+  /** One page per entry of `pages`, each its sections in order; `footer` is written at the foot of each page. */
+  pdf(name: string, pages: DocumentSection[][], options?: { footer?: (page: number) => string }): Promise<WrittenDocument>;
   /** Pages holding only an image, as a scanner makes them: no text layer. */
   scannedPdf(name: string, pages?: number): Promise<WrittenDocument>;
   /** A 3 KB PDF whose page draws a form nine levels deep, ten times each: a billion drawing operations, minutes of pdftotext. */
@@ -86,10 +86,11 @@ export async function documentFolder(prefix = 'hearth-documents-'): Promise<Docu
   };
   return {
     folder,
-    pdf: (name, pages) =>
+    pdf: (name, pages, options = {}) =>
       writePdf(name, (document) => {
-        for (const sections of pages) {
+        for (const [index, sections] of pages.entries()) {
           document.addPage();
+          if (options.footer) document.font('Helvetica').fontSize(9).text(options.footer(index + 1), 72, 740, { lineBreak: false }).text('', 72, 72);
           for (const section of sections) {
             if (section.heading !== undefined) document.font('Helvetica-Bold').fontSize(headingSizes[section.level ?? 1]).text(section.heading).moveDown(0.5);
             for (const paragraph of section.paragraphs) document.font('Helvetica').fontSize(bodySize).text(paragraph).moveDown(0.8);

@@ -6,6 +6,8 @@ interface LaidOutBlock {
   page: number;
   text: string;
   lineHeights: number[];
+  /** In the top or bottom margin of its page, where headers and footers are. */
+  inMargin: boolean;
 }
 
 const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
@@ -14,6 +16,10 @@ const longestHeading = 160;
 /** Lines this much taller than the body's are a heading's. */
 const headingScale = 1.15;
 const deepestHeading = 4;
+/** Page headers and footers are at most this long. */
+const runningLineLength = 100;
+/** The top and bottom eighth-or-so of a page, where running headers and footers sit. */
+const marginShare = 0.08;
 
 /**
  * The pages of `pdftotext -bbox-layout` (XHTML: page › flow › block › line › word) as blocks.
@@ -24,14 +30,19 @@ export function pdfLayoutBlocks(xhtml: string): { pages: number; words: number; 
   const laidOut: LaidOutBlock[] = [];
   let pages = 0;
   let words = 0;
+  let pageHeight = 0;
   let block: LaidOutBlock | undefined;
   let line: { words: string[]; height: number } | undefined;
   let lines: string[] = [];
   for (const match of xhtml.matchAll(/<(\/?)(page|block|line|word)\b([^>]*)>([^<]*)/g)) {
     const [, closing, tag, attributes = '', following = ''] = match;
-    if (tag === 'page' && !closing) pages += 1;
-    else if (tag === 'block' && !closing) {
-      block = { page: pages, text: '', lineHeights: [] };
+    if (tag === 'page' && !closing) {
+      pages += 1;
+      pageHeight = attribute(attributes, 'height');
+    } else if (tag === 'block' && !closing) {
+      const top = attribute(attributes, 'yMin');
+      const bottom = attribute(attributes, 'yMax');
+      block = { page: pages, text: '', lineHeights: [], inMargin: bottom < pageHeight * marginShare || top > pageHeight * (1 - marginShare) };
       lines = [];
     } else if (tag === 'block' && closing && block) {
       block.text = joinLines(lines);
@@ -47,7 +58,25 @@ export function pdfLayoutBlocks(xhtml: string): { pages: number; words: number; 
       words += 1;
     }
   }
-  return { pages, words, blocks: withHeadings(laidOut) };
+  return { pages, words, blocks: withHeadings(withoutRunningLines(laidOut, pages)) };
+}
+
+/**
+ * Without the page headers and footers ("Manual KH-60", "Page 3 of 40"): short blocks in a page's
+ * margin that come back, numbers aside, on more than half the pages of a document of three or more.
+ */
+function withoutRunningLines(laidOut: LaidOutBlock[], pages: number): LaidOutBlock[] {
+  if (pages < 3) return laidOut;
+  const shape = (block: LaidOutBlock) => (block.inMargin && block.text.length <= runningLineLength ? block.text.replace(/\d+/g, '#') : undefined);
+  const pagesOf = new Map<string, Set<number>>();
+  for (const block of laidOut) {
+    const key = shape(block);
+    if (key !== undefined) pagesOf.set(key, (pagesOf.get(key) ?? new Set()).add(block.page));
+  }
+  return laidOut.filter((block) => {
+    const key = shape(block);
+    return key === undefined || pagesOf.get(key)!.size <= pages / 2;
+  });
 }
 
 function withHeadings(laidOut: LaidOutBlock[]): ExtractedBlock[] {
@@ -90,9 +119,11 @@ function joinLines(lines: string[]): string {
 }
 
 function height(attributes: string): number {
-  const yMin = Number(/yMin="([\d.]+)"/.exec(attributes)?.[1] ?? 0);
-  const yMax = Number(/yMax="([\d.]+)"/.exec(attributes)?.[1] ?? 0);
-  return yMax - yMin;
+  return attribute(attributes, 'yMax') - attribute(attributes, 'yMin');
+}
+
+function attribute(attributes: string, name: string): number {
+  return Number(new RegExp(`\\b${name}="([\\d.]+)"`).exec(attributes)?.[1] ?? 0);
 }
 
 function rounded(value: number): number {
