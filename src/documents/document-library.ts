@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { refusal, messageOf } from '../failure.ts';
 import type { Logger } from '../logger.ts';
@@ -268,6 +269,7 @@ export class Documents implements DocumentLibrary {
     const model = this.options.embedder.model;
     for await (const batch of vectorsOf(this.options.db, model)) {
       for (const { id, document_id, vector } of batch) if (this.rows.has(document_id)) this.vectors.add(document_id, id, vector);
+      await nextTurn();
     }
   }
 

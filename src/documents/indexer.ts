@@ -36,6 +36,8 @@ export interface IndexerOptions {
 
 const defaultRetry: RetryDelays = { firstMs: 5_000, maxMs: 300_000 };
 const bugPauseMs = 30_000;
+/** About 30 ms of inserting passages and their index entries on a small machine, between turns of the event loop. */
+const passagesPerTransaction = 64;
 
 /** Where the next document to work on is chosen from: one waiting to be read first, then one waiting for vectors. */
 async function nextToSplit(db: Db): Promise<DocumentRow | undefined> {
@@ -184,7 +186,7 @@ export class DocumentIndexer {
       await this.update(document.id, { status: 'failed', progress: null, error: `${document.name} has no text to read.` });
       return;
     }
-    const stored = await storePassages(this.options.db, document.id, passages, result.document.pages);
+    const stored = await storePassages(this.options.db, document.id, passages, result.document.pages, { chunk: passagesPerTransaction, pause: () => nextTurn() });
     if (stored) this.options.changed(stored);
   }
 

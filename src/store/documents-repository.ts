@@ -22,8 +22,6 @@ export interface LibraryReach {
   personId: string | null;
 }
 
-const insertChunk = 200;
-
 export async function insertDocument(db: Db, row: DocumentRow): Promise<void> {
   await db.insertInto('documents').values(row).execute();
 }
@@ -54,25 +52,31 @@ export async function deleteDocument(db: Db, id: string): Promise<number[]> {
 }
 
 /**
- * The document's passages as split, replacing any it had, with its page count, all at once: a
- * restart finds either none or all of them. Answers the row after, undefined when it is gone.
+ * The document's passages as split, replacing any it had, `chunk` of them a transaction with
+ * `pause` between (a large document's thousands of passages and their index entries would
+ * otherwise hold the event loop for seconds). Its passage count and pages are set last: until
+ * then the passages are not whole, and a restart splits the document again. Answers the row
+ * after, or undefined when the document was deleted meanwhile.
  */
-export async function storePassages(db: Db, documentId: string, passages: readonly PassageInput[], pages: number | null): Promise<DocumentRow | undefined> {
-  const stored = await db.transaction().execute(async (transaction) => {
-    const result = await transaction
-      .updateTable('documents')
-      .set({ passages: passages.length, pages, progress: 0, embedding_model: null })
-      .where('id', '=', documentId)
-      .executeTakeFirst();
-    if (result.numUpdatedRows === 0n) return false;
-    await transaction.deleteFrom('document_passages').where('document_id', '=', documentId).execute();
-    for (let start = 0; start < passages.length; start += insertChunk) {
-      const rows = passages.slice(start, start + insertChunk).map((passage) => ({ document_id: documentId, ...passage, vector: null, embedding_model: null }));
+export async function storePassages(
+  db: Db,
+  documentId: string,
+  passages: readonly PassageInput[],
+  pages: number | null,
+  options: { chunk: number; pause: () => Promise<void> },
+): Promise<DocumentRow | undefined> {
+  await db.deleteFrom('document_passages').where('document_id', '=', documentId).execute();
+  for (let start = 0; start < passages.length; start += options.chunk) {
+    const rows = passages.slice(start, start + options.chunk).map((passage) => ({ document_id: documentId, ...passage, vector: null, embedding_model: null }));
+    const stored = await db.transaction().execute(async (transaction) => {
+      if (!(await transaction.selectFrom('documents').select('id').where('id', '=', documentId).executeTakeFirst())) return false;
       await transaction.insertInto('document_passages').values(rows).execute();
-    }
-    return true;
-  });
-  return stored ? findDocument(db, documentId) : undefined;
+      return true;
+    });
+    if (!stored) return undefined;
+    await options.pause();
+  }
+  return updateDocument(db, documentId, { passages: passages.length, pages, progress: 0, embedding_model: null });
 }
 
 /** Passages of the document without a vector of `model`, first in the document first. */
