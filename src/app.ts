@@ -506,7 +506,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await api.register(websocketRoutes, { sessions, events: deps.events, jsonParser, ends: deps.accounts.ends });
     await api.register(statusRoutes, { backendStatus: deps.backendStatus });
     await api.register(meRoutes, { accounts: deps.accounts });
-    await api.register(peopleRoutes, { accounts: deps.accounts, household: deps.household, sessions, scheduler, db: deps.db });
+    await api.register(peopleRoutes, { accounts: deps.accounts, household: deps.household, sessions, scheduler, db: deps.db, documents: deps.documents });
     await api.register(integrationRoutes, { integrations: deps.integrations });
     await api.register(eventsSocketRoutes, { events: deps.events, notifications: deps.notifications, approvals: deps.approvals, backendStatus: deps.backendStatus, sessions, ends: deps.accounts.ends, modelPulls: () => deps.models.currentPulls() });
     await api.register(openAiRoutes, {

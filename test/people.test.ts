@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { signInCookie } from '../src/server/identify.ts';
 import { useHearth } from './support/hearth-server.ts';
@@ -52,6 +53,13 @@ describe('people', () => {
     expect((await child.request('GET', '/me')).status).toBe(401);
 
     const adultSession = await adult.createSession();
+    const add = async (library: 'mine' | 'household') => {
+      const added = await hearth.deps.documents.add({ caller: { person: adult.person, via: 'sign_in' }, library, name: `${library}.txt`, content: Buffer.from(`Notes of the ${library} library.`), source: 'rest' });
+      if (!added.ok) throw new Error(added.message);
+      return added.document.id;
+    };
+    const [ownDocument, householdDocument] = [await add('mine'), await add('household')];
+    const ownFile = hearth.deps.documents.original({ person: adult.person, via: 'sign_in' }, ownDocument)!.path;
     const unsure = await owner.request('DELETE', `/people/${adult.person.id}`);
     expect(unsure.status).toBe(400);
     expect(unsure.body.error.message).toContain('?sessions=delete');
@@ -60,6 +68,10 @@ describe('people', () => {
     expect((await adult.request('GET', '/me')).status).toBe(401);
     expect((await adult.request('GET', '/me', undefined, adult.tokenHeaders)).status).toBe(401);
     expect((await hearth.deps.sessions!.find(adultSession))?.personId).toBe(owner.person.id);
+    // Their own documents went with them, file and all; what they gave the household stays.
+    expect(hearth.deps.documents.get({ person: adult.person, via: 'sign_in' }, ownDocument)).toBeUndefined();
+    expect(existsSync(ownFile)).toBe(false);
+    expect(hearth.deps.documents.list({ person: owner.person, via: 'loopback' }).map((document) => document.id)).toEqual([householdDocument]);
 
     const grandma = added.body.id as string;
     const grandmaSession = (await hearth.deps.sessions!.create({ personId: grandma, profileId: 'smart_home' }));

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { DocumentLibrary } from '../documents/document-types.ts';
 import type { Accounts } from '../household/accounts.ts';
 import type { Household } from '../household/household.ts';
 import { passphraseLength } from '../household/passphrase.ts';
@@ -32,11 +33,13 @@ export interface PeopleRoutesOptions {
   sessions: Sessions;
   scheduler: Scheduler;
   db: Db;
+  /** A person's own documents go with them (the household's they added stay). */
+  documents: Pick<DocumentLibrary, 'list' | 'delete'>;
 }
 
 /** The owner's management of the household: people, their roles and passphrases, invitations (docs/people.md). */
 export async function peopleRoutes(app: FastifyInstance, options: PeopleRoutesOptions) {
-  const { accounts, household, sessions, scheduler, db } = options;
+  const { accounts, household, sessions, scheduler, db, documents } = options;
 
   app.addHook('onRequest', async (request) => {
     if (!managesHousehold(request.caller.person)) throw new ApiError('forbidden', 'Only an owner manages the people of this Hearth.');
@@ -79,6 +82,8 @@ export async function peopleRoutes(app: FastifyInstance, options: PeopleRoutesOp
         }
         // A schedule acts for its person: it goes with them rather than running on as someone else.
         for (const schedule of await listSchedules(db)) if (schedule.personId === person.id) await scheduler.remove(schedule.id);
+        const leaving = { person, via: request.caller.via };
+        for (const document of documents.list(leaving)) if (document.owner_person_id === person.id) await documents.delete(leaving, document.id);
         if (fate === 'delete') {
           for (const id of await listSessionIdsOf(db, person.id)) await sessions.delete(id);
         } else {
