@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { unusedPort } from './support/llm-helpers.ts';
 import { builtStartCommand, type StartCommand } from './support/hearth-build.ts';
+import { documentFolder } from './support/document-files.ts';
 import { fixtureServer, writeMcpConfig } from './support/mcp-servers.ts';
 import { startMosquitto } from './support/mosquitto.ts';
 import { prepareProfiles, startChildServer, type ChildServer } from './support/server-child.ts';
@@ -95,7 +96,7 @@ async function integrationStatus(server: ChildServer, name: string): Promise<str
   return body.integrations.find((integration: { name: string }) => integration.name === name)?.status;
 }
 
-it('starting with nothing configured loads only the allowed packages before listening and none of the clients; naming an MCP server in mcp.json later loads the SDK', async () => {
+it('starting with nothing configured loads only the allowed packages before listening and none of the clients; naming an MCP server in mcp.json later loads the SDK, and the first Word document and e-mail their readers', async () => {
   // An entry that names no usable server: the file is read (its error is listed) and still nothing connects.
   const { server, dataDir, loadedPackages } = await startRecorded({}, (dataDir) =>
     writeFile(path.join(dataDir, 'mcp.json'), JSON.stringify({ mcpServers: { unfinished: {} } })),
@@ -119,6 +120,21 @@ it('starting with nothing configured loads only the allowed packages before list
   await writeMcpConfig(path.join(dataDir, 'mcp.json'), { helper: fixtureServer() });
   await waitUntil(async () => (await server.request('GET', '/agents/tools')).body.servers?.[0]?.status === 'connected', 20_000);
   expect(await loadedPackages()).toContain(clients.mcp);
+
+  // The document readers load with the first document of their kind (the text is split before any embedding).
+  const files = await documentFolder();
+  cleanups.push(() => files.remove());
+  const split = async (file: { path: string; name: string }) => {
+    const response = await fetch(`${server.baseUrl}/documents?name=${encodeURIComponent(file.name)}&library=household`, { method: 'POST', body: await readFile(file.path) });
+    expect(response.status).toBe(201);
+    const { id } = (await response.json()) as { id: string };
+    await waitUntil(async () => (await server.request('GET', `/documents/${id}`)).body.passages > 0, 20_000);
+  };
+  await split(await files.docx('contract.docx', [{ heading: 'Rent', paragraphs: ['Due on the first.'] }]));
+  expect(await loadedPackages()).toContain(clients.docx);
+  expect(await loadedPackages()).not.toContain(clients.email);
+  await split(await files.email('school.eml', { subject: 'Parents evening', from: 'office@school.example', to: 'me@home.example', text: 'Thursday at six.' }));
+  expect(await loadedPackages()).toContain(clients.email);
 }, 60_000);
 
 it('with MQTT_URL, HA_URL, an openai speech backend and LOG_FORMAT=pretty set, their clients are loaded, and only theirs', async () => {
