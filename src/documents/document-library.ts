@@ -265,11 +265,16 @@ export class Documents implements DocumentLibrary {
     }
   }
 
+  /** In the background from start: a search waits for it, so a failure is logged rather than left to reject unseen. */
   private async loadVectors(): Promise<void> {
     const model = this.options.embedder.model;
-    for await (const batch of vectorsOf(this.options.db, model)) {
-      for (const { id, document_id, vector } of batch) if (this.rows.has(document_id)) this.vectors.add(document_id, id, vector);
-      await nextTurn();
+    try {
+      for await (const batch of vectorsOf(this.options.db, model)) {
+        for (const { id, document_id, vector } of batch) if (this.rows.has(document_id)) this.vectors.add(document_id, id, vector);
+        await nextTurn();
+      }
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'documents: the stored vectors could not be loaded; search answers from words alone until the next start');
     }
   }
 
