@@ -9,7 +9,10 @@ import { PrecomputedEmbedder } from './precomputed-embedder.ts';
 const [databaseFile, documentsDir] = process.argv.slice(2) as [string, string];
 const silentLogger = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} } as never;
 
-function residentMb(): number {
+/** VmRSS once garbage is collected (twice, a turn apart: array buffers are freed by a task of their own). */
+async function residentMb(): Promise<number> {
+  global.gc?.();
+  await new Promise((resolve) => setTimeout(resolve, 100));
   global.gc?.();
   const kilobytes = Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
   return kilobytes / 1024;
@@ -18,7 +21,7 @@ function residentMb(): number {
 process.once('message', async (message: { question: string; vector: number[] }) => {
   const db = await openDatabase(databaseFile);
   const owner = await new Household(db).firstOwner();
-  const baselineMb = residentMb();
+  const baselineMb = await residentMb();
   const started = performance.now();
   const library = await Documents.open({
     db,
@@ -32,7 +35,7 @@ process.once('message', async (message: { question: string; vector: number[] }) 
   library.start();
   await library.search({ person: owner }, message.question);
   const loadSeconds = (performance.now() - started) / 1000;
-  const loadedMb = residentMb();
+  const loadedMb = await residentMb();
   const { heapUsed, external } = process.memoryUsage();
   const heapMb = heapUsed / 2 ** 20;
   const externalMb = external / 2 ** 20;
