@@ -175,6 +175,18 @@ describe('attack 1: code that runs inside Hearth at its next start', () => {
     }
   });
 
+  it("never reads the document libraries' originals, even where DOCUMENTS_DIR is outside DATA_DIR", async () => {
+    const documents = path.join(root, 'documents-elsewhere');
+    await fs.mkdir(documents, { recursive: true });
+    const original = path.join(documents, '0b0e6a0e-4d3c-4a8e-9d3a-2f6f2e0c1a11');
+    await fs.writeFile(original, 'Payslip of another person of the household');
+    const reader = toolFor({ DOCUMENTS_DIR: documents, FS_WRITABLE_PATHS: root });
+    for (const action of ['read', 'list'] as const) {
+      const target = action === 'read' ? original : documents;
+      expect(await runTool(reader, { action, path: target }), action).toMatchObject({ success: false, output: expect.stringContaining('DOCUMENTS_DIR') });
+    }
+  });
+
   it('never reaches DATA_DIR, PROFILES_DIR or TOOLS_DIR even when FS_WRITABLE_PATHS names them', async () => {
     const loose = toolFor({ FS_WRITABLE_PATHS: working });
     for (const target of [path.join(working, 'data', 'x.json'), path.join(working, 'profiles', 'evil.md'), path.join(working, 'user-tools', 'evil.ts')]) {
