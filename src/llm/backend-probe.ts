@@ -1,5 +1,7 @@
 // One look at a backend: is it there, and does it have the model? Never throws:
 // every failure is described with what the person can do about it.
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { errorMessage, isRecord, networkFailureReason } from './errors.ts';
 import type { BackendId } from '../backend-ids.ts';
 
@@ -79,19 +81,38 @@ export async function probeOpenAI(target: BackendTarget, signal: AbortSignal, un
 
 type JsonAnswer = { ok: true; body: unknown } | { ok: false; reason: string; status?: number };
 
-async function getJson(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<JsonAnswer> {
-  try {
-    const response = await fetch(url, { headers: { accept: 'application/json', ...headers }, signal });
-    if (!response.ok) {
-      await response.body?.cancel();
-      const refused = response.status === 401 || response.status === 403;
-      return { ok: false, status: response.status, reason: refused ? `HTTP ${response.status}: the key was refused` : `HTTP ${response.status}` };
-    }
-    return { ok: true, body: await response.json() };
-  } catch (error) {
-    if (signal.aborted) return { ok: false, reason: 'no answer in time' };
-    return { ok: false, reason: networkFailureReason(error) ?? errorMessage(error) };
-  }
+/**
+ * Through node:http rather than fetch: fetch loads Node's bundled undici, about 12 MB of a
+ * process's memory, and this check runs at every start, long before any LLM call needs it
+ * (docs/architecture.md, "Idle memory").
+ */
+function getJson(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<JsonAnswer> {
+  const get = url.protocol === 'https:' ? httpsGet : httpGet;
+  return new Promise((resolve) => {
+    const fail = (error: unknown) =>
+      resolve({ ok: false, reason: signal.aborted ? 'no answer in time' : (networkFailureReason(error) ?? errorMessage(error)) });
+    const request = get(url, { headers: { accept: 'application/json', ...headers }, signal }, (response) => {
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        response.resume();
+        const refused = status === 401 || status === 403;
+        resolve({ ok: false, status, reason: refused ? `HTTP ${status}: the key was refused` : `HTTP ${status}` });
+        return;
+      }
+      response.setEncoding('utf8');
+      let text = '';
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('error', fail);
+      response.on('end', () => {
+        try {
+          resolve({ ok: true, body: JSON.parse(text) });
+        } catch (error) {
+          fail(error);
+        }
+      });
+    });
+    request.on('error', fail);
+  });
 }
 
 function withTrailingSlash(url: string): string {
