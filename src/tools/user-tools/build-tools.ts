@@ -29,7 +29,15 @@ export async function listToolFiles(toolsDir: string, shippedToolsDir?: string):
   const own = await toolFilesIn(toolsDir);
   const ownNames = new Set(own.map(toolNameOf));
   const shipped = shippedToolsDir === undefined || path.resolve(shippedToolsDir) === path.resolve(toolsDir) ? [] : await toolFilesIn(shippedToolsDir);
-  return [...own, ...shipped.filter((file) => !ownNames.has(toolNameOf(file)))].sort((first, second) => toolNameOf(first).localeCompare(toolNameOf(second)) || first.localeCompare(second));
+  return [...own, ...shipped.filter((file) => !ownNames.has(toolNameOf(file)))].sort((first, second) => byCodeUnits(toolNameOf(first), toolNameOf(second)) || byCodeUnits(first, second));
+}
+
+/**
+ * Not localeCompare: its first call loads ICU's collation data, about 3 MB of memory for the
+ * life of the process, at every start (docs/architecture.md, "Idle memory").
+ */
+function byCodeUnits(first: string, second: string): number {
+  return first < second ? -1 : first > second ? 1 : 0;
 }
 
 export function toolNameOf(file: string): string {
