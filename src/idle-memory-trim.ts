@@ -11,6 +11,8 @@ export interface YoungGeneration {
 
 /** Above this the young generation has grown from its start size (1 MB) and can give pages back. */
 const grownBytes = 4 * 1024 * 1024;
+/** Once start-up's background work is over, any growth counts: the idle figure is the one people see. */
+const grownSinceStartBytes = 1 * 1024 * 1024;
 /** Less new allocation than this between two looks counts as idle. */
 const idleAllocationBytes = 512 * 1024;
 
@@ -51,6 +53,8 @@ export class IdleMemoryTrim {
   private quietLooks = 0;
   private collections = 0;
   private collecting = false;
+  /** Start-up's background work ended since the last collection (startUpFinished). */
+  private startUpJustFinished = false;
   private readonly read: () => YoungGeneration;
 
   constructor(private readonly options: IdleMemoryTrimOptions) {
@@ -70,9 +74,11 @@ export class IdleMemoryTrim {
       return false;
     }
     this.quietLooks++;
-    const needed = this.collections === 0 ? quietLooksAfterStart : quietLooksAfterWork;
-    if (!this.worked || size <= grownBytes || this.quietLooks < needed) return false;
+    const afterStart = this.collections === 0 || this.startUpJustFinished;
+    const needed = afterStart ? quietLooksAfterStart : quietLooksAfterWork;
+    if (!this.worked || size <= (afterStart ? grownSinceStartBytes : grownBytes) || this.quietLooks < needed) return false;
     this.worked = false;
+    this.startUpJustFinished = false;
     this.collections++;
     this.collecting = true;
     void this.options.collect().finally(() => {
@@ -80,6 +86,16 @@ export class IdleMemoryTrim {
       this.previousUsed = this.read().used;
     });
     return true;
+  }
+
+  /**
+   * What start-up still did in the background after its first quiet moment (the backend's first
+   * check, the user tools' build, the speech check: what the start-up summary waits for) grows the
+   * young generation again, by less than later work has to: the next quiet look collects once more.
+   */
+  startUpFinished(): void {
+    this.worked = true;
+    this.startUpJustFinished = true;
   }
 }
 
@@ -107,7 +123,7 @@ export async function collectGarbageGivingMemoryBack(): Promise<boolean> {
 const megabytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 /** Looks every `intervalMs` for the life of the process; the timer does not keep it alive. */
-export function startIdleMemoryTrim(quiet: () => boolean, logger: Logger, intervalMs = 500): void {
+export function startIdleMemoryTrim(quiet: () => boolean, logger: Logger, intervalMs = 500): IdleMemoryTrim {
   const collect = async () => {
     const before = { young: readYoungGeneration().size, rss: process.memoryUsage.rss() };
     const startedAt = performance.now();
@@ -124,4 +140,5 @@ export function startIdleMemoryTrim(quiet: () => boolean, logger: Logger, interv
   };
   const trim = new IdleMemoryTrim({ collect, quiet });
   setInterval(() => trim.check(), intervalMs).unref();
+  return trim;
 }

@@ -83,6 +83,6 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
       });
     });
   }
-  void logStartUpSummary(url, deps, config.DATA_DIR);
-  startIdleMemoryTrim(() => !app.agent.busy, deps.logger);
+  const trim = startIdleMemoryTrim(() => !app.agent.busy, deps.logger);
+  void logStartUpSummary(url, deps, config.DATA_DIR).finally(() => trim.startUpFinished());
 }

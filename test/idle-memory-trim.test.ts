@@ -65,6 +65,27 @@ describe('IdleMemoryTrim', () => {
     expect(quietLook()).toBe(true);
   });
 
+  it('collects once more at the first quiet look after start-up has finished, however little the young generation grew', async () => {
+    const { heap, trim, quietLook } = scriptedHeap({ size: 32 * megabyte, used: 8 * megabyte });
+    expect(quietLook()).toBe(true);
+    await settle();
+    // The backend's first check and the user tools' build, still running, grow it to 4 MB.
+    heap.size = 4 * megabyte;
+    heap.used += 3 * megabyte;
+    expect(trim.check()).toBe(false);
+    expect(quietLook()).toBe(false);
+    trim.startUpFinished();
+    expect(quietLook()).toBe(true);
+    await settle();
+    expect(heap.collections).toBe(2);
+    // Later growth as small as that waits for the young generation to grow past 4 MB.
+    heap.size = 4 * megabyte;
+    heap.used += 3 * megabyte;
+    trim.check();
+    for (let look = 0; look < 12; look++) expect(quietLook()).toBe(false);
+    expect(heap.collections).toBe(2);
+  });
+
   it('does nothing while the young generation is at its start size', () => {
     const { heap, quietLook } = scriptedHeap({ size: 1 * megabyte, used: 200 * 1024 });
     expect(quietLook()).toBe(false);
