@@ -12,7 +12,7 @@ const stopWords = new Set(
  * NEAR, `*`, `:` or quotes), common words left out when others remain; none when it has no words.
  */
 export function ftsTerms(query: string): string[] {
-  const words = (query.match(/[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu) ?? []).slice(0, maximumTerms);
+  const words = (query.match(/[\p{L}\p{N}][\p{L}\p{N}'\u2019_-]*/gu) ?? []).slice(0, maximumTerms);
   const meaningful = words.filter((word) => !stopWords.has(word.toLowerCase()));
   const chosen = [...new Set((meaningful.length > 0 ? meaningful : words).map((word) => word.toLowerCase()))];
   return chosen.map((word) => `"${word}"`);
