@@ -47,7 +47,7 @@ const clients = {
  * node_modules. A new one is a decision: can it wait for the first request that needs it?
  */
 const bundledAtStart: string[] = JSON.parse(readFileSync('scripts/bundled-packages.json', 'utf8')).packages;
-/** Native (better-sqlite3 and what finds its binary, koffi), or required by a name esbuild cannot see (js-yaml's esprima). */
+/** Native (better-sqlite3 and what finds its binary, koffi), or required by a name esbuild cannot see (js-yaml's esprima: from src/ only, the build drops that require). */
 const unbundledAtStart = ['better-sqlite3', 'bindings', 'file-uri-to-path', 'koffi', 'esprima'];
 
 interface RecordedServer {
