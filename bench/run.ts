@@ -33,6 +33,7 @@ import type { BenchContext } from './scenarios/bench-context.ts';
 import { compressionBookkeeping } from './scenarios/compression.ts';
 import { concurrentSessionCount, concurrentStreams } from './scenarios/concurrency.ts';
 import { finalMemory, startAndMeasure } from './scenarios/start-and-memory.ts';
+import { integrationsMemory } from './scenarios/integrations-memory.ts';
 import { deltaThroughput } from './scenarios/throughput.ts';
 import { freshSessionTurns, longSessionTurns } from './scenarios/turn-overhead.ts';
 import { sshExecRoundTrips } from './scenarios/ssh-exec.ts';
@@ -160,6 +161,20 @@ async function main(): Promise<number> {
     server = started.server;
     startRows.push(...started.rows);
     details.push(...started.details);
+    for (const row of started.rows) console.log(`   ${row.scenario}: ${row.measured}`);
+    if (!options.cpuProfileDirectory) {
+      console.log('5d. idle RSS with the integrations configured…');
+      try {
+        const configured = await integrationsMemory({ server, llm, clockOffset });
+        startRows.push(...configured.rows);
+        details.push(...configured.details);
+        for (const row of configured.rows) console.log(`   ${row.measured}`);
+      } catch (error) {
+        console.error('   5d failed:', error);
+        startRows.push(errorRow('5d. Idle RSS with the integrations configured', error));
+        incomplete = true;
+      }
+    }
 
     const context: BenchContext = { server, llm, clockOffset };
     const scenarios: [number, string, () => Promise<ScenarioResult>][] = [

@@ -25,6 +25,11 @@ export interface ServerOptions {
   nodeFlags?: string[];
   /** Extra environment, applied last (e.g. a temp TOOLS_DIR). */
   environment?: Record<string, string>;
+  /**
+   * `npm`: `npm start` itself, as people type it, in a process group of its own that stop() ends
+   * whole; the child is then npm, not the server, so its pid is for timing only.
+   */
+  launcher?: 'node' | 'npm';
 }
 
 export interface StartedServer {
@@ -52,6 +57,7 @@ export class ServerProcess implements Endpoint {
     private readonly child: ChildProcess,
     readonly baseUrl: string,
     readonly headers: Record<string, string>,
+    private readonly launcher: 'node' | 'npm' = 'node',
   ) {
     const keep = (data: Buffer) => {
       this.output = (this.output + data.toString()).slice(-20_000);
@@ -81,15 +87,15 @@ export class ServerProcess implements Endpoint {
     // A token from .env still applies; the client then presents it.
     const { AUTH_TOKEN: token } = loadConfig(environment, path.join(projectRoot, '.env'));
     const headers: Record<string, string> = token === '' ? {} : { authorization: `Bearer ${token}` };
+    const launcher = options.launcher ?? 'node';
+    if (launcher === 'npm' && options.nodeFlags) throw new Error('npm start takes no extra node flags');
     const spawnedAt = epochNow();
     const child = track(
-      spawn(process.execPath, [...(options.nodeFlags ?? []), ...startArguments()], {
-        cwd: projectRoot,
-        env: environment,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
+      launcher === 'npm'
+        ? spawn('npm', ['start'], { cwd: projectRoot, env: environment, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+        : spawn(process.execPath, [...(options.nodeFlags ?? []), ...startArguments()], { cwd: projectRoot, env: environment, stdio: ['ignore', 'pipe', 'pipe'] }),
     );
-    const server = new ServerProcess(child, `http://127.0.0.1:${port}`, headers);
+    const server = new ServerProcess(child, `http://127.0.0.1:${port}`, headers, launcher);
     try {
       await server.waitForHealth(30_000);
     } catch (error) {
@@ -101,6 +107,7 @@ export class ServerProcess implements Endpoint {
 
   get pid(): number {
     if (this.child.pid === undefined) throw new Error('server process has no pid');
+    if (this.launcher === 'npm') throw new Error("started through npm: the child is npm, not the server, and its figures are not the server's");
     return this.child.pid;
   }
 
@@ -137,10 +144,29 @@ export class ServerProcess implements Endpoint {
   async stop(): Promise<void> {
     if (this.exited) return;
     const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    const signal = (name: NodeJS.Signals) => {
+      // npm, the shell it runs the script in and the server: the whole group, as a terminal's Ctrl-C would.
+      if (this.launcher === 'npm' && this.child.pid !== undefined) process.kill(-this.child.pid, name);
+      else this.child.kill(name);
+    };
+    signal('SIGTERM');
+    const timer = setTimeout(() => signal('SIGKILL'), 10_000);
     await exited;
     clearTimeout(timer);
+    if (this.launcher === 'npm') await this.groupGone();
+  }
+
+  /** npm may exit before the server it started has: the next start on this DATA_DIR waits for its lock. */
+  private async groupGone(): Promise<void> {
+    for (let attempt = 0; attempt < 1_000; attempt++) {
+      try {
+        process.kill(-this.child.pid!, 0);
+      } catch {
+        return;
+      }
+      await sleep(10);
+    }
+    process.kill(-this.child.pid!, 'SIGKILL');
   }
 
   private async waitForHealth(timeoutMs: number): Promise<void> {
