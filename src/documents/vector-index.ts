@@ -5,8 +5,8 @@
 // as int8 with one scale (768 bytes). A search ranks every vector by how many signs it shares with
 // the question (a popcount over a few words), then scores the best `candidatePool` of those that
 // pass the filter on their int8 values, and returns the best k. Chosen by measurement over float32
-// and int8 brute force, sqlite-vec and usearch's HNSW: see bench/RESULTS.md, "Documents: the
-// vector index" (100,000 × 768 on 2 cores: ~8 ms CPU a query, ~87 MB, no native code).
+// and int8 brute force, sqlite-vec and usearch's HNSW: see bench/RESULTS.md, "Issue 39: documents"
+// (100,000 × 768 on 2 cores: ~10 ms CPU a query, 84 MiB, no native code).
 
 export interface VectorMatch {
   id: number;
@@ -31,8 +31,8 @@ export interface VectorIndex {
 
 /**
  * How many vectors, nearest by shared signs, are scored on their values. At 100,000 clustered
- * vectors of 768 dimensions the true top 20 were among the best 1,000 in 99.75% of cases; twice
- * that costs ~1 ms more.
+ * vectors of 768 dimensions, 99.75% of the true top 20 were among the best 1,000; twice that costs
+ * ~1 ms more and leaves room for a filter that turns many of them away.
  */
 export const candidatePool = 2000;
 
