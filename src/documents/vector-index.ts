@@ -31,8 +31,8 @@ export interface VectorIndex {
 
 /**
  * How many vectors, nearest by shared signs, are scored on their values. At 100,000 clustered
- * vectors of 768 dimensions, 99.75% of the true top 20 were among the best 1,000; twice that costs
- * ~1 ms more and leaves room for a filter that turns many of them away.
+ * vectors of 768 dimensions, 99.75% of the true top 20 were among the best 1,000; twice that, for
+ * a margin, costs ~1 ms more. Vectors the filter turns away do not count.
  */
 export const candidatePool = 2000;
 
