@@ -153,6 +153,14 @@ describe('a Word document', () => {
     ]);
   });
 
+  it('refuses one whose text unpacks to more than 200 MB before mammoth opens it (a ZIP bomb)', async () => {
+    const bomb = await files.bombDocx('bomb.docx', 210);
+    expect(await extractor.extract(bomb)).toEqual({
+      success: false,
+      error: "This Word document's text does not unpack: it is damaged, or unpacks to more than the 200 MB Hearth reads.",
+    });
+  });
+
   it('says a damaged one cannot be read as a Word document', async () => {
     const damaged = await files.text('damaged.docx', Buffer.from('PK\x03\x04 not really a zip', 'latin1'));
     const result = await extractor.extract(unnamed(damaged));

@@ -12,6 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
+import { deflateRawSync } from 'node:zlib';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import PDFDocument from 'pdfkit';
 
@@ -49,6 +50,8 @@ export interface DocumentFolder {
   /** A 3 KB PDF whose page draws a form nine levels deep, ten times each: a billion drawing operations, minutes of pdftotext. */
   endlessPdf(name: string): Promise<WrittenDocument>;
   docx(name: string, sections: DocumentSection[]): Promise<WrittenDocument>;
+  /** A ~1 MB .docx whose document.xml inflates to `megabytes` of spaces (a ZIP bomb); its checksums are not filled in. */
+  bombDocx(name: string, megabytes: number): Promise<WrittenDocument>;
   markdown(name: string, sections: DocumentSection[]): Promise<WrittenDocument>;
   html(name: string, sections: DocumentSection[], options?: { title?: string; script?: string }): Promise<WrittenDocument>;
   text(name: string, content: string | Buffer, mediaType?: string): Promise<WrittenDocument>;
@@ -123,6 +126,15 @@ export async function documentFolder(prefix = 'hearth-documents-'): Promise<Docu
       await writeFile(file.path, await Packer.toBuffer(new Document({ sections: [{ children }] })));
       return file;
     },
+    bombDocx: async (name, megabytes) => {
+      const file = written(name, mediaTypes.docx);
+      const types = Buffer.from('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>');
+      await writeFile(file.path, zipArchive([
+        { name: '[Content_Types].xml', method: 0, data: types },
+        { name: 'word/document.xml', method: 8, data: deflateRawSync(Buffer.alloc(megabytes * 1024 * 1024, 0x20), { level: 1 }) },
+      ]));
+      return file;
+    },
     markdown: async (name, sections) => {
       const file = written(name, mediaTypes.markdown);
       const text = sections
@@ -156,6 +168,41 @@ export async function documentFolder(prefix = 'hearth-documents-'): Promise<Docu
     },
     remove: () => rm(folder, { recursive: true, force: true }),
   };
+}
+
+/** A ZIP archive of entries already compressed by `method` (0 stored, 8 deflated), CRCs left zero. */
+function zipArchive(entries: { name: string; method: number; data: Buffer }[]): Buffer {
+  const locals: Buffer[] = [];
+  const directory: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(entry.method, 8);
+    local.writeUInt32LE(entry.data.length, 18);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(entry.method, 10);
+    central.writeUInt32LE(entry.data.length, 20);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, entry.data);
+    directory.push(central, name);
+    offset += local.length + name.length + entry.data.length;
+  }
+  const directorySize = directory.reduce((sum, part) => sum + part.length, 0);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directorySize, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, ...directory, end]);
 }
 
 /** An RFC 5322 message: multipart when it has an HTML body or attachments. */
