@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { messageOf } from '../failure.ts';
 import type { Logger } from '../logger.ts';
 import type { Db } from '../store/database.ts';
 import {
@@ -147,7 +148,7 @@ export class DocumentIndexer {
     const { db, embedder } = this.options;
     const toSplit = await nextToSplit(db);
     if (toSplit) {
-      await this.working(toSplit.id, (signal) => this.split(toSplit, signal));
+      await this.working(toSplit.id, (signal) => this.splitOrFail(toSplit, signal));
       return true;
     }
     if (this.embeddingsUnreachable()) return false;
@@ -171,6 +172,16 @@ export class DocumentIndexer {
     const row = await updateDocument(this.options.db, id, change);
     if (row) this.options.changed(row);
     return row;
+  }
+
+  /** A bug that one file sets off fails that document rather than stopping the queue at it. */
+  private async splitOrFail(document: DocumentRow, signal: AbortSignal): Promise<void> {
+    try {
+      await this.split(document, signal);
+    } catch (error) {
+      this.options.logger.error({ err: error, documentId: document.id }, 'documents: reading a document failed');
+      await this.update(document.id, { status: 'failed', progress: null, error: `Hearth failed reading ${document.name} (an error of its own, in its log): ${messageOf(error)}` });
+    }
   }
 
   private async split(document: DocumentRow, signal: AbortSignal): Promise<void> {

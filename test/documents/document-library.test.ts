@@ -3,7 +3,10 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.ts';
+import { createDocumentExtractor } from '../../src/documents/extract/extract-document.ts';
 import { documentFolder, type WrittenDocument } from '../support/document-files.ts';
+import { jailFor } from '../support/jail.ts';
 import { LibraryBench } from '../support/document-library.ts';
 import { StandInEmbedder } from '../support/stand-in-embedder.ts';
 
@@ -44,6 +47,20 @@ describe('adding and indexing', () => {
     const failed = await bench.reaches(added.id, 'failed', 'adult');
     expect(failed.error).toMatch(/^contract\.docx could not be read as a Word document: .+/);
     expect(await bench.library.search(bench.caller('adult'), 'Word document')).toEqual([]);
+  });
+
+  it('a reader that throws on one file fails that document, and the next is still indexed', async () => {
+    await bench.library.stop();
+    const real = createDocumentExtractor({ jail: jailFor(parseConfig({ DATA_DIR: bench.folder })) });
+    bench.library = await bench.openLibrary({
+      extractor: { extract: async (file, signal) => (file.name === 'cursed.txt' ? Promise.reject(new TypeError('cannot read properties of undefined')) : real.extract(file, signal)) },
+    });
+    const cursed = await bench.add('adult', 'cursed.txt', 'Any text.');
+    const fine = await bench.add('adult', 'fine.txt', 'The boiler is serviced in May.');
+    expect((await bench.reaches(cursed.id, 'failed', 'adult')).error).toBe(
+      'Hearth failed reading cursed.txt (an error of its own, in its log): cannot read properties of undefined',
+    );
+    await bench.reaches(fine.id, 'ready', 'adult');
   });
 
   it('refuses what it cannot take, saying why', async () => {
