@@ -97,6 +97,11 @@ describe('a PDF with a text layer', () => {
     });
   });
 
+  it('says a PDF locked with a password cannot be opened', async () => {
+    const locked = await files.pdf('payslip.pdf', [[{ paragraphs: ['Net pay: 2,100 euros.'] }]], { password: 'secret' });
+    expect(await extractor.extract(locked)).toEqual({ success: false, error: 'This PDF is locked with a password; Hearth cannot open it. Add a copy saved without the password.' });
+  });
+
   it('says why a damaged PDF cannot be read, in pdftotext words', async () => {
     const damaged = await files.text('damaged.pdf', Buffer.from('%PDF-1.7\n1 0 obj << /Type /Catalog >>\nthe rest is missing'));
     const result = await extractor.extract(unnamed(damaged));

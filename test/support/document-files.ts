@@ -44,7 +44,7 @@ export interface EmailContent {
 export interface DocumentFolder {
   folder: string;
   /** One page per entry of `pages`, each its sections in order; `footer` is written at the foot of each page. */
-  pdf(name: string, pages: DocumentSection[][], options?: { footer?: (page: number) => string }): Promise<WrittenDocument>;
+  pdf(name: string, pages: DocumentSection[][], options?: { footer?: (page: number) => string; password?: string }): Promise<WrittenDocument>;
   /** Pages holding only an image, as a scanner makes them: no text layer. */
   scannedPdf(name: string, pages?: number): Promise<WrittenDocument>;
   /** A 3 KB PDF whose page draws a form nine levels deep, ten times each: a billion drawing operations, minutes of pdftotext. */
@@ -77,9 +77,9 @@ const bodySize = 11;
 export async function documentFolder(prefix = 'hearth-documents-'): Promise<DocumentFolder> {
   const folder = await mkdtemp(path.isAbsolute(prefix) ? prefix : path.join(tmpdir(), prefix));
   const written = (name: string, mediaType: string): WrittenDocument => ({ path: path.join(folder, name), name, mediaType });
-  const writePdf = async (name: string, draw: (document: PDFKit.PDFDocument) => void): Promise<WrittenDocument> => {
+  const writePdf = async (name: string, draw: (document: PDFKit.PDFDocument) => void, password?: string): Promise<WrittenDocument> => {
     const file = written(name, mediaTypes.pdf);
-    const document = new PDFDocument({ autoFirstPage: false, info: { Title: name } });
+    const document = new PDFDocument({ autoFirstPage: false, info: { Title: name }, ...(password !== undefined && { userPassword: password }) });
     const output = createWriteStream(file.path);
     document.pipe(output);
     draw(document);
@@ -99,7 +99,7 @@ export async function documentFolder(prefix = 'hearth-documents-'): Promise<Docu
             for (const paragraph of section.paragraphs) document.font('Helvetica').fontSize(bodySize).text(paragraph).moveDown(0.8);
           }
         }
-      }),
+      }, options.password),
     scannedPdf: (name, pages = 1) =>
       writePdf(name, (document) => {
         for (let page = 0; page < pages; page += 1) document.addPage().image(scanImage, 72, 72, { width: 400 });
