@@ -128,6 +128,23 @@ for (const [name, flavour] of Object.entries(flavours)) {
   });
 }
 
+describe('the OpenAI stand-in', () => {
+  it("answers the client's default base64 encoding with the same vectors as float32 bytes", async () => {
+    const server = await startScriptedOpenAI({ embeddingDimensions: 32 });
+    try {
+      const { default: OpenAI } = await import('openai');
+      const client = new OpenAI({ baseURL: server.url, apiKey: 'not-needed', maxRetries: 0 });
+      const response = await client.embeddings.create({ model: 'text-embedding-3-small', input: ['grease filter', 'parents evening'] });
+      expect(server.embedRequests[0]!.body.encoding_format).toBe('base64');
+      expect(response.data.map((item) => item.embedding)).toEqual(
+        ['grease filter', 'parents evening'].map((text) => Array.from(Float32Array.from(hashedEmbedding(text, 32)))),
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the embedder', () => {
   let server: ScriptedLlm;
   beforeAll(async () => {
