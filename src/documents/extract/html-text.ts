@@ -3,7 +3,7 @@ import type { ExtractedBlock, ExtractionResult } from './extracted-document.ts';
 import { collapseSpace, HeadingTrail } from './heading-trail.ts';
 
 /** Elements whose text is never the document's. */
-const dropped = 'script, style, noscript, template, svg, canvas, iframe, object, head, nav, form, button, select';
+const dropped = 'script, style, noscript, template, svg, canvas, iframe, object, head, nav, button, select';
 /** Elements read whole as one paragraph. */
 const paragraphs = new Set(['P', 'LI', 'PRE', 'BLOCKQUOTE', 'TD', 'TH', 'DT', 'DD', 'CAPTION', 'FIGCAPTION', 'ADDRESS', 'SUMMARY']);
 /** Elements that end the text run before them (their own text is read inside). */
