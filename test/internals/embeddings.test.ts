@@ -4,7 +4,9 @@ import { createEmbedder, embeddingBatchSize } from '../../src/documents/embedder
 import { BackendRegistry, modelLimitsFrom } from '../../src/llm/backend-registry.ts';
 import { createOllamaBackend } from '../../src/llm/ollama.ts';
 import { createOpenAIBackend } from '../../src/llm/openai.ts';
-import type { LlmBackend } from '../../src/llm/types.ts';
+import { inCallLane } from '../../src/llm/call-lane.ts';
+import type { LlmBackend, LlmStreamEvent } from '../../src/llm/types.ts';
+import { ScriptedBackend } from '../support/scripted-backend.ts';
 import { hashedEmbedding } from '../support/hashed-embedding.ts';
 import { unusedPort } from '../support/llm-helpers.ts';
 import type { ScriptedLlm } from '../support/scripted-llm.ts';
@@ -127,6 +129,40 @@ for (const [name, flavour] of Object.entries(flavours)) {
     });
   });
 }
+
+describe('embeddings through the registry', () => {
+  it("wait for a place at the backend like any call (LLM_MAX_CONCURRENT), and leave the line when aborted", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const streaming = new Promise<void>((resolve) => (started = resolve));
+    const backend = new ScriptedBackend([
+      async function* (): AsyncGenerator<LlmStreamEvent> {
+        started();
+        await held;
+        yield { type: 'done' };
+      },
+    ]);
+    const registry = new BackendRegistry({ ollama: backend }, 'ollama', 1, modelLimitsFrom(parseConfig({})));
+    const choice = registry.choose();
+    if (!choice.ok) throw new Error(choice.error.message);
+    const turn = inCallLane({ lane: 'interactive' }, async () => {
+      for await (const event of choice.backend.stream({ model: 'scripted', messages: [], signal: new AbortController().signal })) void event;
+    });
+    await streaming;
+    let settled = false;
+    const waiting = choice.backend.embed({ model: 'nomic-embed-text', input: ['grease filter'] }).finally(() => (settled = true));
+    const leaving = new AbortController();
+    const abandoned = choice.backend.embed({ model: 'nomic-embed-text', input: ['x'], signal: leaving.signal });
+    leaving.abort();
+    expect(await abandoned).toEqual({ success: false, code: 'aborted', error: 'The request was cancelled.' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    release();
+    await turn;
+    expect(await waiting).toEqual({ success: true, embeddings: [hashedEmbedding('grease filter')] });
+  });
+});
 
 describe('the OpenAI stand-in', () => {
   it("answers the client's default base64 encoding with the same vectors as float32 bytes", async () => {
