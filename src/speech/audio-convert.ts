@@ -1,5 +1,5 @@
 import type { Jail } from '../jail/jail.ts';
-import { ReadyAudioProcess, type AudioProcessResult } from './audio-process.ts';
+import { ReadyJailedFilter, type FilterResult } from '../jail/jailed-filter.ts';
 import { installedProgram } from './installed-program.ts';
 import { speechFailure, speechMimeTypes, type AudioClip, type SpeechFailure, type SpeechFormat } from './speech-types.ts';
 import { pcmSeconds, speechPcm, wavFromPcm, type PcmFormat } from './wav.ts';
@@ -36,8 +36,8 @@ export class AudioConverter {
   private readonly jail: Jail;
   private readonly ffmpeg: string;
   private readonly timeoutMs: number;
-  private readonly decoders = new Map<number, ReadyAudioProcess>();
-  private readonly encoders = new Map<SpeechFormat, ReadyAudioProcess>();
+  private readonly decoders = new Map<number, ReadyJailedFilter>();
+  private readonly encoders = new Map<SpeechFormat, ReadyJailedFilter>();
 
   constructor(options: AudioConverterOptions) {
     this.jail = options.jail;
@@ -97,28 +97,28 @@ export class AudioConverter {
   }
 
   /** The ffmpeg that encodes speech to a format, kept started ahead after the format's first use. */
-  private encoder(format: SpeechFormat): ReadyAudioProcess {
+  private encoder(format: SpeechFormat): ReadyJailedFilter {
     const known = this.encoders.get(format);
     if (known) return known;
     const output = format === 'wav' ? ['-ac', '1', '-ar', String(spokenWav.rate), '-c:a', 'pcm_s16le', '-f', 's16le'] : encoders[format];
-    const encoder = new ReadyAudioProcess({ executable: this.ffmpeg, args: [...quiet, '-i', 'pipe:0', '-vn', ...output, 'pipe:1'], jail: this.jail, timeoutMs: this.timeoutMs, maxOutputBytes });
+    const encoder = new ReadyJailedFilter({ executable: this.ffmpeg, args: [...quiet, '-i', 'pipe:0', '-vn', ...output, 'pipe:1'], jail: this.jail, timeoutMs: this.timeoutMs, maxOutputBytes });
     this.encoders.set(format, encoder);
     return encoder;
   }
 
   /** The ffmpeg that decodes a recording to speech PCM, kept started ahead (one per limit; there is one limit, VOICE_MAX_SECONDS). */
-  private decoder(maxSeconds: number): ReadyAudioProcess {
+  private decoder(maxSeconds: number): ReadyJailedFilter {
     const known = this.decoders.get(maxSeconds);
     if (known) return known;
     const maxBytes = Math.ceil((maxSeconds + overLimitSeconds) * speechPcm.rate) * speechPcm.width;
     const args = [...quiet, '-i', 'pipe:0', '-t', String(maxSeconds + overLimitSeconds), '-vn', '-ac', '1', '-ar', String(speechPcm.rate), '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
-    const decoder = new ReadyAudioProcess({ executable: this.ffmpeg, args, jail: this.jail, timeoutMs: this.timeoutMs, maxOutputBytes: maxBytes + speechPcm.width });
+    const decoder = new ReadyJailedFilter({ executable: this.ffmpeg, args, jail: this.jail, timeoutMs: this.timeoutMs, maxOutputBytes: maxBytes + speechPcm.width });
     this.decoders.set(maxSeconds, decoder);
     return decoder;
   }
 
 
-  private failure(result: Exclude<AudioProcessResult, { ok: true }>, doing: 'read' | 'encode'): SpeechFailure {
+  private failure(result: Exclude<FilterResult, { ok: true }>, doing: 'read' | 'encode'): SpeechFailure {
     switch (result.reason) {
       case 'not_started':
         // The jail's refusal carries its own fix; a missing program is the one other cause.

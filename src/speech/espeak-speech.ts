@@ -1,6 +1,6 @@
 import type { Jail } from '../jail/jail.ts';
 import type { AudioConverter } from './audio-convert.ts';
-import { ReadyAudioProcess } from './audio-process.ts';
+import { ReadyJailedFilter } from '../jail/jailed-filter.ts';
 import { installedProgram } from './installed-program.ts';
 import { speechFailure, type SpeechStatus, type Synthesis, type SynthesizeOptions, type TextToSpeech } from './speech-types.ts';
 
@@ -28,7 +28,7 @@ const keptVoices = 3;
 export class EspeakTextToSpeech implements TextToSpeech {
   readonly id = 'espeak-ng';
   private readonly program: string;
-  private readonly speakers = new Map<string, ReadyAudioProcess>();
+  private readonly speakers = new Map<string, ReadyJailedFilter>();
 
   constructor(private readonly options: EspeakOptions) {
     this.program = options.program ?? 'espeak-ng';
@@ -61,10 +61,10 @@ export class EspeakTextToSpeech implements TextToSpeech {
   }
 
   /** espeak-ng for one voice, kept started ahead after its first use (loading it is most of a short sentence's time). */
-  private speaker(voice: string): ReadyAudioProcess {
+  private speaker(voice: string): ReadyJailedFilter {
     const known = this.speakers.get(voice);
     if (known) return known;
-    const speaker = new ReadyAudioProcess({
+    const speaker = new ReadyJailedFilter({
       executable: this.program,
       args: ['--stdout', '--stdin', ...(voice === '' ? [] : ['-v', voice])],
       jail: this.options.jail,

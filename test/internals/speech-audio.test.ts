@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { AudioConverter } from '../../src/speech/audio-convert.ts';
-import { runAudioProcess } from '../../src/speech/audio-process.ts';
+import { runJailedFilter } from '../../src/jail/jailed-filter.ts';
 import { EspeakTextToSpeech } from '../../src/speech/espeak-speech.ts';
 import { jailFor } from '../support/jail.ts';
 import { encodedTone, toneWav } from '../support/tone.ts';
@@ -145,7 +145,7 @@ describeWithVoiceTools('the audio converter', () => {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tone.wav`;
-    const result = await runAudioProcess({ executable: 'ffmpeg', args: ['-v', 'error', '-i', url, '-f', 's16le', 'pipe:1'], input: Buffer.alloc(0), jail, timeoutMs: 10_000, maxOutputBytes: 1_000_000 });
+    const result = await runJailedFilter({ executable: 'ffmpeg', args: ['-v', 'error', '-i', url, '-f', 's16le', 'pipe:1'], input: Buffer.alloc(0), jail, timeoutMs: 10_000, maxOutputBytes: 1_000_000 });
     server.close();
     expect(result.ok).toBe(false);
     expect(requests).toBe(0);

@@ -4,7 +4,7 @@
 import { parseConfig } from '../../src/config.ts';
 import { Jail } from '../../src/jail/jail.ts';
 import { AudioConverter } from '../../src/speech/audio-convert.ts';
-import { runAudioProcess } from '../../src/speech/audio-process.ts';
+import { runJailedFilter } from '../../src/jail/jailed-filter.ts';
 import { encodedTone } from './tone.ts';
 
 const [dataDir, url] = process.argv.slice(2);
@@ -12,7 +12,7 @@ const quiet = { warn: () => undefined, info: () => undefined };
 const jail = await Jail.create({ config: parseConfig({ DATA_DIR: dataDir }), logger: quiet });
 const converter = new AudioConverter({ jail });
 const decoded = await converter.toSpeechPcm({ bytes: encodedTone('webm', 1), mimeType: 'audio/webm' }, { maxSeconds: 10 });
-const fetched = await runAudioProcess({ executable: 'ffmpeg', args: ['-v', 'error', '-i', url!, '-f', 's16le', 'pipe:1'], input: Buffer.alloc(0), jail, timeoutMs: 10_000, maxOutputBytes: 1_000_000 });
+const fetched = await runJailedFilter({ executable: 'ffmpeg', args: ['-v', 'error', '-i', url!, '-f', 's16le', 'pipe:1'], input: Buffer.alloc(0), jail, timeoutMs: 10_000, maxOutputBytes: 1_000_000 });
 converter.close();
 jail.close();
 process.stdout.write(

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { parseConfig } from '../../src/config.ts';
 import { createDocumentExtractor } from '../../src/documents/extract/extract-document.ts';
 import { Jail } from '../../src/jail/jail.ts';
-import { runAudioProcess } from '../../src/speech/audio-process.ts';
+import { runJailedFilter } from '../../src/jail/jailed-filter.ts';
 import { documentFolder } from './document-files.ts';
 
 const [dataDir, url] = process.argv.slice(2);
@@ -27,7 +27,7 @@ const outside = (await promisify(execFile)('pdftotext', [homePdf.path, '-'])).st
 
 const extracted = await createDocumentExtractor({ jail }).extract(dataPdf);
 const inJail = (args: string[], executable = 'pdftotext') =>
-  runAudioProcess({ executable, args, input: Buffer.alloc(0), jail, timeoutMs: 10_000, maxOutputBytes: 1_000_000 });
+  runJailedFilter({ executable, args, input: Buffer.alloc(0), jail, timeoutMs: 10_000, maxOutputBytes: 1_000_000 });
 const readHome = await inJail([homePdf.path, '-']);
 const readDataDir = await inJail([dataPdf.path, '-']);
 const fetched = await inJail(['--silent', '--show-error', '--max-time', '5', url!], 'curl');

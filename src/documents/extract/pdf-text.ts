@@ -1,5 +1,5 @@
 import type { Jail } from '../../jail/jail.ts';
-import { runAudioProcess, type AudioProcessResult } from '../../speech/audio-process.ts';
+import { runJailedFilter, type FilterResult } from '../../jail/jailed-filter.ts';
 import { documentMediaTypes } from './detect-media-type.ts';
 import type { ExtractionResult } from './extracted-document.ts';
 import { pdfLayoutBlocks } from './pdf-layout.ts';
@@ -25,7 +25,7 @@ export class PdfReader {
   async extract(content: Buffer, signal?: AbortSignal): Promise<ExtractionResult> {
     const refused = this.options.jail.refusal('Reading PDFs (pdftotext)');
     if (refused !== undefined) return { success: false, error: refused };
-    const result = await runAudioProcess({
+    const result = await runJailedFilter({
       executable: this.options.executable,
       args: ['-bbox-layout', '-enc', 'UTF-8', '-', '-'],
       input: content,
@@ -41,7 +41,7 @@ export class PdfReader {
     return { success: true, document: { mediaType: documentMediaTypes.pdf, pages, blocks } };
   }
 
-  private failure(result: Exclude<AudioProcessResult, { ok: true }>): string {
+  private failure(result: Exclude<FilterResult, { ok: true }>): string {
     switch (result.reason) {
       case 'not_started':
         return /ENOENT/.test(result.message ?? '') ? notInstalled : `PDF reading could not start: ${result.message ?? 'no reason given'}.`;

@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
-import type { Jail } from '../jail/jail.ts';
-import type { JailedCommand } from '../jail/jail-spec.ts';
-import { endProcessTree } from '../jail/process-tree.ts';
+import type { Jail } from './jail.ts';
+import type { JailedCommand } from './jail-spec.ts';
+import { endProcessTree } from './process-tree.ts';
 
-/** An audio tool's command: what runs, in which jail, within which bounds. */
-export interface AudioCommand {
+// A filter program on untrusted bytes (ffmpeg and espeak-ng for speech, pdftotext for documents):
+// input on its stdin, output from its stdout, in the strict jail without network.
+
+/** A filter's command: what runs, in which jail, within which bounds. */
+export interface FilterCommand {
   executable: string;
   args: readonly string[];
   /** Without network, seeing nothing of Hearth, when it is on. */
@@ -15,36 +18,36 @@ export interface AudioCommand {
   maxOutputBytes: number;
 }
 
-export interface AudioProcessOptions extends AudioCommand {
+export interface FilterOptions extends FilterCommand {
   /** Written to the process's standard input, which is then closed. */
   input: Buffer;
   signal?: AbortSignal;
 }
 
-export type AudioProcessResult =
+export type FilterResult =
   | { ok: true; output: Buffer; stderr: string }
   | { ok: false; reason: 'failed' | 'timeout' | 'aborted' | 'output_too_large' | 'not_started'; exitCode?: number | null; stderr: string; message?: string };
 
 /** A process started and waiting for its input; `feed` gives it and waits for the result. */
 interface StartedProcess {
   readonly exited: boolean;
-  feed(input: Buffer, signal: AbortSignal | undefined): Promise<AudioProcessResult>;
+  feed(input: Buffer, signal: AbortSignal | undefined): Promise<FilterResult>;
   /** Ends it (if it still runs) and frees what its jail holds. */
   end(): void;
 }
 
 const keptStderrBytes = 8_000;
-/** Only the PATH and a language: an audio tool needs nothing of Hearth's environment. */
+/** Only the PATH and a language: a filter needs nothing of Hearth's environment. */
 const environment = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
 
 /**
- * Runs an audio tool (ffmpeg, espeak-ng) on bytes: input on its stdin, output from its stdout,
- * in the strict jail without network (the audio is untrusted), ended with all it started on a
- * timeout, an abort or too much output. Never rejects.
+ * Runs a filter on bytes: input on its stdin, output from its stdout, in the strict jail without
+ * network (what it reads is untrusted), ended with all it started on a timeout, an abort or too
+ * much output. Never rejects.
  */
-export async function runAudioProcess(options: AudioProcessOptions): Promise<AudioProcessResult> {
+export async function runJailedFilter(options: FilterOptions): Promise<FilterResult> {
   if (options.signal?.aborted) return aborted;
-  const started = await startAudioProcess(options);
+  const started = await startJailedFilter(options);
   if ('reason' in started) return started;
   if (options.signal?.aborted) {
     started.end();
@@ -58,22 +61,22 @@ export async function runAudioProcess(options: AudioProcessOptions): Promise<Aud
  * the program to load (ffmpeg links some 200 libraries: about 100 ms before it reads a byte).
  * Each run takes the waiting process (or starts one if another run has it) and starts the next.
  */
-export class ReadyAudioProcess {
+export class ReadyJailedFilter {
   private spare: Promise<StartedProcess | undefined> | undefined;
   private closed = false;
 
-  constructor(private readonly command: AudioCommand) {}
+  constructor(private readonly command: FilterCommand) {}
 
   /** Starts the waiting process now rather than at the first run. */
   prepare(): void {
     if (!this.closed) this.spare ??= this.startSpare();
   }
 
-  async run(input: Buffer, signal?: AbortSignal): Promise<AudioProcessResult> {
+  async run(input: Buffer, signal?: AbortSignal): Promise<FilterResult> {
     if (signal?.aborted) return aborted;
     const waiting = await this.spare;
     this.spare = undefined;
-    const started = waiting && !waiting.exited ? waiting : await startAudioProcess(this.command);
+    const started = waiting && !waiting.exited ? waiting : await startJailedFilter(this.command);
     if (waiting && waiting !== started) waiting.end();
     this.prepare();
     if ('reason' in started) return started;
@@ -92,7 +95,7 @@ export class ReadyAudioProcess {
   }
 
   private async startSpare(): Promise<StartedProcess | undefined> {
-    const started = await startAudioProcess(this.command);
+    const started = await startJailedFilter(this.command);
     if ('reason' in started) return undefined;
     if (this.closed) {
       started.end();
@@ -102,9 +105,9 @@ export class ReadyAudioProcess {
   }
 }
 
-const aborted: AudioProcessResult = { ok: false, reason: 'aborted', stderr: '' };
+const aborted: FilterResult = { ok: false, reason: 'aborted', stderr: '' };
 
-async function startAudioProcess(command: AudioCommand): Promise<StartedProcess | Extract<AudioProcessResult, { ok: false }>> {
+async function startJailedFilter(command: FilterCommand): Promise<StartedProcess | Extract<FilterResult, { ok: false }>> {
   let jailed: JailedCommand;
   try {
     jailed = await command.jail.wrap(
@@ -120,7 +123,7 @@ async function startAudioProcess(command: AudioCommand): Promise<StartedProcess 
   return startJailed(command, jailed);
 }
 
-function startJailed(command: AudioCommand, jailed: JailedCommand): StartedProcess {
+function startJailed(command: FilterCommand, jailed: JailedCommand): StartedProcess {
   const child = spawn(jailed.executable, jailed.args, { env: jailed.environment, stdio: ['pipe', 'pipe', 'pipe'], cwd: '/' });
   const chunks: Buffer[] = [];
   let outputBytes = 0;
