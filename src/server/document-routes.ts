@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import type { AddDocumentResult, DocumentLibrary, DocumentSummary, LibraryName } from '../documents/document-types.ts';
 import { ApiError } from '../errors.ts';
+import { rawBodyParser } from './raw-body.ts';
 
 const megabyte = 1024 * 1024;
 const howToSend =
@@ -45,12 +45,7 @@ export async function documentRoutes(app: FastifyInstance, options: DocumentRout
 
   // A raw body of any type is the document itself; multipart is read by the plugin below.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { bodyLimit: maxBytes }, (_request, payload, done) => {
-    readLimited(payload, maxBytes).then(
-      (bytes) => (bytes ? done(null, bytes) : done(tooLarge())),
-      (error: Error) => done(new ApiError('invalid_request', `The body could not be read: ${error.message}.`)),
-    );
-  });
+  app.addContentTypeParser('*', { bodyLimit: maxBytes }, rawBodyParser(maxBytes, tooLarge));
   await app.register(fastifyMultipart, { limits: { fileSize: maxBytes } });
 
   const visible = (request: FastifyRequest, id: string): DocumentSummary => {
@@ -197,17 +192,3 @@ function refusalError(refused: Extract<AddDocumentResult, { ok: false }>, limitM
   }
 }
 
-/** The whole body, or undefined once it passes `limit` (the rest is read and dropped, so the 413 still reaches the client). */
-async function readLimited(stream: Readable, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    total += (chunk as Buffer).length;
-    if (total > limit) {
-      stream.resume();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}

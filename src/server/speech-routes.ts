@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import fastifyMultipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -9,6 +8,7 @@ import type { Sessions } from '../sessions/sessions.ts';
 import { SpeechService } from '../speech/speech-service.ts';
 import type { AudioClip, SpeechFailure } from '../speech/speech-types.ts';
 import { ownSession } from './own-session.ts';
+import { rawBodyParser } from './raw-body.ts';
 import { SpeechRate, type SpeechRateSettings } from './speech-rate.ts';
 
 const SessionParams = Type.Object({ id: Type.String() });
@@ -52,12 +52,7 @@ export async function speechRoutes(app: FastifyInstance, options: SpeechRouteOpt
   const releases = new WeakMap<FastifyRequest, () => void>();
   const tooLarge = () => new ApiError('audio_too_large', `The recording is larger than the upload limit of ${options.config.SESSION_FILES_MAX_SIZE_MB} MB (SESSION_FILES_MAX_SIZE_MB).`);
 
-  app.addContentTypeParser(/^audio\//i, { bodyLimit: maxBytes }, (_request, payload, done) => {
-    readLimited(payload, maxBytes).then(
-      (bytes) => (bytes ? done(null, bytes) : done(tooLarge())),
-      (error: Error) => done(new ApiError('invalid_request', `The body could not be read: ${error.message}.`)),
-    );
-  });
+  app.addContentTypeParser(/^audio\//i, { bodyLimit: maxBytes }, rawBodyParser(maxBytes, tooLarge));
   await app.register(fastifyMultipart, { limits: { fileSize: maxBytes, files: 1 } });
   app.addHook('onResponse', async (request) => releases.get(request)?.());
 
@@ -146,21 +141,6 @@ async function audioPart(request: FastifyRequest, tooLarge: () => ApiError): Pro
   return clip;
 }
 
-/** The whole body, or undefined once it passes `limit` (the rest is left unread). */
-async function readLimited(stream: Readable, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    total += (chunk as Buffer).length;
-    if (total > limit) {
-      // The rest is read and dropped, so the 413 still reaches the client.
-      stream.resume();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 /** Aborted when the client goes away before the answer is sent: its conversion stops. */
 function untilClientLeaves(reply: FastifyReply): AbortSignal {

@@ -15,6 +15,7 @@ import { finished } from 'node:stream/promises';
 import { deflateRawSync } from 'node:zlib';
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import PDFDocument from 'pdfkit';
+import { documentMediaTypes as mediaTypes } from '../../src/documents/extract/detect-media-type.ts';
 
 /** A heading (level 1 outermost) and the paragraphs under it; no heading continues the one before. */
 export interface DocumentSection {
@@ -59,14 +60,6 @@ export interface DocumentFolder {
   remove(): Promise<void>;
 }
 
-export const mediaTypes = {
-  pdf: 'application/pdf',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  html: 'text/html',
-  markdown: 'text/markdown',
-  text: 'text/plain',
-  email: 'message/rfc822',
-} as const;
 
 /** An 8×8 grey checkerboard PNG: what a scanned page holds instead of text. */
 const scanImage = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAAAAADhZOFXAAAAE0lEQVR4nGPQOAGBDFBag4EsEQA4hB4Bk0b9qwAAAABJRU5ErkJggg==', 'base64');
