@@ -4,9 +4,11 @@
 // Real connections, real npx and a real jail; no Hearth server.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { McpConnection, mcpProcessMarker } from '../src/tools/mcp/mcp-connection.ts';
 import { mcpNpmCache } from '../src/tools/mcp/mcp-jail.ts';
@@ -57,6 +59,32 @@ describe('an MCP server that needs the network at run time', () => {
     // Forgotten: the next attempt prepares it again (and here fails to fetch it from a registry that is not there).
     expect(existsSync(marker)).toBe(false);
   }, 20_000);
+
+  it('a package the registry does not have is not fetched again until its entry changes', async () => {
+    const asked: string[] = [];
+    const registry = http.createServer((request, response) => {
+      asked.push(request.url ?? '');
+      response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Not found"}');
+    });
+    await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
+      const message = await failureOf('typo', { command: 'npx', args: ['-y', 'hearth-no-such-package'], env: { npm_config_registry: url } }, { until: /404/ });
+      expect(message).toMatch(/^npm could not fetch hearth-no-such-package into Hearth's npm cache from http:\/\/127\.0\.0\.1:\d+\/: 404 Not Found.*\. Correct the package's name in mcp\.json: saving it tries again$/);
+      const heard = asked.length;
+      expect(heard).toBeGreaterThan(0);
+      // Only the timers are fake from here: a retry (100 ms apart in this connection) would run npm, which asks the registry again.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      vi.useRealTimers();
+      expect(asked.length).toBe(heard);
+      expect(connections.at(-1)!.state).toBe('failed');
+    } finally {
+      vi.useRealTimers();
+      await new Promise((resolve) => registry.close(resolve));
+    }
+  }, 30_000);
 
   it('a jailed server without network that tries to reach one at start says its jail has none', async () => {
     const reachesOut = 'fetch("http://192.0.2.1/").catch((error) => console.error("fetch failed:", error.cause?.code ?? error.message)); process.stdin.resume();';

@@ -9,7 +9,7 @@ import { jailedStartFailure, type Jail } from '../../jail/jail.ts';
 import type { JailedCommand } from '../../jail/jail-spec.ts';
 import { endProcessTree } from '../../jail/process-tree.ts';
 import { mcpJailSpec, usesNpm } from './mcp-jail.ts';
-import { npxPackages, preparedMarker, prepareNpxPackages } from './npx-preparation.ts';
+import { npxPackages, preparedMarker, prepareNpxPackages, type NpxPreparation } from './npx-preparation.ts';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -276,10 +276,12 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
       environment: { ...this.baseEnvironment(), ...Object.fromEntries(ownSettings), [processMarkerVariable]: this.options.processMarker },
       onFetching: () => this.set('connecting', `preparing: npm is fetching ${packages.join(', ')} into Hearth's npm cache (once, with network; then it runs offline in its jail)`),
       signal: this.preparation.signal,
-    }).catch((error: unknown) => ({ prepared: false as const, message: `preparing its npx package failed: ${(error as Error).message}` }));
+    }).catch((error: unknown): NpxPreparation => ({ prepared: false, message: `preparing its npx package failed: ${(error as Error).message}` }));
     if (this.closed) return false;
     if (!outcome.prepared) {
-      this.fail(undefined, outcome.message);
+      // npm at every retry, for a name the registry does not have, would cost a second of CPU a minute for nothing.
+      if (outcome.lasting === true) this.fail(undefined, `${outcome.message}. Correct the package's name in mcp.json: saving it tries again`, { retry: false });
+      else this.fail(undefined, outcome.message);
       return false;
     }
     this.npxRegistry = outcome.registry;
@@ -460,14 +462,15 @@ export class McpConnection extends EventEmitter<{ changed: [] }> {
     this.fail(attempt, message);
   }
 
-  private fail(attempt: Attempt | undefined, message: string): void {
+  private fail(attempt: Attempt | undefined, message: string, { retry } = { retry: true }): void {
     if (attempt) this.end(attempt, 'kill');
     if (this.closed) return;
     if (this.currentState !== 'failed' || this.currentMessage !== message) {
-      this.options.logger?.warn(`MCP server ${this.name} failed: ${message}; trying again with backoff`);
+      this.options.logger?.warn(`MCP server ${this.name} failed: ${message}${retry ? '; trying again with backoff' : ''}`);
     }
     this.currentTools = [];
     this.set('failed', message);
+    if (!retry) return;
     const delay = Math.min(this.backoff.firstMs * 2 ** this.failures, this.backoff.longestMs);
     this.failures += 1;
     clearTimeout(this.retryTimer);

@@ -52,7 +52,8 @@ export interface NpxPreparationOptions {
   signal?: AbortSignal;
 }
 
-export type NpxPreparation = { prepared: true; registry: string } | { prepared: false; message: string };
+/** `lasting`: the registry has no such package (npm's E404), which trying again will not change until the entry does. */
+export type NpxPreparation = { prepared: true; registry: string } | { prepared: false; message: string; lasting?: boolean };
 
 interface RunResult {
   code: number | null;
@@ -134,7 +135,8 @@ export async function prepareNpxPackages(options: NpxPreparationOptions): Promis
   );
   if (fetched.code !== 0) {
     const why = fetched.error?.message ?? npmComplaint(fetched.output);
-    return { prepared: false, message: `npm could not fetch ${packages.join(', ')} into Hearth's npm cache from ${registry}${why ? `: ${why}` : ''}` };
+    const lasting = /\bcode E404\b/.test(fetched.output);
+    return { prepared: false, message: `npm could not fetch ${packages.join(', ')} into Hearth's npm cache from ${registry}${why ? `: ${why}` : ''}`, lasting };
   }
   await mkdir(path.dirname(marker), { recursive: true, mode: 0o700 });
   await writeFile(marker, `${JSON.stringify({ packages, registry, prepared_at: new Date().toISOString() })}\n`);
