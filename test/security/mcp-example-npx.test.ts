@@ -41,7 +41,7 @@ describe.each(runs)("mcp.example.json's files server, $name", ({ unprivileged })
   let documents: string;
   const messages: string[] = [];
   let requestsAtConnect = 0;
-  /** What the registry heard for the files server (the missing package is asked for again at each retry). */
+  /** What the registry heard for the files server, the missing package's requests left out. */
   const filesRequests = () => registry.requests.filter((request) => !request.includes('hearth-no-such-package')).length;
 
   beforeAll(async () => {
