@@ -7,12 +7,23 @@
 // Usage: node scripts/build.mjs [--outdir=dist] [--out-extension=.js]
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Ajv } from 'ajv';
+import standaloneCode from 'ajv/dist/standalone/index.js';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
 const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' }, 'out-extension': { type: 'string', default: '.js' } } });
 const bundled = new Set(JSON.parse(readFileSync(new URL('./bundled-packages.json', import.meta.url), 'utf8')).packages);
 const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+
+/** ajv's standalone code for the validator `file` exports, compiled with its schema and options. */
+async function standaloneValidator(file) {
+  const { outputFiles } = await build({ entryPoints: [file], bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'warning' });
+  const module = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
+  const ajv = new Ajv({ ...module.frontMatterValidatorOptions, code: { source: true, esm: true } });
+  return `${standaloneCode(ajv, ajv.compile(module.frontMatterSchema))}\nexport { validate as validateFrontMatter };\n`;
+}
 
 await build({
   entryPoints: ['src/main.ts', 'src/cli.ts'],
@@ -32,6 +43,19 @@ await build({
   // name esbuild cannot see); in an ES module only a require made by createRequire can.
   banner: { js: "import{createRequire as __hearthCreateRequire}from'node:module';const require=__hearthCreateRequire(import.meta.url);" },
   plugins: [
+    {
+      // A profile's front matter is checked at every start: its validator comes compiled by ajv's
+      // standalone code in place of src/profiles/front-matter-validator.ts, which compiles it when
+      // imported (issue 38). The module itself, bundled on its own, gives the schema and options.
+      name: 'profile-validator-compiled-ahead',
+      setup(builder) {
+        builder.onLoad({ filter: /[\\/]src[\\/]profiles[\\/]front-matter-validator\.ts$/ }, async ({ path }) => ({
+          contents: await standaloneValidator(path),
+          loader: 'js',
+          resolveDir: dirname(path),
+        }));
+      },
+    },
     {
       // js-yaml (under gray-matter, which reads the profiles) requires esprima at load, by a name
       // esbuild cannot see, only for its !!js/function type, which gray-matter's safe loading never

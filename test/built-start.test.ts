@@ -81,6 +81,28 @@ describe('npm start (the bundle in dist/)', () => {
     expect(session.status).toBe(201);
   });
 
+  it('checks a profile with the validator the build compiled ahead, its errors worded as from the sources', async () => {
+    const dataDir = await temporaryFolder('hearth-built-profile-');
+    await prepareProfiles(dataDir, { many: '---\nid: many\ntemperature: -1\nmax_iterations: 1000\n---\nYou help with things.\n' });
+    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args: npmStartFromAnywhere() } });
+    cleanups.push(() => server.kill());
+    const { body } = await server.request('GET', '/agents/profiles');
+    expect(body.errors).toEqual([
+      { file: path.join(dataDir, 'profiles', 'many.md'), message: 'missing required field "name"; temperature must be >= 0; max_iterations must be <= 500' },
+    ]);
+    expect(body.profiles.map((profile: { id: string }) => profile.id)).toContain('secretary');
+    // Compiled ahead: the code of the check is in the bundle, its limits written into it.
+    const reached = new Map<string, string>();
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      const text = readFileSync(path.join('dist', file), 'utf8');
+      reached.set(file, text);
+      for (const match of text.matchAll(/(?:from\s*|import\s*\(\s*)"\.\/([^"]+\.js)"/g)) visit(match[1]!);
+    };
+    visit('main.js');
+    expect([...reached.values()].some((text) => text.includes('message:"must be <= 500"'))).toBe(true);
+  });
+
   it('is plain ASCII in every module main.js reaches, so V8 keeps each source at one byte a character', async () => {
     const reached = new Set<string>();
     const visit = (file: string) => {

@@ -1,11 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import matter from 'gray-matter';
 import { buildPolicy } from '../approvals/policy.ts';
 import { defaultProfileAccess } from '../people/rights.ts';
 import { parseHeartbeat } from './heartbeat-settings.ts';
-import { ProfileFrontMatterSchema, type Profile, type ProfileFrontMatter } from './profile.ts';
+import { validateFrontMatter } from './front-matter-validator.ts';
+import type { Profile } from './profile.ts';
 import { fieldName, valueAt } from '../json-pointer.ts';
 
 export interface ProfileError {
@@ -14,9 +15,6 @@ export interface ProfileError {
 }
 
 export type ParseProfileResult = { ok: true; profile: Profile } | { ok: false; error: ProfileError };
-
-const ajv = new Ajv({ useDefaults: true, allErrors: true });
-const validateFrontMatter = ajv.compile<ProfileFrontMatter>(ProfileFrontMatterSchema);
 
 const matterOptions = {
   engines: {
