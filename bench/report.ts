@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { projectRoot } from './project-root.ts';
 
@@ -55,21 +55,37 @@ export function machineDescription(): string {
   ].join('\n');
 }
 
+/** Where the hand-written results begin: everything from this line on is kept by each run. */
+export const handWrittenMarker = '<!-- Written by hand below this line: `npm run bench` keeps it. -->';
+
+/**
+ * Writes RESULTS.md: the machine, the table, the method and the details of this run, then the
+ * hand-written sections the file already had. A run of some scenarios (`--only`) keeps the rows of
+ * the others from the file, and says so.
+ */
 export async function writeResults(
   file: string,
   machine: string,
   rows: readonly ReportRow[],
   method: string,
   details: readonly string[],
+  ran: (scenario: string) => boolean = () => true,
 ): Promise<void> {
+  const previous = await readFile(file, 'utf8').catch(() => '');
+  const markerAt = previous.indexOf(handWrittenMarker);
+  const handWritten = markerAt === -1 ? handWrittenMarker : previous.slice(markerAt).trimEnd();
+  const kept = previousRows(previous).filter((row) => !ran(row.scenario));
+  const order = (row: { scenario: string }) => Number.parseInt(row.scenario, 10) || Number.POSITIVE_INFINITY;
+  const allRows = [...rows, ...kept].sort((left, right) => order(left) - order(right));
   const text = [
     '# Hearth benchmark results',
     '',
     'Written by `npm run bench` (bench/run.ts); budgets from docs/architecture.md (Budgets).',
     '',
     machine,
+    ...(kept.length > 0 ? [`- Rows kept from the previous run (not run this time): ${[...new Set(kept.map((row) => Number.parseInt(row.scenario, 10)))].join(', ')}`] : []),
     '',
-    table(rows),
+    table(allRows),
     '',
     '## Method',
     '',
@@ -79,6 +95,21 @@ export async function writeResults(
     '',
     ...details.map((line) => `- ${line}`),
     '',
+    handWritten,
+    '',
   ].join('\n');
   await writeFile(file, text);
+}
+
+/** The rows of the table at the top of an earlier RESULTS.md, as written. */
+function previousRows(text: string): ReportRow[] {
+  const tableEnd = text.indexOf('\n## ');
+  const lines = (tableEnd === -1 ? text : text.slice(0, tableEnd)).split('\n');
+  const rows: ReportRow[] = [];
+  for (const line of lines) {
+    const cells = /^\| (.+) \| (.*) \| (.*) \| (pass|\*\*FAIL\*\*|—) \|$/.exec(line);
+    if (!cells || cells[1] === 'scenario') continue;
+    rows.push({ scenario: cells[1]!, measured: cells[2]!, target: cells[3]!, passed: cells[4] === '—' ? undefined : cells[4] === 'pass' });
+  }
+  return rows;
 }
