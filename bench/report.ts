@@ -95,10 +95,24 @@ export async function writeResults(
     '',
     ...details.map((line) => `- ${line}`),
     '',
+    ...(kept.length > 0 ? [earlierDetailsHeading, '', ...previousDetails(previous), ''] : []),
     handWritten,
     '',
   ].join('\n');
   await writeFile(file, text);
+}
+
+const earlierDetailsHeading = '### Details of the rows kept from earlier runs';
+
+/** The detail lines of an earlier RESULTS.md (its own and those it kept), for the rows it hands on. */
+function previousDetails(text: string): string[] {
+  const start = text.indexOf('\n## Details\n');
+  if (start === -1) return [];
+  const markerAt = text.indexOf(handWrittenMarker, start);
+  return text
+    .slice(start, markerAt === -1 ? undefined : markerAt)
+    .split('\n')
+    .filter((line) => line.startsWith('- '));
 }
 
 /** The rows of the table at the top of an earlier RESULTS.md, as written. */

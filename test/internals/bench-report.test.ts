@@ -34,6 +34,8 @@ describe("the bench's RESULTS.md", () => {
     expect(written).not.toMatch(/old 5a|old 29|old 30/);
     expect(written.indexOf('1. Turn')).toBeLessThan(written.indexOf('5a. Start'));
     expect(written).toContain('- Rows kept from the previous run (not run this time): 1');
+    // The kept rows' details come with them.
+    expect(written).toMatch(/- detail\n\n### Details of the rows kept from earlier runs\n\n- d\n/);
     expect(written.endsWith(`${handWritten.trimEnd()}\n`)).toBe(true);
   });
 
@@ -43,6 +45,7 @@ describe("the bench's RESULTS.md", () => {
     const written = await readFile(file, 'utf8');
     expect(written).not.toContain('old 1');
     expect(written).not.toContain('Rows kept');
+    expect(written).not.toContain('kept from earlier runs');
     expect(written).toContain(`${handWrittenMarker}\n\n## By hand`);
   });
 });
