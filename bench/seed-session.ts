@@ -3,6 +3,7 @@ import { openDatabase } from '../src/store/database.ts';
 import type { NewMessage } from '../src/store/message.ts';
 import { appendMessages } from '../src/store/messages-repository.ts';
 import { createSession } from '../src/store/sessions-repository.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 
 const words = (
   'the a server backup disk logs config update schedule meeting report invoice draft email calendar ' +
@@ -11,18 +12,6 @@ const words = (
   'notes summary question answer document folder file permission service restart status error warning ' +
   'install version package release plan step first then finally result looks fine should would will'
 ).split(' ');
-
-/** A deterministic generator, so every run seeds the same conversation. */
-export function randomSource(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = state;
-    mixed = Math.imul(mixed ^ (mixed >>> 15), mixed | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function prose(random: () => number, length: number): string {
   let text = '';
@@ -38,7 +27,7 @@ export function prose(random: () => number, length: number): string {
 
 /** `pairCount` user/assistant pairs of 200–600 characters each. */
 export function conversation(pairCount: number): NewMessage[] {
-  const random = randomSource(2_000);
+  const random = seededRandom(2_000);
   const messages: NewMessage[] = [];
   for (let pair = 0; pair < pairCount; pair++) {
     messages.push({ role: 'user', content: prose(random, 200 + Math.floor(random() * 401)) });

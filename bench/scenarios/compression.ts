@@ -29,7 +29,8 @@ import { projectRoot } from '../project-root.ts';
 import type { ScenarioResult } from '../report.ts';
 import { median } from '../statistics.ts';
 import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
-import { prose, randomSource } from '../seed-session.ts';
+import { prose } from '../seed-session.ts';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 import { medianAndP95, spread } from './tool-calls.ts';
 import { Jail, probeJail } from '../../src/jail/jail.ts';
 
@@ -40,7 +41,7 @@ const budgetMs = 20;
 
 /** A summary (as a compressed session has), then turns: a question, sometimes tool calls and results, an answer. */
 function longContext(size: number): NewMessage[] {
-  const random = randomSource(5_000);
+  const random = seededRandom(5_000);
   const messages: NewMessage[] = [{ role: 'user', content: `${summaryLabel}\n\n${prose(random, 1_500)}`, is_summary: true }];
   let call = 0;
   while (messages.length < size) {

@@ -20,6 +20,7 @@ import type { ScenarioResult } from '../report.ts';
 import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
 import { median, percentile } from '../statistics.ts';
 import { medianAndP95 } from './tool-calls.ts';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 
 const benchDimensions = 768;
 const indexedDocuments = 200;
@@ -34,17 +35,6 @@ const silentLogger = { info: () => {}, warn: () => {}, error: () => {}, debug: (
 async function benchJail(directory: string) {
   const { jailFor } = await import('../../test/support/jail.ts');
   return jailFor(parseConfig({ DATA_DIR: directory }));
-}
-
-/** mulberry32: a small seeded generator, so every run builds the same library and questions. */
-function randomSource(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 function unit(vector: Float32Array): Float32Array {
@@ -67,7 +57,7 @@ class SyntheticLibrary {
   private readonly topics: string[][] = [];
 
   constructor(seed: number, readonly documents: number) {
-    this.random = randomSource(seed);
+    this.random = seededRandom(seed);
     const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'dan', 'pel', 'sor', 'tin', 'mar', 'ost', 'el', 'ur', 'ba', 'gre'];
     const words = new Set<string>();
     while (words.size < 6_000) words.add(Array.from({ length: 2 + Math.floor(this.random() * 3) }, () => syllables[Math.floor(this.random() * syllables.length)]).join(''));

@@ -10,6 +10,7 @@ import type { ScenarioResult } from '../report.ts';
 import { makeTemporaryDirectory, removeTemporaryDirectory } from '../temporary-directories.ts';
 import { median } from '../statistics.ts';
 import { medianAndP95, toolContext } from './tool-calls.ts';
+import { seededRandom } from '../../test/support/seeded-random.ts';
 
 const factCount = 10_000;
 const queryCount = 500;
@@ -17,17 +18,6 @@ const budgetMs = 5;
 const searcher = 'person-searching';
 const someoneElse = 'person-elsewhere';
 const categories = ['preferences', 'people', 'places', 'projects', 'environment', 'devices', 'health', 'work'];
-
-/** mulberry32: a small seeded generator in 32-bit integer arithmetic, so every run uses the same facts and queries. */
-function randomSource(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function vocabulary(random: () => number, size: number): string[] {
   const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'dan', 'pel', 'sor', 'tin', 'mar', 'ost', 'el', 'ur'];
@@ -43,7 +33,7 @@ export async function memorySearchTimes(): Promise<ScenarioResult> {
   const directory = await makeTemporaryDirectory('hearth-bench-memory-');
   const db = await openDatabase(path.join(directory, 'hearth.db'));
   try {
-    const random = randomSource(42);
+    const random = seededRandom(42);
     const words = vocabulary(random, 3_000);
     // Word frequencies follow a rough power law, as in real text.
     const word = () => words[Math.floor(words.length * random() ** 2.5)]!;

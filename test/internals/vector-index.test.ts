@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { candidatePool, createVectorIndex, type VectorIndex } from '../../src/documents/vector-index.ts';
-
-/** A seeded generator (mulberry32), so a failure repeats. */
-function randomNumbers(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../support/seeded-random.ts';
 
 function dot(first: Float32Array, second: Float32Array): number {
   let sum = 0;
@@ -55,7 +45,7 @@ function expectTopK(index: VectorIndex, vectors: Map<number, Float32Array>, quer
 
 describe('the vector index', () => {
   it('finds the top k of the plain reference among more vectors than it scores in full', () => {
-    const random = randomNumbers(7);
+    const random = seededRandom(7);
     const vectors = new Map(unitVectors(candidatePool * 6, 64, random).map((vector, id) => [id * 3 + 1, vector] as const));
     const index = createVectorIndex();
     for (const [id, vector] of vectors) index.add(id, vector);
@@ -71,7 +61,7 @@ describe('the vector index', () => {
   });
 
   it('puts a vector first for a query close to it, with a score near 1', () => {
-    const random = randomNumbers(11);
+    const random = seededRandom(11);
     const index = createVectorIndex();
     const vectors = unitVectors(5000, 128, random);
     vectors.forEach((vector, id) => index.add(id, vector));
@@ -83,7 +73,7 @@ describe('the vector index', () => {
   });
 
   it('never returns a removed vector, and keeps the others findable after the slots move', () => {
-    const random = randomNumbers(3);
+    const random = seededRandom(3);
     const vectors = new Map(unitVectors(3000, 32, random).map((vector, id) => [id, vector] as const));
     const index = createVectorIndex();
     for (const [id, vector] of vectors) index.add(id, vector);
@@ -110,7 +100,7 @@ describe('the vector index', () => {
   });
 
   it('replaces the vector of an id added again', () => {
-    const [first, second] = unitVectors(2, 16, randomNumbers(5));
+    const [first, second] = unitVectors(2, 16, seededRandom(5));
     const index = createVectorIndex();
     index.add(9, first!);
     index.add(9, second!);
@@ -119,7 +109,7 @@ describe('the vector index', () => {
   });
 
   it('returns only vectors that pass the filter, the best k of them even when few pass', () => {
-    const random = randomNumbers(13);
+    const random = seededRandom(13);
     const vectors = new Map(unitVectors(candidatePool * 5, 48, random).map((vector, id) => [id, vector] as const));
     const index = createVectorIndex();
     for (const [id, vector] of vectors) index.add(id, vector);

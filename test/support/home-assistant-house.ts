@@ -1,3 +1,5 @@
+import { seededRandom } from './seeded-random.ts';
+
 /**
  * The small house the Home Assistant stand-in serves: areas, devices, entities with their
  * current states, and a plausible past for the last 24 hours. Everything is derived from a
@@ -42,17 +44,6 @@ export interface House {
   entities: Entity[];
   /** Oldest first; the last one is each entity's current state. */
   history: Map<string, PastState[]>;
-}
-
-export function seededRandom(seed: number): () => number {
-  let value = seed >>> 0;
-  return () => {
-    value = (value + 0x6d2b79f5) >>> 0;
-    let mixed = value;
-    mixed = Math.imul(mixed ^ (mixed >>> 15), mixed | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function hexId(random: () => number): string {
