@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { Type, type Static } from '@sinclair/typebox';
 import type { JsonSchema, Tool, ToolContext, ToolOutput } from '../tool.ts';
 import type { ToolRegistry } from '../tool-registry.ts';
@@ -13,6 +11,7 @@ import { readSwitchesFile, switchesFileName, type ToolSwitches } from '../user-t
 import type { ReloadReport, UserToolManager } from '../user-tools/user-tool-manager.ts';
 import { managesHousehold } from '../../people/rights.ts';
 import { conversationOf, type PersonReach } from './profile-reach.ts';
+import { ToolTypeChecker } from './tool-type-check.ts';
 
 const parameters = Type.Object(
   {
@@ -25,9 +24,8 @@ const parameters = Type.Object(
 
 const toolNamePattern = /^[a-z][a-z0-9_]{1,63}$/;
 const toolExtensions = ['.ts', '.mts', '.js', '.mjs'];
-/** Type errors shown at most; the rest are counted. */
-const maxTypeErrors = 5;
-const typeCheckTimeoutMs = 30_000;
+/** One checker for every app in the process: it keeps TypeScript's library parsed between checks. */
+const typeChecker = new ToolTypeChecker({ maxErrors: 5, timeoutMs: 30_000, idleMs: 60_000 });
 
 export interface WriteToolOptions {
   registry: ToolRegistry;
@@ -92,7 +90,7 @@ export function createWriteToolTool(options: WriteToolOptions): Tool<Static<type
       if (args.code.trim() === '') return refused('The code is empty: send the whole module (see tool_manual write_tool). Nothing was installed.');
       const code = withDescription(args.code, args.description);
 
-      const [validation, typeCheck] = await Promise.all([manager.validate(name, code), typeCheckTool(name, code, toolsDir)]);
+      const [validation, typeCheck] = await Promise.all([manager.validate(name, code), typeChecker.check(path.resolve(toolsDir, `${name}.ts`), code)]);
       const compiles = validation.ok || !validation.message.startsWith('The code does not compile');
       const problems = [
         ...(validation.ok ? [] : [validation.message]),
@@ -239,117 +237,3 @@ function describeParameters(schema: JsonSchema): string {
   return lines.length > 0 ? lines.join('\n') : '- none (call it with {})';
 }
 
-// ---------------------------------------------------------------------------------------
-// Type check. `typescript` is a devDependency: where it is missing the check is skipped.
-// It takes about a second of CPU, so it runs in a short-lived worker, never on the main thread.
-
-interface TypeCheck {
-  /** At most `maxTypeErrors` errors, each with its line. */
-  errors: string[];
-  /** "(and N more)" when errors were left out, else empty. */
-  more: string;
-  /** Why the check was skipped, when that is worth saying. */
-  note?: string;
-}
-
-let typescriptPath: string | null | undefined;
-
-function findTypescript(): string | undefined {
-  if (typescriptPath === undefined) {
-    try {
-      typescriptPath = createRequire(import.meta.url).resolve('typescript');
-    } catch {
-      typescriptPath = null;
-    }
-  }
-  return typescriptPath ?? undefined;
-}
-
-/**
- * Type-checks the module as a single file: no module resolution (imports are typed `any`),
- * ES2023 library without DOM, not strict. Only errors in the tool's own file count, and a
- * missing name that exists at run time in the host (fetch, Buffer, process…) is not an error.
- */
-function typeCheckTool(name: string, code: string, toolsDir: string): Promise<TypeCheck> {
-  const typescript = findTypescript();
-  if (!typescript) return Promise.resolve({ errors: [], more: '' });
-  return new Promise((resolve) => {
-    const worker = new Worker(typeCheckWorkerSource, {
-      eval: true,
-      workerData: { typescriptPath: typescript, fileName: path.resolve(toolsDir, `${name}.ts`), code, maxErrors: maxTypeErrors },
-      execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: 512 },
-      stdout: false,
-      stderr: false,
-    });
-    const finish = (result: TypeCheck) => {
-      clearTimeout(timer);
-      worker.removeAllListeners();
-      void worker.terminate();
-      resolve(result);
-    };
-    const skipped = (why: string): TypeCheck => ({ errors: [], more: '', note: `The type check was skipped (${why}).` });
-    const timer = setTimeout(() => finish(skipped('it took too long')), typeCheckTimeoutMs);
-    worker.on('message', (message: { errors?: string[]; total?: number; failed?: string }) =>
-      finish(message.failed !== undefined ? skipped(message.failed) : checked(message.errors ?? [], message.total ?? 0)),
-    );
-    worker.on('error', (error) => finish(skipped(error.message)));
-    worker.on('exit', () => finish(skipped('the checker stopped')));
-  });
-}
-
-function checked(errors: string[], total: number): TypeCheck {
-  return { errors, more: total > errors.length ? `\n(and ${total - errors.length} more)` : '' };
-}
-
-/** Runs in the worker (CommonJS, plain JavaScript: the worker has no TypeScript loader). */
-const typeCheckWorkerSource = String.raw`
-const { parentPort, workerData } = require('node:worker_threads');
-const { typescriptPath, fileName, code, maxErrors } = workerData;
-try {
-  const ts = require(typescriptPath);
-  const options = {
-    noResolve: true,
-    noEmit: true,
-    strict: false,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    lib: ['lib.es2023.d.ts'],
-    types: [],
-    allowImportingTsExtensions: true,
-  };
-  const host = ts.createCompilerHost(options, true);
-  const readSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (file, language, ...rest) =>
-    file === fileName ? ts.createSourceFile(file, code, language, true, ts.ScriptKind.TS) : readSourceFile(file, language, ...rest);
-  host.writeFile = () => {};
-  const program = ts.createProgram({ rootNames: [fileName], options, host });
-  const source = program.getSourceFile(fileName);
-  // Globals of the tool host (a worker like this one), less those only an eval'd CommonJS script has.
-  const globals = new Set(Object.getOwnPropertyNames(globalThis));
-  for (const scriptOnly of ['require', 'module', 'exports', '__filename', '__dirname']) globals.delete(scriptOnly);
-  // Imports are not resolved here (the loader checks them): a missing module or a host global is no error.
-  const environmental = (diagnostic, text) => {
-    if (diagnostic.code === 2307 || diagnostic.code === 2792 || diagnostic.code === 7016) return true;
-    const missing = /^Cannot find (?:name|namespace) '([^']+)'/.exec(text);
-    return missing !== null && (globals.has(missing[1]) || missing[1] === 'NodeJS');
-  };
-  const lines = code.split(/\r?\n/);
-  const errors = [];
-  for (const diagnostic of [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]) {
-    if (diagnostic.file === undefined || diagnostic.file.fileName !== fileName || diagnostic.start === undefined) continue;
-    if (diagnostic.category !== ts.DiagnosticCategory.Error) continue;
-    // TypeScript's advice on changing the project setup ("Do you need to install...") does not apply here.
-    const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ').replace(/ Do you need to (?:install|change) .*$/, '');
-    if (environmental(diagnostic, text)) continue;
-    const { line, character } = source.getLineAndCharacterOfPosition(diagnostic.start);
-    const excerpt = (lines[line] || '').trim();
-    errors.push('line ' + (line + 1) + ', column ' + (character + 1) + ': ' + text + (excerpt ? '\n    ' + excerpt : ''));
-  }
-  parentPort.postMessage({ errors: errors.slice(0, maxErrors), total: errors.length });
-} catch (error) {
-  parentPort.postMessage({ failed: error && error.message ? error.message : String(error) });
-}
-`;
