@@ -36,6 +36,7 @@ import { modelUsers } from './llm/models/model-users.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { ChannelLinks } from './household/channel-links.ts';
 import { Accounts } from './household/accounts.ts';
+import type { PassphraseCost } from './household/passphrase.ts';
 import { Household } from './household/household.ts';
 import { Jail } from './jail/jail.ts';
 import { MemoryService } from './memory/memory-service.ts';
@@ -150,6 +151,8 @@ export type AppDependencies = AgentDependencies & {
 export type DependencyOverrides = Partial<AppDependencies> & {
   /** How long importing one user-tool module may take (UserToolManager's loadTimeoutMs); 10 s when absent. */
   userToolLoadTimeoutMs?: number;
+  /** scrypt's cost for passphrases chosen from now on; passphrase.ts's default when absent. */
+  passphraseCost?: PassphraseCost;
 };
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
@@ -253,7 +256,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   await models.restoreDefault();
   services.add({ name: 'models', stop: () => models.stop() });
   const events = new HearthEventHub();
-  const accounts = overrides.accounts ?? new Accounts({ db, household, clock: overrides.clock ?? systemClock, logger });
+  const accounts = overrides.accounts ?? new Accounts({ db, household, clock: overrides.clock ?? systemClock, logger, passphraseCost: overrides.passphraseCost });
   const deps: AppDependencies = {
     db,
     config,

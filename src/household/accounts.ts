@@ -7,6 +7,7 @@ import { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
 import { Invitations } from './invitations.ts';
 import { Passkeys } from './passkeys.ts';
+import type { PassphraseCost } from './passphrase.ts';
 import { PeopleAdmin } from './people-admin.ts';
 import { SignInThrottle, defaultThrottleSettings, type ThrottleSettings } from './sign-in-throttle.ts';
 import { SignIns } from './sign-ins.ts';
@@ -17,6 +18,8 @@ export interface AccountsOptions {
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'info'>;
   throttle?: ThrottleSettings;
+  /** scrypt's cost for new passphrases (passphrase.ts's default otherwise; tests choose a cheap one). */
+  passphraseCost?: PassphraseCost;
 }
 
 /** How people prove who they are and how the household changes: sign-ins, passkeys, personal tokens, people, invitations. */
@@ -30,11 +33,11 @@ export class Accounts {
   readonly ends = new AccessEnds();
 
   constructor(options: AccountsOptions) {
-    const { db, household, clock, logger } = options;
-    this.signIns = new SignIns({ db, household, clock, logger, throttle: new SignInThrottle(clock, options.throttle ?? defaultThrottleSettings), ends: this.ends });
+    const { db, household, clock, logger, passphraseCost } = options;
+    this.signIns = new SignIns({ db, household, clock, logger, throttle: new SignInThrottle(clock, options.throttle ?? defaultThrottleSettings), ends: this.ends, passphraseCost });
     this.tokens = new ApiTokens({ db, household, clock, ends: this.ends });
-    this.people = new PeopleAdmin({ db, household, signIns: this.signIns, ends: this.ends });
-    this.invitations = new Invitations({ db, household, clock });
+    this.people = new PeopleAdmin({ db, household, signIns: this.signIns, ends: this.ends, passphraseCost });
+    this.invitations = new Invitations({ db, household, clock, passphraseCost });
     this.passkeys = new Passkeys({ db, household, clock, logger });
   }
 

@@ -8,7 +8,7 @@ import { deletePerson, insertPerson } from '../store/people-repository.ts';
 import type { Clock } from '../time/clock.ts';
 import type { Household } from './household.ts';
 import { personNamed } from './names.ts';
-import { hashPassphrase } from './passphrase.ts';
+import { hashPassphrase, type PassphraseCost } from './passphrase.ts';
 import { digestOf, newSecret } from './secrets.ts';
 
 export const invitationLifetimeMs = 7 * 24 * 60 * 60_000;
@@ -17,7 +17,7 @@ export type AcceptedInvitation = { ok: true; person: Person } | ({ ok: false } &
 
 /** One-time invitations to join the household with a role, valid for 7 days; only a digest of each code is kept. */
 export class Invitations {
-  constructor(private readonly options: { db: Db; household: Household; clock: Clock }) {}
+  constructor(private readonly options: { db: Db; household: Household; clock: Clock; passphraseCost?: PassphraseCost }) {}
 
   async create(role: Role, invitedBy: string): Promise<{ code: string; expiresAt: string }> {
     const code = newSecret();
@@ -40,7 +40,7 @@ export class Invitations {
     if (!invitation || !inviter || !managesHousehold(inviter)) return refusal('invitation_not_valid', 'This invitation is unknown, used or expired: ask the owner for a new one.');
     const cleanName = name.trim();
     if (await personNamed(household, cleanName)) return refusal('name_taken', `Someone in the household is already called "${cleanName}" (names are compared without case).`);
-    const passphraseHash = await hashPassphrase(passphrase);
+    const passphraseHash = await hashPassphrase(passphrase, this.options.passphraseCost);
     const person = await insertPerson(db, { name: cleanName, role: invitation.role as Role, passphraseHash });
     if (!(await acceptInvitation(db, invitation.id, person.id, now))) {
       await deletePerson(db, person.id);

@@ -8,7 +8,7 @@ import { giveSessionsTo } from '../store/sessions-repository.ts';
 import type { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
 import { personNamed } from './names.ts';
-import { hashPassphrase, verifyPassphrase } from './passphrase.ts';
+import { hashPassphrase, verifyPassphrase, type PassphraseCost } from './passphrase.ts';
 import type { SignIns } from './sign-ins.ts';
 
 export type PersonResult = { ok: true; person: Person } | ({ ok: false } & Refusal<'person_not_found' | 'name_taken' | 'forbidden' | 'invalid_request'>);
@@ -24,7 +24,7 @@ export class PeopleAdmin {
   /** The changes that could take the last owner away, one after another (see `exclusively`). */
   private changing: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly options: { db: Db; household: Household; signIns: SignIns; ends: AccessEnds }) {}
+  constructor(private readonly options: { db: Db; household: Household; signIns: SignIns; ends: AccessEnds; passphraseCost?: PassphraseCost }) {}
 
   /**
    * Runs `work` once every change of roles or removal begun before it has ended, so its check
@@ -42,7 +42,7 @@ export class PeopleAdmin {
     const { db, household } = this.options;
     const cleanName = name.trim();
     if (await personNamed(household, cleanName)) return nameTaken(cleanName);
-    const person = await insertPerson(db, { name: cleanName, role, passphraseHash: await hashPassphrase(passphrase) });
+    const person = await insertPerson(db, { name: cleanName, role, passphraseHash: await hashPassphrase(passphrase, this.options.passphraseCost) });
     household.changed();
     return { ok: true, person };
   }
@@ -67,7 +67,7 @@ export class PeopleAdmin {
     const updated = await updatePerson(db, id, {
       ...(name !== undefined && { name }),
       ...(changes.role !== undefined && { role: changes.role }),
-      ...(changes.passphrase !== undefined && { passphraseHash: await hashPassphrase(changes.passphrase) }),
+      ...(changes.passphrase !== undefined && { passphraseHash: await hashPassphrase(changes.passphrase, this.options.passphraseCost) }),
     });
     household.changed();
     if (changes.passphrase !== undefined) await signIns.endAll(id);
@@ -83,7 +83,7 @@ export class PeopleAdmin {
   async updateOwn(person: Person, changes: { name?: string; passphrase?: string; currentPassphrase?: string }): Promise<PersonResult> {
     if (changes.passphrase !== undefined && person.hasPassphrase) {
       const stored = await findPersonByName(this.options.db, person.name);
-      if (changes.currentPassphrase === undefined || !(await verifyPassphrase(changes.currentPassphrase, stored?.passphraseHash))) {
+      if (changes.currentPassphrase === undefined || !(await verifyPassphrase(changes.currentPassphrase, stored?.passphraseHash, this.options.passphraseCost))) {
         return refusal('forbidden', 'To choose a new passphrase, give the current one as current_passphrase.');
       }
     }

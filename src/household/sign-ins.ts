@@ -7,7 +7,7 @@ import { deleteSignIn, deleteSignInsOf, deleteSignInsUsedBefore, findSignIn, ins
 import type { Clock } from '../time/clock.ts';
 import type { AccessEnds } from './ended-access.ts';
 import type { Household } from './household.ts';
-import { verifyPassphrase } from './passphrase.ts';
+import { verifyPassphrase, type PassphraseCost } from './passphrase.ts';
 import { digestOf, newSecret } from './secrets.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 
@@ -25,6 +25,8 @@ export interface SignInsOptions {
   logger: Pick<Logger, 'warn' | 'info'>;
   throttle: SignInThrottle;
   ends: AccessEnds;
+  /** What an unknown name's check costs, as much as a known one's (passphrase.ts's default otherwise). */
+  passphraseCost?: PassphraseCost;
 }
 
 /** Signing in with a name and passphrase, what a sign-in's cookie proves, and signing out. */
@@ -44,12 +46,12 @@ export class SignIns {
     }
     try {
       const found = await findPersonByName(db, name);
-      if (found && (await verifyPassphrase(passphrase, found.passphraseHash))) {
+      if (found && (await verifyPassphrase(passphrase, found.passphraseHash, this.options.passphraseCost))) {
         throttle.succeeded(name, address);
         logger.info({ name: found.person.name, address }, 'signed in');
         return { ok: true, person: found.person, secret: await this.start(found.person.id, address) };
       }
-      if (!found) await verifyPassphrase(passphrase, null);
+      if (!found) await verifyPassphrase(passphrase, null, this.options.passphraseCost);
       const failures = throttle.failed(name, address);
       logger.warn({ name, address, failures }, 'sign-in failed');
       return { ok: false, failures };

@@ -11,6 +11,8 @@ import { softwarePasskey } from '../support/software-passkey.ts';
 // The household service on `:memory:` SQLite: sign-ins, tokens, invitations, people, the slowing of failures.
 
 const day = 24 * 60 * 60_000;
+/** A 32nd of the shipped scrypt cost, for the many passphrases these tests choose. */
+const cheapCost = { N: 2 ** 10, r: 8, p: 1 };
 let db: Db;
 let clock: ManualClock;
 let household: Household;
@@ -22,7 +24,7 @@ beforeEach(async () => {
   clock = new ManualClock('2026-11-28T12:00:00.000Z');
   household = new Household(db);
   warnings = [];
-  accounts = new Accounts({ db, household, clock, logger: { warn: (fields: unknown) => void warnings.push(fields), info: () => undefined } as never });
+  accounts = new Accounts({ db, household, clock, logger: { warn: (fields: unknown) => void warnings.push(fields), info: () => undefined } as never, passphraseCost: cheapCost });
 });
 afterEach(async () => {
   await db.destroy();
@@ -47,6 +49,19 @@ describe('passphrases', () => {
     expect(await verifyPassphrase('correct horse batterY', stored)).toBe(false);
     expect(await verifyPassphrase('correct horse battery', null)).toBe(false);
     expect(await verifyPassphrase('correct horse battery', 'plain text')).toBe(false);
+  });
+
+  it('are hashed at the cost the accounts were given, and one chosen at another cost still signs in', async () => {
+    const cheap = await person('Ada', 'adult', 'a cheap passphrase');
+    const stored = await db.selectFrom('people').select('passphrase_hash').where('id', '=', cheap.id).executeTakeFirstOrThrow();
+    expect(stored.passphrase_hash).toMatch(/^scrypt\$1024\$8\$1\$/);
+    const shipped = new Accounts({ db, household, clock, logger: { warn: () => undefined, info: () => undefined } });
+    expect(await shipped.signIns.signIn('Ada', 'a cheap passphrase', '10.0.0.2')).toMatchObject({ ok: true });
+    const changed = await shipped.people.update(cheap.id, { passphrase: 'a dearer passphrase' });
+    expect(changed.ok).toBe(true);
+    expect(await accounts.signIns.signIn('Ada', 'a dearer passphrase', '10.0.0.2')).toMatchObject({ ok: true });
+    const restored = await db.selectFrom('people').select('passphrase_hash').where('id', '=', cheap.id).executeTakeFirstOrThrow();
+    expect(restored.passphrase_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
   });
 });
 

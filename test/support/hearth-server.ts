@@ -58,6 +58,12 @@ export interface Hearth {
   close(): Promise<void>;
 }
 
+/**
+ * scrypt at 1/32 of the shipped cost (test/internals/household-accounts.test.ts checks that one):
+ * the shipped cost's 0.1 s of CPU a hash or sign-in, hundreds of times a run, tests nothing more.
+ */
+const testPassphraseCost = { N: 2 ** 10, r: 8, p: 1 };
+
 /** The real app on port 0 with its data in a temp folder, talking to a scripted LLM server. */
 export async function startHearth(options: HearthOptions = {}): Promise<Hearth> {
   const backend = options.backend ?? 'ollama';
@@ -96,6 +102,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
     jail,
     ...(options.logger && { logger: options.logger }),
     ...(options.userToolLoadTimeoutMs !== undefined && { userToolLoadTimeoutMs: options.userToolLoadTimeoutMs }),
+    passphraseCost: testPassphraseCost,
   });
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps, { ...(options.channels && { channels: options.channels }) });
