@@ -62,7 +62,7 @@ import type { ServerProcess } from './server-process.ts';
 import { removeTemporaryDirectories } from './temporary-directories.ts';
 
 const method =
-  'The server runs as its own process (the node command of `npm start`: `node --enable-source-maps dist/main.js`, the esbuild bundle `npm run build` writes, rebuilt from src/ before the run; LOG_LEVEL=silent, a temp DATA_DIR, ' +
+  'The server runs as its own process (the node command of `npm start`: `node dist/main.js`, the esbuild bundle `npm run build` writes, rebuilt from src/ before the run; LOG_LEVEL=silent, a temp DATA_DIR, ' +
   'OLLAMA_NUM_CTX=524288 so that the seeded 2,000-message context of scenario 2 is sent whole, neither compressed nor cut to ' +
   'fit the window) against the scripted Ollama of test/support, which runs in a second child process ' +
   '(bench/scripted-llm-process.ts) and is told over IPC how to answer; the measuring client is a third process using ' +

@@ -5,7 +5,7 @@
 // package stays in node_modules: the native ones (better-sqlite3, koffi), and the clients loaded
 // only once their integration is configured.
 // Usage: node scripts/build.mjs [--outdir=dist] [--out-extension=.js]
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Ajv } from 'ajv';
@@ -25,6 +25,8 @@ async function standaloneValidator(file) {
   return `${standaloneCode(ajv, ajv.compile(module.frontMatterSchema))}\nexport { validate as validateFrontMatter };\n`;
 }
 
+// A chunk's name carries its content's hash: the chunks of earlier builds would pile up beside this one's.
+rmSync(values.outdir, { recursive: true, force: true });
 await build({
   entryPoints: ['src/main.ts', 'src/cli.ts'],
   bundle: true,

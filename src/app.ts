@@ -148,7 +148,9 @@ export type AppDependencies = AgentDependencies & {
 };
 
 /** Pieces createDependencies uses as they are instead of building them, and waits of the parts it builds. */
-export type DependencyOverrides = Partial<AppDependencies> & {
+export type DependencyOverrides = Partial<Omit<AppDependencies, 'jail'>> & {
+  /** The jail, or its creation under way (src/start-server.ts starts probing the machine before anything else waits). */
+  jail?: Jail | Promise<Jail>;
   /** How long importing one user-tool module may take (UserToolManager's loadTimeoutMs); 10 s when absent. */
   userToolLoadTimeoutMs?: number;
   /** scrypt's cost for passphrases chosen from now on; passphrase.ts's default when absent. */
@@ -157,8 +159,12 @@ export type DependencyOverrides = Partial<AppDependencies> & {
 
 /** Opens the database and loads what the agent needs; pieces passed in `overrides` are used as they are. */
 export async function createDependencies(config: Config, overrides: DependencyOverrides = {}): Promise<AppDependencies> {
-  const db = overrides.db ?? (await openDatabase(config.DB_PATH, { beforeMigrating: () => backupBeforeMigrating(config) }));
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
+  // Probing the machine for the jail waits on a few processes: it runs while the database opens.
+  const jailCreated = overrides.jail !== undefined ? Promise.resolve(overrides.jail) : Jail.create({ config, logger });
+  // Awaited below; caught here only so that a database that fails to open first leaves no unhandled rejection.
+  jailCreated.catch(() => undefined);
+  const db = overrides.db ?? (await openDatabase(config.DB_PATH, { beforeMigrating: () => backupBeforeMigrating(config) }));
   const services = new ServiceList(logger);
   services.add({ name: 'database', close: () => db.destroy() });
   mkdirSync(config.SESSION_FILES_DIR, { recursive: true });
@@ -169,7 +175,7 @@ export async function createDependencies(config: Config, overrides: DependencyOv
   // need the user-tool manager, which is built after the registry: both are read when they run.
   const runSubagent = createSubagentRunner(() => deps);
   const backends = overrides.backends ?? (await BackendRegistry.fromConfig(config));
-  const jail = overrides.jail ?? (await Jail.create({ config, logger }));
+  const jail = await jailCreated;
   reportJail(jail, logger);
   services.add({ name: 'jail', close: () => jail.close() });
   // Memory and the memory tools ask who a session's person is when they run, after `deps` is built.
@@ -219,8 +225,8 @@ export async function createDependencies(config: Config, overrides: DependencyOv
       watch: true,
       jail,
     });
-  // Started once the server listens (buildApp's onListen): MCP servers never delay start-up.
-  services.add({ name: 'MCP servers', close: () => mcp.close() });
+  // Each server starts in the background, one spawn per turn of the event loop: MCP servers never delay start-up.
+  services.add({ name: 'MCP servers', start: () => void mcp.start(), close: () => mcp.close() });
   // Before anything else runs: what a crash cut off is closed truthfully, and nobody can answer its approvals now.
   await closeInterruptedRuns(db, logger);
   await removeStaleEmptySessions(db, config.SESSION_FILES_DIR, logger);
@@ -244,7 +250,20 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     jail,
     ...(overrides.userToolLoadTimeoutMs !== undefined && { loadTimeoutMs: overrides.userToolLoadTimeoutMs }),
   });
-  services.add({ name: 'user tools', close: () => userTools.close() });
+  services.add({
+    name: 'user tools',
+    // Nothing waits for the user tools (a file that loops at import would hold everything for the
+    // load timeout): they arrive with tools_changed, and close() waits for this load.
+    start: () => {
+      userTools.whenLoaded().then(
+        ({ errors }) => {
+          for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);
+        },
+        (error: unknown) => logger.error({ err: error }, 'loading the user tools failed; only the built-in tools are available'),
+      );
+    },
+    close: () => userTools.close(),
+  });
   // A turn that starts while they still load or connect waits for their tools (registry.ready()).
   waitForToolSources(tools, { userTools, mcp });
   const backendStatus = overrides.backendStatus ?? new BackendStatusMonitor(configuredTarget(config));
@@ -289,14 +308,6 @@ export async function createDependencies(config: Config, overrides: DependencyOv
     credentials: overrides.credentials ?? accounts.credentials(),
     ...(overrides.clock && { clock: overrides.clock }),
   };
-  // Start-up does not wait for the user tools (a file that loops at import would hold it for the
-  // load timeout): they arrive with tools_changed, and close() waits for this load.
-  userTools.reload().then(
-    ({ errors }) => {
-      for (const { file, message } of errors) logger.warn({ file }, `user tool not loaded: ${message}`);
-    },
-    (error: unknown) => logger.error({ err: error }, 'loading the user tools failed; only the built-in tools are available'),
-  );
   return deps;
 }
 
@@ -456,11 +467,18 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   deps.integrations.on('changed', (status) => deps.events.publish({ type: 'integration_status', ...status }));
   announceModels(deps.models, deps.events);
   announceDocuments(deps.documents, deps.events);
+  // The services start once the server listens: nothing they do is needed to answer the first
+  // request, and a person waiting on a start waits for the listen (issue 38). A turn that comes
+  // before the user and MCP tools waits for them (registry.ready()).
+  let listened: () => void;
+  const started = new Promise<void>((resolve) => (listened = resolve)).then(() => services.startAll());
+  let starting: Promise<void> | undefined;
+  app.decorate('started', started);
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
-    // MCP servers start once the server listens, in the background, one spawn per turn of the event loop.
-    void deps.mcp.start();
+    starting = started;
+    listened();
     done();
   });
   const jsonParser = new JsonParser();
@@ -471,7 +489,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(fastifyHelmet, securityHeaders);
   // Added before the WebSocket plugin's own preClose, which closes every socket: runs stop
   // while their sockets are open, so every watcher hears stream_stopped {reason:"shutdown"}.
-  app.addHook('preClose', () => services.stopAll());
+  app.addHook('preClose', async () => {
+    // A service that is still starting would otherwise start after it was told to stop.
+    await starting?.catch(() => undefined);
+    await services.stopAll();
+  });
   await app.register(fastifyWebsocket, { options: { maxPayload: maxMessageBytes } });
   // After the WebSocket plugin: its onRequest hook marks upgrades, and only a marked upgrade's socket is closed when refused.
   app.addHook('onRequest', guardRequests({ requireLoopbackHost: config.AUTH_TOKEN === '' }));
@@ -523,7 +545,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(vendorRoutes);
   await app.register(docsRoutes);
   await app.register(pageBundleRoutes, { appFolder: path.join(publicDir, 'app') });
-  await app.register(fastifyStatic, { root: publicDir, wildcard: false, globIgnore: ['app/main.js'] });
+  // One route for the whole folder, not one per file found at start: 60 routes cost every start about 15 ms (issue 38).
+  // /app/main.js, the page's bundle, has a route of its own above, which find-my-way prefers to the wildcard.
+  await app.register(fastifyStatic, { root: publicDir });
 
   const fileSweeper = startFileSweeper({ dir: config.SESSION_FILES_DIR, ttlHours: config.SESSION_FILES_TTL_HOURS, db: deps.db, logger: deps.logger });
   services.add({ name: 'file sweeper', close: () => fileSweeper.stop() });
@@ -554,7 +578,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     });
   }
   app.addHook('onClose', () => services.closeAll());
-  await services.startAll();
   return app;
 }
 
@@ -566,5 +589,7 @@ declare module 'fastify' {
     scheduler: Scheduler;
     heartbeats: HeartbeatTimers;
     backendStatus: BackendStatusMonitor;
+    /** Settles once the services have started, in the background after the server began to listen; rejects if one failed to. */
+    started: Promise<void>;
   }
 }

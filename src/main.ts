@@ -2,7 +2,9 @@
 // again in place (src/process-hardening/harden-process.ts), and the first start should not
 // have parsed the whole app for nothing.
 import { EnvironmentRestoreError, hardenProcess } from './process-hardening/harden-process.ts';
+import { mapStackTracesOnDemand } from './source-mapped-stacks.ts';
 
+mapStackTracesOnDemand();
 let hardening;
 try {
   hardening = hardenProcess();

@@ -9,6 +9,8 @@ import { restoreAdvice } from './operations/migration-backup.ts';
 import { DatabaseStartError } from './store/database.ts';
 import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
 import { logStartUpSummary } from './start-up-summary.ts';
+import { Jail } from './jail/jail.ts';
+import { createLogger } from './logger.ts';
 import { readTlsPair, tlsFilesOf } from './server/tls-certificate.ts';
 import type { HardeningReport } from './process-hardening/harden-process.ts';
 
@@ -46,6 +48,11 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   // on this DATA_DIR, after waiting a little for one that is still closing (a restart).
   const locked = acquireInstanceLock(config.DATA_DIR, 5000);
   if (!locked.ok) stop(`${locked.message} Two cannot share one DATA_DIR: stop the other, or give this one its own.`);
+  const logger = createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
+  // Probing the machine for the jail waits on a few processes: it runs while the rest starts (issue 38).
+  // Awaited by createDependencies; caught here only so that a start stopped before then leaves no unhandled rejection.
+  const jail = Jail.create({ config, logger });
+  jail.catch(() => undefined);
   const tlsFiles = tlsFilesOf(config);
   const tls = tlsFiles && readTlsPair(tlsFiles);
   if (tls && 'problem' in tls) stop(`${tls.problem}. Fix the file, or unset TLS_CERT_FILE and TLS_KEY_FILE for plain HTTP.`);
@@ -54,7 +61,7 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   const migration = await moveState(config);
   let deps;
   try {
-    deps = await createDependencies(config);
+    deps = await createDependencies(config, { logger, jail });
   } catch (error) {
     if (!(error instanceof DatabaseStartError)) throw error;
     stop(error.backupFile ? `${error.message} ${restoreAdvice(error.backupFile)}` : error.message);
@@ -84,5 +91,11 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
     });
   }
   const trim = startIdleMemoryTrim(() => !app.agent.busy, deps.logger);
-  void logStartUpSummary(url, deps, config.DATA_DIR).finally(() => trim.startUpFinished());
+  app.started.then(
+    () => logStartUpSummary(url, deps, config.DATA_DIR).finally(() => trim.startUpFinished()),
+    (error: unknown) => {
+      app.log.fatal({ err: error }, 'Hearth could not start its services, so it stops');
+      void app.close().finally(() => process.exit(1));
+    },
+  );
 }

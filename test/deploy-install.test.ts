@@ -101,7 +101,7 @@ describe.skipIf(!isRoot)('deploy/install.sh into a throwaway root', () => {
     const unitFile = under('/etc/systemd/system/hearth.service');
     const unit = readFileSync(unitFile, 'utf8');
     const node = realpathSync((await run('sh', ['-c', 'command -v node'])).stdout.trim());
-    expect(unitValues(unit, 'ExecStart')).toEqual([`${node} --enable-source-maps /opt/hearth/dist/main.js`]);
+    expect(unitValues(unit, 'ExecStart')).toEqual([`${node} /opt/hearth/dist/main.js`]);
     expect([unitValues(unit, 'User'), unitValues(unit, 'Group')]).toEqual([[testUser], [testUser]]);
     // The hardening the unit's comments and docs/operations.md explain, as written.
     expect(unitValues(unit, 'CapabilityBoundingSet')).toEqual(['']);

@@ -66,7 +66,7 @@ export async function startAndMeasure(options: ServerOptions): Promise<MeasuredS
     server,
     rows: [
       {
-        scenario: '5a. Start: spawn `node --enable-source-maps dist/main.js` → first 200 from `/health`',
+        scenario: '5a. Start: spawn `node dist/main.js` → first 200 from `/health`',
         measured: nodeFigure,
         target: `median < ${startBudgetMs} ms (idle machine)`,
         passed: median(nodeTimes) < startBudgetMs,

@@ -96,14 +96,20 @@ function unavailable(found: { reason: string; fix: string }): JailProbe {
  * `filterFile` holds one) and looks for prlimit and pasta.
  */
 export async function probeJail(environment: NodeJS.ProcessEnv = process.env, filterFile?: string): Promise<JailProbe> {
-  const version = await probe('bwrap', ['--version'], environment);
+  // The four version and helper probes run side by side, then the jail's own run: one after
+  // another they were most of Hearth's wait before it listened (issue 38). What is reported is
+  // what a probe in sequence would report, the first failure in the same order.
+  const [version, limits, deathSignal, pasta] = await Promise.all([
+    probe('bwrap', ['--version'], environment),
+    probe('prlimit', ['--version'], environment),
+    probe('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], environment),
+    probe('pasta', ['--version'], environment),
+  ]);
   if (!version.ok) return unavailable(unavailability(version));
   const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(version.output) ?? []).slice(1).map(Number);
   const canDisableUserNamespaces = major > 0 || minor >= 8;
   const canSizeTmpfs = major > 0 || minor >= 9;
-  const limits = await probe('prlimit', ['--version'], environment);
   if (!limits.ok) return unavailable({ reason: 'prlimit (util-linux), which sets the limits of each jailed call, does not run here', fix: 'sudo apt install util-linux' });
-  const deathSignal = await probe('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], environment);
   if (!deathSignal.ok) return unavailable({ reason: 'setpriv (util-linux), which ends each jail when Hearth dies, does not run here', fix: 'sudo apt install util-linux' });
   const surroundings = { hiddenPaths: [], hiddenProcessIds: [], uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, canDisableUserNamespaces };
   const runTrue = (withFilter: boolean) => {
@@ -118,7 +124,6 @@ export async function probeJail(environment: NodeJS.ProcessEnv = process.env, fi
     run = withoutFilter;
   }
   if (!run.ok) return unavailable(unavailability(run));
-  const pasta = await probe('pasta', ['--version'], environment);
   const status: JailProbe['status'] = { state: 'on', bubblewrap: version.output.replace(/^bubblewrap\s*/, ''), network: pasta.missing ? 'none' : 'pasta' };
   if (pasta.missing) status.networkProblem = 'pasta is not installed (package "passt"): jails get no network at all';
   return { status, canDisableUserNamespaces, pastaInstalled: !pasta.missing, canSizeTmpfs, terminalFilter };

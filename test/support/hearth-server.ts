@@ -107,6 +107,7 @@ export async function startHearth(options: HearthOptions = {}): Promise<Hearth> 
   if (options.tools) deps.tools.addBuiltins(options.tools);
   const app = await buildApp(config, deps, { ...(options.channels && { channels: options.channels }) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
+  await app.started;
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   const baseUrl = `http://127.0.0.1:${address.port}`;
