@@ -101,7 +101,8 @@ for (const backend of ['ollama', 'openai'] as const) {
       expect(stored.map((message: any) => message.role)).toEqual(['user', 'assistant', 'tool']);
 
       // The tool's run asks the LLM nothing more while its command sleeps: the next request is this one.
-      llm.script({ chunkCount: 100_000, chunkText: (index) => `word${index} `, delayMs: 2 });
+      // Pieces of about 128 characters fill a draft (4 KiB) in some 30 pieces instead of 500.
+      llm.script({ chunkCount: 100_000, chunkText: (index) => `word${index} `.repeat(16), delayMs: 2 });
       const answeringSocket = await child.connect(answering);
       answeringSocket.send({ type: 'message', content: 'Write at length' });
       await waitUntil(() => countDrafts(answering) >= 2, 20_000);
