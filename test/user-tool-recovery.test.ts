@@ -48,10 +48,14 @@ async function startImportCounter(): Promise<{ url: (name: string) => string; co
   return { url: (name) => `http://127.0.0.1:${port}/${name}`, count: (name) => counts.get(name) ?? 0 };
 }
 
-/** Top-level code that reports the import to the counter, then never finishes (when `when` holds). */
+/**
+ * Top-level code that reports the import to the counter, then never finishes (when `when` holds):
+ * its thread is held for good, as by an endless loop, but asleep rather than spending a core for
+ * the whole load timeout (test/user-tool-host.test.ts loads a spinning one).
+ */
 const loopAtImport = (counterUrl: string, when = 'true') => `if (${when}) {
   await fetch(${JSON.stringify(counterUrl)});
-  for (;;) {}
+  for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
 }`;
 
 const ping: ToolFile = { execute: '  return `pong from ${process.pid}`;' };
