@@ -12,7 +12,7 @@ import { appendMessages } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { fullChromiumPath } from '../support/chromium.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { browserTest, closePanel, showSession, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket, type BrowserHarness } from '../support/browser.ts';
+import { actionTimeoutMs, browserTest, closePanel, showSession, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket, type BrowserHarness } from '../support/browser.ts';
 
 const bellSelector = 'header button.notification-bell';
 const popoverSelector = '#notification-popover';
@@ -333,7 +333,7 @@ async function formCreatesSchedule(page: Page, hearth: Hearth, browser: BrowserH
   expect(await listed()).toHaveLength(before.length + 1);
 }
 
-describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () => {
+describe.skipIf(skipBrowserTests)('notifications in the page', () => {
   // The full Chromium: the headless shell the other files use has no browser notifications to offer.
   const browser = useBrowser({ executablePath: fullChromiumPath });
 
@@ -351,6 +351,11 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
     await browserNotificationOnceAllowed(page, hearth, sessionId);
     await markdownBody(page, hearth);
   });
+});
+
+describe.skipIf(skipBrowserTests)('schedules in the page', () => {
+  // The run's shared headless shell: these tests raise no browser notification, and its pages cost a fifth less than the full Chromium's.
+  const browser = useBrowser();
 
   it('schedules, in one page: a schedule-sent message is marked; a REST schedule is listed, paused, resumed and deleted; a run shows live, marked scheduled; queued for a run slot and for the model; the form creates one and refuses a bad cron', { timeout: 120_000 }, async () => {
     const hearth = await browser.hearth({ env: { LLM_MAX_CONCURRENT: '1', SCHEDULER_MAX_CONCURRENT: '1' } });
@@ -404,7 +409,8 @@ describe.skipIf(skipBrowserTests)('notifications and schedules in the page', () 
       await form.locator('[name="timezone"]').fill('Europe/Berlin');
       await choose();
       await form.locator('button[type="submit"]').click();
-      await expect.poll(async () => (await hearth.request('GET', '/schedules')).body.schedules.find((schedule: { name: string }) => schedule.name === name)).toBeTruthy();
+      // As long as a page action may take (expect.poll's own second is short on a busy machine).
+      await expect.poll(async () => (await hearth.request('GET', '/schedules')).body.schedules.find((schedule: { name: string }) => schedule.name === name), { timeout: actionTimeoutMs }).toBeTruthy();
       return (await hearth.request('GET', '/schedules')).body.schedules.find((schedule: { name: string }) => schedule.name === name);
     };
     expect(await create('Standup', async () => {
