@@ -5,7 +5,7 @@ import { runFakeLlmToExit, startFakeLlmProcess, type FakeLlmProcess } from './su
 import { startHearth, type Hearth } from './support/hearth-server.ts';
 import { unusedPort } from './support/llm-helpers.ts';
 
-/** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
+/** Writing a tool type-checks it in a worker (about a second of CPU the first time, which loads TypeScript): generous under a busy suite. */
 const runTimeoutMs = 45_000;
 
 let fakeLlm: FakeLlmProcess | undefined;

@@ -10,7 +10,7 @@ import { type Hearth, useHearth } from './support/hearth-server.ts';
 import { startScriptedOllama } from './support/scripted-ollama.ts';
 import type { ScriptedLlm, ScriptedToolCall } from './support/scripted-llm.ts';
 
-/** Writing a tool type-checks it in a worker (about a second of CPU): generous under a busy suite. */
+/** Writing a tool type-checks it in a worker (about a second of CPU the first time, which loads TypeScript): generous under a busy suite. */
 const runTimeoutMs = 45_000;
 const testTimeoutMs = 90_000;
 
