@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 // Voice in the page: the microphone (hold to talk, hands-free) with Chromium's fake microphone playing
 // a WAV that espeak-ng speaks for this test, and answers read aloud while they stream. The fake
-// microphone needs switches of its own, so this file launches its own browser: the full Chromium,
-// whose contexts keep the microphone permission apart (the headless shell's fake prompt allows every context).
+// microphone needs switches of its own, so this file launches browsers of its own: the headless shell,
+// whose fake prompt allows the microphone to every context, for all but the refused microphone, which
+// needs the full Chromium, whose contexts keep the permission apart (its pages cost more CPU).
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,8 +12,8 @@ import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { expectNoViolations } from '../support/axe.ts';
-import { actionTimeoutMs, browserTest, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForApp, waitForEventsSocket, waitForIdle } from '../support/browser.ts';
-import { fullChromiumPath } from '../support/chromium.ts';
+import { actionTimeoutMs, browserTest, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForApp, waitForEventsSocket, waitForIdle, type BrowserHarness } from '../support/browser.ts';
+import { chromiumPath, fullChromiumPath } from '../support/chromium.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { startOpenAiAudioStandIn, type OpenAiAudioStandIn } from '../support/openai-audio-stand-in.ts';
 import { missingVoiceTools, voiceToolsRequired } from '../support/voice-tools.ts';
@@ -40,13 +41,10 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(() => rm(folder, { recursive: true, force: true }));
 
-const browser = useBrowser({
-  executablePath: fullChromiumPath,
-  args: ['--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${spokenWav}%noloop`],
-});
+const fakeMicrophone = ['--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${spokenWav}%noloop`];
 
 /** The page on a new session of `hearth`, in a context that may (or may not) use the microphone. */
-async function openVoicePage(hearth: Hearth, { microphone = true, viewport }: { microphone?: boolean; viewport?: { width: number; height: number } } = {}): Promise<{ page: Page; sessionId: string }> {
+async function openVoicePage(browser: BrowserHarness, hearth: Hearth, { microphone = true, viewport }: { microphone?: boolean; viewport?: { width: number; height: number } } = {}): Promise<{ page: Page; sessionId: string }> {
   const sessionId = await hearth.createSession();
   const page = await browser.openPage(hearth, { hash: sessionId, ...(microphone && { permissions: ['microphone'] }), ...(viewport && { viewport }) });
   await waitForApp(page);
@@ -107,10 +105,13 @@ const chatRequests = (hearth: Hearth) => hearth.llm.requests.filter((request) =>
 const wavSeconds = (wav: Buffer) => (wav.length - 44) / wav.readUInt32LE(28);
 
 describe.skipIf(skipVoice)('voice in the page', () => {
+  // The headless shell answers getUserMedia only with its fake prompt, which allows every context.
+  const browser = useBrowser({ executablePath: chromiumPath, args: [...fakeMicrophone, '--use-fake-ui-for-media-stream'] });
+
   it('hold to talk: the words are sent as the message, and the answer is read aloud before it has streamed to its end', browserTest, async () => {
     const stt = await speechToText();
     const hearth = await browser.hearth({ env: { STT_BACKEND: 'openai', STT_URL: stt.url, TTS_BACKEND: 'espeak-ng' } });
-    const { page } = await openVoicePage(hearth);
+    const { page } = await openVoicePage(browser, hearth);
     await turnSpeakerOn(page);
     hearth.llm.script({ chunks: sentencesOfAnswer(5), delayMs: 120 });
 
@@ -141,7 +142,7 @@ describe.skipIf(skipVoice)('voice in the page', () => {
   it('hands-free with "Send at once" off: it stops by itself after the silence and puts the words in the box', browserTest, async () => {
     const stt = await speechToText();
     const hearth = await browser.hearth({ env: { STT_BACKEND: 'openai', STT_URL: stt.url, TTS_BACKEND: 'none' } });
-    const { page } = await openVoicePage(hearth);
+    const { page } = await openVoicePage(browser, hearth);
     await page.locator(voice.sendAtOnce).uncheck();
     expect(await page.evaluate(() => localStorage.getItem('hearth.voice.sendAtOnce'))).toBe('false');
     await page.locator(sel.message).fill('Tell me:');
@@ -168,7 +169,7 @@ describe.skipIf(skipVoice)('voice in the page', () => {
 
   it('Stop, Esc and another session silence the answer read aloud and drop what waits', browserTest, async () => {
     const hearth = await browser.hearth({ env: { TTS_BACKEND: 'espeak-ng' } });
-    const { page } = await openVoicePage(hearth);
+    const { page } = await openVoicePage(browser, hearth);
     await turnSpeakerOn(page);
     // Sentences dropped by Stop may hold the person's slots at /speech for a moment: the next is refused with 429
     // and Retry-After, which the page waits out (Chromium logs each refusal as a console error).
@@ -203,7 +204,7 @@ describe.skipIf(skipVoice)('voice in the page', () => {
 
   it('says why the microphone and the speaker cannot work when neither is set up', browserTest, async () => {
     const hearth = await browser.hearth({ env: { STT_BACKEND: 'none', TTS_BACKEND: 'none' } });
-    const { page } = await openVoicePage(hearth);
+    const { page } = await openVoicePage(browser, hearth);
     const mic = page.locator(voice.mic);
     await page.locator(`${voice.mic}[aria-disabled="true"]`).waitFor();
     expect(await mic.getAttribute('title')).toMatch(/No speech-to-text is configured\. Set STT_BACKEND/);
@@ -223,29 +224,20 @@ describe.skipIf(skipVoice)('voice in the page', () => {
     await expectNoViolations(page, 'voice not set up');
   });
 
-  it('says so when the browser may not use the microphone, and when Hearth could not transcribe', browserTest, async () => {
+  // One server for both: its speech server is not there, so the controls are usable and transcribing fails.
+  it('says so when Hearth could not transcribe; fits a phone: 44 px targets, nothing wider than the screen, no axe violations', browserTest, async () => {
     // A server nobody listens on: the status is `failed`, and the buttons stay usable.
     const hearth = await browser.hearth({ env: { STT_BACKEND: 'openai', STT_URL: 'http://127.0.0.1:9/v1' } });
-    const { page } = await openVoicePage(hearth, { microphone: false });
-    await page.locator(voice.mic).hover();
-    await page.mouse.down();
-    await page.locator(voice.error).filter({ hasText: 'Hearth may not use the microphone' }).waitFor();
-    await page.mouse.up();
-    expect(await page.locator(voice.status).isHidden()).toBe(true);
-    expect(await page.locator(voice.mic).getAttribute('aria-pressed')).toBe('false');
-
     // Allowed, the recording reaches Hearth, whose speech server is not there: the page says what Hearth said.
     browser.allowErrors(/status of 503 \(Service Unavailable\) \(http:\/\/127\.0\.0\.1:\d+\/sessions\/[\w-]+\/audio/);
-    const allowed = await openVoicePage(hearth);
+    const allowed = await openVoicePage(browser, hearth);
     await holdToTalk(allowed.page, 1);
     await allowed.page.locator(voice.error).filter({ hasText: /^Transcription failed: .*127\.0\.0\.1:9/ }).waitFor();
     expect(await allowed.page.locator(voice.status).isHidden()).toBe(true);
     expect(await allowed.page.locator(sel.user).count()).toBe(0);
-  });
 
-  it('fits a phone: 44 px targets, nothing wider than the screen, no axe violations', browserTest, async () => {
-    const hearth = await browser.hearth({ env: { STT_BACKEND: 'openai', STT_URL: 'http://127.0.0.1:9/v1' } });
-    const { page } = await openVoicePage(hearth, { viewport: { width: 390, height: 844 } });
+    // A phone's page on the same server.
+    const { page } = await openVoicePage(browser, hearth, { viewport: { width: 390, height: 844 } });
     for (const control of [voice.mic, voice.handsFree, voice.speaker, `label:has(${voice.sendAtOnce})`]) {
       const box = await page.locator(control).boundingBox();
       expect(box, control).not.toBeNull();
@@ -256,5 +248,22 @@ describe.skipIf(skipVoice)('voice in the page', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(await page.evaluate(() => document.querySelector('#composer')!.scrollWidth <= document.querySelector('#composer')!.clientWidth)).toBe(true);
     await expectNoViolations(page, 'voice controls at 390 px');
+  });
+});
+
+describe.skipIf(skipVoice)('voice in the page, the microphone refused', () => {
+  // The full Chromium: its contexts keep the microphone permission apart.
+  const browser = useBrowser({ executablePath: fullChromiumPath, args: fakeMicrophone });
+
+  it('says so when the browser may not use the microphone', browserTest, async () => {
+    // A server nobody listens on: the status is `failed`, and the buttons stay usable.
+    const hearth = await browser.hearth({ env: { STT_BACKEND: 'openai', STT_URL: 'http://127.0.0.1:9/v1' } });
+    const { page } = await openVoicePage(browser, hearth, { microphone: false });
+    await page.locator(voice.mic).hover();
+    await page.mouse.down();
+    await page.locator(voice.error).filter({ hasText: 'Hearth may not use the microphone' }).waitFor();
+    await page.mouse.up();
+    expect(await page.locator(voice.status).isHidden()).toBe(true);
+    expect(await page.locator(voice.mic).getAttribute('aria-pressed')).toBe('false');
   });
 });
