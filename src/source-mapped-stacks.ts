@@ -30,7 +30,12 @@ function readSourceMap(file: string): SourceMap | undefined {
   try {
     const payload = JSON.parse(readFileSync(mapFile, 'utf8')) as { sources: string[] };
     const folder = pathToFileURL(path.dirname(mapFile) + path.sep);
-    return new SourceMap({ ...payload, sources: payload.sources.map((source) => fileURLToPath(new URL(source, folder))) } as ConstructorParameters<typeof SourceMap>[0]);
+    const sources = payload.sources.map((source) => {
+      const url = new URL(source, folder);
+      // A module the build made up (a namespace of its own, such as `no-glob:glob`) keeps its name.
+      return url.protocol === 'file:' ? fileURLToPath(url) : source;
+    });
+    return new SourceMap({ ...payload, sources } as ConstructorParameters<typeof SourceMap>[0]);
   } catch {
     return undefined;
   }
