@@ -13,16 +13,25 @@ const compiled = new WeakMap<RouteCompiler, Map<string, ReturnType<RouteCompiler
 
 /** Fastify's own Ajv compiler (same options, same formats), keeping what it compiled for the next app in this process. */
 export const buildSharedValidator: BuildValidator = (externalSchemas, options) => {
-  const compile = pools(externalSchemas, options) as RouteCompiler;
-  let byContent = compiled.get(compile);
-  if (!byContent) compiled.set(compile, (byContent = new Map()));
-  const cache = byContent;
-  return ((route) => {
-    const key = JSON.stringify(route.schema);
-    let validator = cache.get(key);
-    if (!validator) cache.set(key, (validator = compiledOnFirstCall(() => compile(route))));
-    return validator;
-  }) as RouteCompiler as ReturnType<BuildValidator>;
+  // The Ajv itself is made at the first request that validates, not while the app is built (issue 38).
+  let shared: { compile: RouteCompiler; cache: Map<string, RouteValidator> } | undefined;
+  const sharedCompiler = () => {
+    if (!shared) {
+      const compile = pools(externalSchemas, options) as RouteCompiler;
+      let cache = compiled.get(compile);
+      if (!cache) compiled.set(compile, (cache = new Map()));
+      shared = { compile, cache };
+    }
+    return shared;
+  };
+  return ((route) =>
+    compiledOnFirstCall(() => {
+      const { compile, cache } = sharedCompiler();
+      const key = JSON.stringify(route.schema);
+      let validator = cache.get(key);
+      if (!validator) cache.set(key, (validator = compile(route)));
+      return validator;
+    })) as RouteCompiler as ReturnType<BuildValidator>;
 };
 
 /**
