@@ -16,9 +16,10 @@ export default defineConfig({
     // A run that finds no test file must fail, never pass silently.
     passWithNoTests: false,
     // Vitest's default is one worker fewer than the cores: one on a 2-core machine, where much of
-    // a test's time is spent waiting on servers, child processes and the browser. Two, one a core:
-    // three and four were faster but broke timed checks (bench/RESULTS.md, "npm test").
-    maxWorkers: 2,
+    // a test's time is spent waiting on servers, child processes and the browser. Three: with a
+    // third of a run's CPU cut (issue 32) they keep both cores busy through those waits, and the
+    // timed checks hold (bench/RESULTS.md, "npm test").
+    maxWorkers: 3,
     // Test files share their worker's module cache: importing the app costs 2.5-3 s a file, and
     // about a hundred files start it. What src/ keeps at module level is facts about the machine
     // (where Node and Python are, the jail's view of the system) and lazily loaded clients; each

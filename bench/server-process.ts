@@ -71,7 +71,7 @@ export class ServerProcess implements Endpoint {
     // Everything the bench depends on is set explicitly, because a .env in the project
     // fills in whatever the environment leaves unset (or empty).
     const environment: NodeJS.ProcessEnv = {
-      ...process.env,
+      ...terminalEnvironment(process.env),
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: options.dataDir,
@@ -184,6 +184,20 @@ export class ServerProcess implements Endpoint {
     }
     throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${this.output}`);
   }
+}
+
+/**
+ * The environment of the terminal `npm run bench` was typed in: what npm adds for the scripts it
+ * runs (npm_*, INIT_CWD, NODE, COLOR, its node_modules/.bin folders on PATH) left out, so that a
+ * server, and `npm start` in 5a', start as they would from a person's shell rather than from
+ * inside another npm.
+ */
+function terminalEnvironment(environment: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (environment.npm_lifecycle_event === undefined) return environment;
+  const added = (name: string) => /^npm_/i.test(name) || ['INIT_CWD', 'NODE', 'COLOR'].includes(name);
+  const kept = Object.fromEntries(Object.entries(environment).filter(([name]) => !added(name)));
+  const path = (environment.PATH ?? '').split(':').filter((folder) => !/[\\/](node_modules[\\/]\.bin|node-gyp-bin)$/.test(folder));
+  return { ...kept, PATH: path.join(':') };
 }
 
 /** The node arguments of `npm start`, so the bench measures exactly what a person runs. */

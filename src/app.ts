@@ -554,28 +554,24 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const guestSweeper = startGuestSessionSweeper({ db: deps.db, sessions, logger: deps.logger });
   services.add({ name: "guests' sessions sweeper", close: () => guestSweeper.stop() });
   if (options.watch !== false) {
-    let watchers: Watchers | undefined;
-    services.add({
-      name: 'file watchers',
-      // A profile decides which tools a session has, so a profile change is announced as a tool change too.
-      start: async () => {
-        watchers = await startWatchers({
-          toolsDir: config.TOOLS_DIR,
-          shippedToolsDir: config.SHIPPED_TOOLS_DIR,
-          profilesDir: config.PROFILES_DIR,
-          profileOverridesDir: profileOverridesDir(config),
-          userTools: deps.userTools,
-          toolSwitches: deps.toolSwitches,
-          profiles: deps.profiles,
-          onProfilesChanged: () => {
-            announceTools();
-            agent.announceProfiles();
-          },
-          logger: deps.logger,
-        });
+    // Before the server listens, unlike the other services: a profile or tool file written the
+    // moment it answers must not fall between the profiles read above and a watcher not yet watching.
+    // A profile decides which tools a session has, so a profile change is announced as a tool change too.
+    const watchers: Watchers = await startWatchers({
+      toolsDir: config.TOOLS_DIR,
+      shippedToolsDir: config.SHIPPED_TOOLS_DIR,
+      profilesDir: config.PROFILES_DIR,
+      profileOverridesDir: profileOverridesDir(config),
+      userTools: deps.userTools,
+      toolSwitches: deps.toolSwitches,
+      profiles: deps.profiles,
+      onProfilesChanged: () => {
+        announceTools();
+        agent.announceProfiles();
       },
-      close: () => watchers?.close(),
+      logger: deps.logger,
     });
+    services.add({ name: 'file watchers', close: () => watchers.close() });
   }
   app.addHook('onClose', () => services.closeAll());
   return app;

@@ -92,7 +92,14 @@ export async function startAndMeasure(options: ServerOptions): Promise<MeasuredS
       `Start and RSS: /health polled every 10 ms from spawn, ${starts} starts each, one after another on the bench's database (the 2,000-message session); ` +
         `5a' first, as \`npm start\` with AUTH_TOKEN set, so that npm, its shell and the server's restart without the secret (src/process-hardening) are all in it; ` +
         `then 5a, whose last server stays for the other scenarios. RSS is VmRSS of pid ${server.pid} (\`${commandLine}\`), ` +
-        `the server's own node process (MB = MiB). The load average (1, 5, 15 min) is the machine's before → after each set of starts.`,
+        `the server's own node process (MB = MiB). The load average (1, 5, 15 min) is the machine's before → after each set of starts. ` +
+        `The servers and npm get the environment of the terminal the bench was typed in, without the variables the bench's own \`npm run\` added.`,
+      ...(process.env.NODE_EXTRA_CA_CERTS
+        ? [
+            `NODE_EXTRA_CA_CERTS is set in this machine's environment (${process.env.NODE_EXTRA_CA_CERTS}): every node process reads that bundle as it starts, ` +
+              `before any of its code runs, and \`npm start\` with a secret runs three (npm, the server, the server started again without the secret).`,
+          ]
+        : []),
     ],
   };
 }
