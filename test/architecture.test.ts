@@ -78,4 +78,13 @@ describe('architecture', () => {
   it('has no cycle between files', () => {
     expect(cycles(graph)).toEqual([]);
   });
+
+  it('leaves sessions to the session service: no route, channel, scheduler or tool reads their rows or files from store/', () => {
+    const sessionStore = ['sessions-repository', 'messages-repository', 'session-keys-repository', 'session-files', 'session-folder-files'].map((name) => `${source}/store/${name}.ts`);
+    const clients = ['server/', 'channels/', 'scheduler/', 'tools/'].map((folder) => `${source}/${folder}`);
+    const around = [...graph].flatMap(([file, targets]) =>
+      clients.some((folder) => file.startsWith(folder)) ? targets.filter((target) => sessionStore.includes(target)).map((target) => `${file} → ${target}`) : [],
+    );
+    expect(around).toEqual([]);
+  });
 });

@@ -11,7 +11,6 @@ import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { Sessions } from '../sessions/sessions.ts';
 import type { Db } from '../store/database.ts';
 import { listSchedules } from '../store/schedules-repository.ts';
-import { listSessionIdsOf } from '../store/sessions-repository.ts';
 import { personJson } from './person-json.ts';
 import { cameOverHttps } from './sign-in-cookie.ts';
 
@@ -85,7 +84,7 @@ export async function peopleRoutes(app: FastifyInstance, options: PeopleRoutesOp
         const leaving = { person, via: request.caller.via };
         for (const document of documents.list(leaving)) if (document.owner_person_id === person.id) await documents.delete(leaving, document.id);
         if (fate === 'delete') {
-          for (const id of await listSessionIdsOf(db, person.id)) await sessions.delete(id);
+          await sessions.deleteAllOf(person.id);
         } else {
           for (const id of await accounts.people.giveSessions(person.id, heir)) sessions.announce(id, 'updated');
         }

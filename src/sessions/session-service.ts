@@ -17,7 +17,7 @@ import { appendProfileMarker } from '../store/profile-markers.ts';
 import { removeSessionFolder, sessionFolder, stageUpload, type SavedFile, type StagedUpload } from '../store/session-files.ts';
 import { listFolderFiles, openFolderFile, removeFolderFile, type FolderFile, type OpenedFolderFile } from '../store/session-folder-files.ts';
 import { bindSessionKey, findKeyedSession, listKeyedSessions, unbindSessionKey } from '../store/session-keys-repository.ts';
-import { createSession, deleteSession, findSession, listRecentSessions, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
+import { createSession, deleteSession, findSession, listRecentSessions, listSessionIdsOf, listSessions, updateSession, type Session } from '../store/sessions-repository.ts';
 import type {
   CreatedSession,
   DecidedApproval,
@@ -239,6 +239,10 @@ export class SessionService implements Sessions {
     // Told to those who could see it, judged from the session as it was: it cannot be looked up any more.
     if (existed && session) this.options.events.publish({ type: 'sessions_changed', session_id: sessionId, change: 'deleted' }, (person) => this.visibleTo(person, session));
     return existed;
+  }
+
+  async deleteAllOf(personId: string): Promise<void> {
+    for (const sessionId of await listSessionIdsOf(this.options.db, personId)) await this.delete(sessionId);
   }
 
   async attachFiles(sessionId: string, files: readonly IncomingFile[]): Promise<SavedFile[]> {

@@ -125,6 +125,8 @@ export interface Sessions {
   switchProfile(sessionId: string, profileId: string, by: SwitchedBy): Promise<SwitchedProfile>;
   /** Stops its run, then removes its rows, files and images; false when there was no such session. */
   delete(sessionId: string): Promise<boolean>;
+  /** Deletes every session a person owns, as `delete` does each (a person removed with their sessions). */
+  deleteAllOf(personId: string): Promise<void>;
   /** Saves files into the session's folder under safe, unused names: what the model is told they are called and where. */
   attachFiles(sessionId: string, files: readonly IncomingFile[]): Promise<SavedFile[]>;
   /** Streams one upload into the session's folder, not yet named: the caller commits or discards it. */
