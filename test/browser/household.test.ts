@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { signInCookie } from '../../src/server/identify.ts';
 import { appendMessage } from '../../src/store/messages-repository.ts';
 import { expectNoViolations } from '../support/axe.ts';
-import { closePanel, openPanel, screenshot, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
+import { actionTimeoutMs, closePanel, openPanel, screenshot, sel, sendMessage, showSession, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket } from '../support/browser.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { checkHeader, headerViewports, measureHeader } from '../support/header-layout.ts';
 import { household, type SignedIn } from '../support/people.ts';
@@ -23,6 +23,7 @@ const serverAdminForChildren = readFileSync(path.resolve('profiles/server_admin.
   .replace(/^planning_enabled: true$/m, 'planning_enabled: false');
 
 const signInForm = sel.signIn;
+// Its name comes with /me, after the app shows: read it with expect.poll.
 const personButton = '#person-button';
 
 /** Signs in through the page's form with a name and passphrase. */
@@ -78,7 +79,7 @@ async function addAPasskeyAndSignInWithIt(browser: ReturnType<typeof useBrowser>
   await form.getByRole('button', { name: 'Use a passkey instead' }).click();
   await form.waitFor({ state: 'hidden' });
   await waitForApp(page);
-  expect(await page.locator(personButton).textContent()).toBe(adult.person.name);
+  await expect.poll(() => page.locator(personButton).textContent(), { timeout: actionTimeoutMs }).toBe(adult.person.name);
 }
 
 /** A guest's page says guests keep no memory and offers no Telegram link nor personal token. */
@@ -115,7 +116,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     const adultPage = await pageOf(browser, hearth, adult, undefined, 'dark');
     await adultPage.locator(sel.sessionItem).first().waitFor();
     expect(await sessionTitles(adultPage)).toEqual(['Tax return']);
-    expect(await adultPage.locator(personButton).textContent()).toBe(adult.person.name);
+    await expect.poll(() => adultPage.locator(personButton).textContent(), { timeout: actionTimeoutMs }).toBe(adult.person.name);
     const adultMemory = await openPanel(adultPage, 'Memory');
     await adultMemory.locator('[data-fact-id]').first().waitFor();
     expect(await adultMemory.textContent()).toContain('the harbour office');
@@ -283,7 +284,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await form.getByLabel('Passphrase').press('Enter');
     await form.waitFor({ state: 'hidden' });
     await waitForApp(page);
-    expect(await page.locator(personButton).textContent()).toBe(adult.person.name);
+    await expect.poll(() => page.locator(personButton).textContent(), { timeout: actionTimeoutMs }).toBe(adult.person.name);
     const cookie = (await context.cookies()).find((each) => each.name === signInCookie)!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/', secure: false });
     // The page's script never holds it.
@@ -398,7 +399,7 @@ describe.skipIf(skipBrowserTests)('the page in a household', () => {
     await join.waitFor({ state: 'hidden' });
     await waitForApp(joinPage);
     expect(await joinPage.evaluate(() => location.hash)).toBe('');
-    expect(await joinPage.locator(personButton).textContent()).toBe('Robin');
+    await expect.poll(() => joinPage.locator(personButton).textContent(), { timeout: actionTimeoutMs }).toBe('Robin');
     expect(await joinPage.locator('#people-toggle').isVisible()).toBe(false);
 
     // The link works once: opened again, the join form says so and offers the sign-in instead.
