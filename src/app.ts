@@ -470,15 +470,15 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // The services start once the server listens: nothing they do is needed to answer the first
   // request, and a person waiting on a start waits for the listen (issue 38). A turn that comes
   // before the user and MCP tools waits for them (registry.ready()).
-  let listened: () => void;
-  const started = new Promise<void>((resolve) => (listened = resolve)).then(() => services.startAll());
-  let starting: Promise<void> | undefined;
+  let listening = false;
+  let startServices!: () => void;
+  const started = new Promise<void>((resolve) => (startServices = resolve)).then(() => services.startAll());
   app.decorate('started', started);
   // PORT may be 0: the network tools learn the real address once the server is bound.
   app.addHook('onListen', (done) => {
     deps.selfAddress?.listening(app.addresses());
-    starting = started;
-    listened();
+    listening = true;
+    startServices();
     done();
   });
   const jsonParser = new JsonParser();
@@ -491,7 +491,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // while their sockets are open, so every watcher hears stream_stopped {reason:"shutdown"}.
   app.addHook('preClose', async () => {
     // A service that is still starting would otherwise start after it was told to stop.
-    await starting?.catch(() => undefined);
+    if (listening) await started.catch(() => undefined);
     await services.stopAll();
   });
   await app.register(fastifyWebsocket, { options: { maxPayload: maxMessageBytes } });
