@@ -1,17 +1,10 @@
-// Hardening comes before the rest of the server is even loaded: it may start this process
-// again in place (src/process-hardening/harden-process.ts), and the first start should not
-// have parsed the whole app for nothing.
-import { EnvironmentRestoreError, hardenProcess } from './process-hardening/harden-process.ts';
+// Hardening comes before the rest of the server is even loaded (src/process-hardening/): the
+// secrets leave the exec environment, and the process closes itself to others of its user,
+// before any dependency could read or copy them.
+import { hardenProcess } from './process-hardening/harden-process.ts';
 import { mapStackTracesOnDemand } from './source-mapped-stacks.ts';
 
 mapStackTracesOnDemand();
-let hardening;
-try {
-  hardening = hardenProcess();
-} catch (error) {
-  if (!(error instanceof EnvironmentRestoreError)) throw error;
-  console.error(`hearth: ${error.message}`);
-  process.exit(1);
-}
+const hardening = hardenProcess();
 const { startServer } = await import('./start-server.ts');
 await startServer(hardening);
