@@ -1,16 +1,17 @@
 // Issue 23: a process of Hearth's own user (any tool's child) read AUTH_TOKEN, OPENAI_API_KEY,
 // HA_TOKEN and MQTT_PASSWORD from /proc/<hearth pid>/environ, which shows the environment a
-// process was started with whatever it deletes later. Hearth now starts itself again in place
-// with only harmless variables in its exec environment, and makes itself non-dumpable. The server
-// runs here as an unprivileged user (created when the tests run as root, as in CI), with the
-// secrets both in its environment and, with other values, in the .env of its working folder.
+// process was started with whatever it deletes later. Hearth now moves every variable beyond the
+// harmless names out of those bytes into its heap and zeroes them (issue 38), and makes itself
+// non-dumpable. The server runs here as an unprivileged user (created when the tests run as root,
+// as in CI), with the secrets both in its environment and, with other values, in the .env of its
+// working folder.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { builtStartCommand } from '../support/hearth-build.ts';
+import { builtStartCommand, type StartCommand } from '../support/hearth-build.ts';
 import { prepareProfiles, sourcesStartCommand, startChildServer, type ChildServer, type ChildServerOptions } from '../support/server-child.ts';
 import { waitUntil } from '../support/wait-until.ts';
 import { folderOwnedBy, giveFolderTo, unprivilegedUser, type UnprivilegedUser } from '../support/unprivileged-user.ts';
@@ -31,7 +32,7 @@ const fromEnvFile = {
 const secretValues = [...Object.values(fromEnvironment), ...Object.values(fromEnvFile)];
 // Reading the environment of a non-dumpable process takes CAP_SYS_PTRACE; CI runs as root.
 const isRoot = process.getuid?.() === 0;
-const keptNames = ['PATH', 'HOME', 'HEARTH_ENVIRONMENT_FD'];
+const keptNames = ['PATH', 'HOME'];
 
 let user: UnprivilegedUser;
 const folders: string[] = [];
@@ -45,6 +46,41 @@ async function startAsUser(options: Pick<ChildServerOptions, 'ipc' | 'command'> 
   await giveFolderTo(user, dataDir);
   await giveFolderTo(user, workFolder);
   return startChildServer(dataDir, { ...fromEnvironment, LOG_LEVEL: 'info' }, { cwd: workFolder, user, ...options });
+}
+
+/**
+ * `command` run with `entry` (NAME=value) added after the whole environment spawn gives it to its
+ * exec environment: a name spawn also sets then appears twice, which neither spawn nor `env`
+ * can do (both replace). execve through koffi, in a node that clears the close-on-exec flag
+ * node sets on the standard streams, so the server's output still reaches the test.
+ */
+function withEntryLast(entry: string, command: StartCommand): StartCommand {
+  const script = `
+    const [koffiPath, entry, executable, ...args] = process.argv.slice(1);
+    const library = require(koffiPath).load(null);
+    const fcntl = library.func('int fcntl(int fd, int cmd, int arg)');
+    const execve = library.func('int execve(const char *path, const char **argv, const char **envp)');
+    for (const descriptor of [0, 1, 2]) fcntl(descriptor, 2, 0);
+    const environment = Object.entries(process.env).map(([name, value]) => name + '=' + value);
+    execve(executable, [executable, ...args, null], [...environment, entry, null]);
+    console.error('execve failed');
+    process.exit(127);`;
+  return { executable: process.execPath, args: ['-e', script, '--', path.resolve('node_modules/koffi'), entry, command.executable, ...command.args] };
+}
+
+/** The names of an exec environment block, in order. */
+function namesIn(block: string): string[] {
+  return block.split('\0').filter((entry) => entry !== '').map((entry) => entry.slice(0, entry.indexOf('=')));
+}
+
+/** How many of a block's bytes are zeros. */
+function zeroBytesIn(block: Buffer): number {
+  return block.reduce((count, byte) => count + (byte === 0 ? 1 : 0), 0);
+}
+
+/** The bytes `NAME=value` and its terminating zero take in an exec environment. */
+function entryBytes(entries: Record<string, string>): number {
+  return Object.entries(entries).reduce((total, [name, value]) => total + Buffer.byteLength(`${name}=${value}`) + 1, 0);
 }
 
 /** Runs a command as the server's own user, as a tool's child process would. */
@@ -78,7 +114,7 @@ describe("Hearth's own process", () => {
     const asked = (token: string) => fetch(`${server.baseUrl}/sessions`, { headers: { authorization: `Bearer ${token}` } });
     expect((await asked(fromEnvironment.AUTH_TOKEN)).status).toBe(200);
     expect((await asked(fromEnvFile.AUTH_TOKEN)).status).toBe(401);
-    // Its standard streams survived the restart: it still logs, and has nothing to warn about.
+    // It logs, and has nothing to warn about.
     expect(server.output()).toMatch(/Server listening at/);
     expect(server.output()).not.toMatch(/could not fully harden/);
   });
@@ -111,16 +147,22 @@ describe("Hearth's own process", () => {
     expect(listing.stderr).toMatch(/Permission denied/);
   });
 
-  it.runIf(isRoot)('holds no secret in its exec environment, and the spawned PID is the restarted server', async () => {
-    const environ = await readFile(`/proc/${server.pid}/environ`, 'utf8');
-    for (const value of secretValues) expect(environ).not.toContain(value);
-    const names = environ.split('\0').filter((entry) => entry !== '').map((entry) => entry.slice(0, entry.indexOf('=')));
-    // HEARTH_ENVIRONMENT_FD is only set by the restart, so this PID went through it.
-    expect(names.sort()).toEqual([...keptNames].sort());
-    // The descriptor that carried the environment is closed again.
+  it.runIf(isRoot)('holds no secret in its exec environment: their bytes are zeros where execve put them, in the spawned PID', async () => {
+    const block = await readFile(`/proc/${server.pid}/environ`);
+    const text = block.toString('utf8');
+    for (const value of secretValues) expect(text).not.toContain(value);
+    expect(namesIn(text).sort()).toEqual([...keptNames].sort());
+    // Zeroed in place, not cut out: the block keeps its length, and every entry the test gave
+    // besides PATH and HOME is zeros now. Only the process the test spawned wrote them, so this
+    // PID is the hardened server.
+    const port = new URL(server.baseUrl).port;
+    const given = { ...fromEnvironment, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: port };
+    const kept = namesIn(text).length;
+    expect(zeroBytesIn(block) - kept).toBeGreaterThanOrEqual(entryBytes(given));
+    // The descriptor that wrote them is closed again.
     const descriptors = await readdir(`/proc/${server.pid}/fd`);
     const targets = await Promise.all(descriptors.map((descriptor) => readlink(`/proc/${server.pid}/fd/${descriptor}`).catch(() => '')));
-    expect(targets.filter((target) => target.includes('memfd:'))).toEqual([]);
+    expect(targets.filter((target) => target.endsWith('/mem'))).toEqual([]);
   });
 
   it('is the PID that was spawned: killing that PID ends the server', async () => {
@@ -135,42 +177,53 @@ describe("Hearth's own process", () => {
   });
 });
 
-describe('when it cannot restart itself', () => {
+describe('started another way', () => {
   let server: ChildServer | undefined;
   afterEach(async () => {
     await server?.kill();
     server = undefined;
   });
 
-  it('with an IPC channel (a forking parent, tsx watch) it keeps its environment, says why once, and is non-dumpable all the same', async () => {
+  it('with an IPC channel (a forking parent, tsx watch) it holds no secret in its exec environment either, warns of nothing, and is non-dumpable', async () => {
     // The sources through tsx, as under `tsx watch` (`npm run dev`), the parent that holds an IPC channel.
     server = await startAsUser({ ipc: true, command: sourcesStartCommand() });
     const asked = await fetch(`${server.baseUrl}/sessions`, { headers: { authorization: `Bearer ${fromEnvironment.AUTH_TOKEN}` } });
     expect(asked.status).toBe(200);
-    const warnings = server.output().match(/could not fully harden its own process[^\n]*/g) ?? [];
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/besides the harmless ones.*IPC channel/);
+    expect(server.output()).toMatch(/Server listening at/);
+    expect(server.output()).not.toMatch(/could not fully harden/);
     expect((await stat(`/proc/${server.pid}/environ`)).uid).toBe(0);
     expect(runAsUser('cat', [`/proc/${server.pid}/environ`]).stderr).toMatch(/Permission denied/);
-    if (isRoot) expect(await readFile(`/proc/${server.pid}/environ`, 'utf8')).toContain(fromEnvironment.AWS_SECRET_ACCESS_KEY);
+    if (isRoot) {
+      const environ = await readFile(`/proc/${server.pid}/environ`, 'utf8');
+      for (const value of secretValues) expect(environ).not.toContain(value);
+      expect(namesIn(environ).sort()).toEqual([...keptNames].sort());
+    }
   });
 
-  it('refuses to start on a HEARTH_ENVIRONMENT_FD it did not pass itself, rather than run without its environment', async () => {
-    const dataDir = await folderOwnedBy(user, 'hearth-process-never-');
-    folders.push(dataDir);
-    const start = builtStartCommand();
-    const child = spawn(start.executable, start.args, {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, HEARTH_ENVIRONMENT_FD: '1', PORT: '0', DATA_DIR: dataDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let errors = '';
-    child.stderr.on('data', (data: Buffer) => (errors += data.toString()));
-    try {
-      await waitUntil(() => child.exitCode !== null, 15_000);
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+  it('with a variable given twice, it uses the first, as getenv does, and its exec environment holds neither', async () => {
+    // The first is the one spawn gives (the one startChildServer sends), the second comes after it.
+    const first = fromEnvironment.AUTH_TOKEN;
+    const second = 'auth-token-given-second';
+    // The control: a process started this way has both in its exec environment, in that order.
+    const cat = withEntryLast(`AUTH_TOKEN=${second}`, { executable: '/bin/cat', args: ['/proc/self/environ'] });
+    const control = spawnSync(cat.executable, cat.args, { uid: user.uid, gid: user.gid, env: { PATH: process.env.PATH, AUTH_TOKEN: first }, encoding: 'utf8' });
+    expect(control.stderr).toBe('');
+    const tokens = control.stdout.split('\0').filter((entry) => entry.startsWith('AUTH_TOKEN='));
+    expect(tokens).toEqual([`AUTH_TOKEN=${first}`, `AUTH_TOKEN=${second}`]);
+
+    server = await startAsUser({ command: withEntryLast(`AUTH_TOKEN=${second}`, builtStartCommand()) });
+    const asked = (token: string) => fetch(`${server!.baseUrl}/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await asked(first)).status).toBe(200);
+    expect((await asked(second)).status).toBe(401);
+    expect((await asked(fromEnvFile.AUTH_TOKEN)).status).toBe(401);
+    expect(server.output()).not.toMatch(/could not fully harden/);
+    if (isRoot) {
+      const block = await readFile(`/proc/${server.pid}/environ`);
+      const environ = block.toString('utf8');
+      expect(environ).not.toContain(second);
+      for (const value of secretValues) expect(environ).not.toContain(value);
+      expect(namesIn(environ).sort()).toEqual([...keptNames].sort());
+      expect(zeroBytesIn(block)).toBeGreaterThanOrEqual(entryBytes({ AUTH_TOKEN: first }) + entryBytes({ AUTH_TOKEN: second }));
     }
-    expect(child.exitCode).toBe(1);
-    expect(errors).toMatch(/^hearth: HEARTH_ENVIRONMENT_FD=1 does not name the descriptor Hearth passes to itself/m);
   });
 });
