@@ -32,7 +32,7 @@ Usage: sudo deploy/install.sh [options]
 USAGE
 }
 
-minimum_node='20.12.0'
+minimum_node='20.19.0'
 service_user='hearth'
 groups_given=''
 groups_wanted=''
@@ -80,7 +80,7 @@ fail() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
 
 node_instructions() {
   cat >&2 <<'NODE'
-Hearth needs Node.js 20.12 or newer, installed for the whole system (not under /home or /root,
+Hearth needs Node.js 20.19 or newer, installed for the whole system (not under /home or /root,
 which the service cannot see). Debian 12 and Ubuntu 22.04/24.04 ship an older one; get it from
 NodeSource (Node 22, with npm):
 

@@ -4,10 +4,17 @@
 // ~2,000 files one by one was about half of every start's CPU time (issue 38). Every other
 // package stays in node_modules: the native ones (better-sqlite3, koffi), and the clients loaded
 // only once their integration is configured.
+//
+// The server itself (src/start-server.ts and all it imports) is one CommonJS bundle, which
+// src/main.ts runs with V8's code cache (src/code-cached-script.ts); the build starts it once to
+// make that cache. Node 20 keeps no compiled code for ES modules.
 // Usage: node scripts/build.mjs [--outdir=dist] [--out-extension=.js]
-import { readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { parseArgs } from 'node:util';
@@ -25,73 +32,160 @@ async function standaloneValidator(file) {
   return `${standaloneCode(ajv, ajv.compile(module.frontMatterSchema))}\nexport { validate as validateFrontMatter };\n`;
 }
 
-// A chunk's name carries its content's hash: the chunks of earlier builds would pile up beside this one's.
-rmSync(values.outdir, { recursive: true, force: true });
-await build({
-  entryPoints: ['src/main.ts', 'src/cli.ts'],
+/** What both builds share: Node 20, whitespace left out, source maps without the sources. */
+const common = {
   bundle: true,
-  splitting: true,
   platform: 'node',
-  format: 'esm',
   target: 'node20',
   minifyWhitespace: true,
   legalComments: 'none',
   sourcemap: true,
   sourcesContent: false,
   outdir: values.outdir,
-  outExtension: { '.js': values['out-extension'] },
   logLevel: 'warning',
-  // The bundled CommonJS packages require Node's own modules (and a few optional packages by a
-  // name esbuild cannot see); in an ES module only a require made by createRequire can.
-  banner: { js: "import{createRequire as __hearthCreateRequire}from'node:module';const require=__hearthCreateRequire(import.meta.url);" },
-  plugins: [
-    {
-      // A profile's front matter is checked at every start: its validator comes compiled by ajv's
-      // standalone code in place of src/profiles/front-matter-validator.ts, which compiles it when
-      // imported (issue 38). The module itself, bundled on its own, gives the schema and options.
-      name: 'profile-validator-compiled-ahead',
-      setup(builder) {
-        builder.onLoad({ filter: /[\\/]src[\\/]profiles[\\/]front-matter-validator\.ts$/ }, async ({ path }) => ({
-          contents: await standaloneValidator(path),
-          loader: 'js',
-          resolveDir: dirname(path),
-        }));
-      },
+};
+
+/** What the bundled packages need, in both builds. */
+const plugins = [
+  {
+    // A profile's front matter is checked at every start: its validator comes compiled by ajv's
+    // standalone code in place of src/profiles/front-matter-validator.ts, which compiles it when
+    // imported (issue 38). The module itself, bundled on its own, gives the schema and options.
+    name: 'profile-validator-compiled-ahead',
+    setup(builder) {
+      builder.onLoad({ filter: /[\\/]src[\\/]profiles[\\/]front-matter-validator\.ts$/ }, async ({ path }) => ({
+        contents: await standaloneValidator(path),
+        loader: 'js',
+        resolveDir: dirname(path),
+      }));
     },
-    {
-      // js-yaml (under gray-matter, which reads the profiles) requires esprima at load, by a name
-      // esbuild cannot see, only for its !!js/function type, which gray-matter's safe loading never
-      // reads: 280 KB of source parsed at every start and about 2 MB of memory kept (issue 38).
-      // Without it js-yaml does what its browser build does: no such type.
-      name: 'js-yaml-without-esprima',
-      setup(builder) {
-        builder.onLoad({ filter: /[\\/]js-yaml[\\/]lib[\\/]js-yaml[\\/]type[\\/]js[\\/]function\.js$/ }, async ({ path }) => {
-          const source = await readFile(path, 'utf8');
-          const withoutEsprima = source.replace("esprima = _require('esprima');", '');
-          if (withoutEsprima === source) throw new Error(`${path} no longer requires esprima as scripts/build.mjs expects: look again`);
-          return { contents: withoutEsprima, loader: 'js' };
-        });
-      },
+  },
+  {
+    // js-yaml (under gray-matter, which reads the profiles) requires esprima at load, by a name
+    // esbuild cannot see, only for its !!js/function type, which gray-matter's safe loading never
+    // reads: 280 KB of source parsed at every start and about 2 MB of memory kept (issue 38).
+    // Without it js-yaml does what its browser build does: no such type.
+    name: 'js-yaml-without-esprima',
+    setup(builder) {
+      builder.onLoad({ filter: /[\\/]js-yaml[\\/]lib[\\/]js-yaml[\\/]type[\\/]js[\\/]function\.js$/ }, async ({ path }) => {
+        const source = await readFile(path, 'utf8');
+        const withoutEsprima = source.replace("esprima = _require('esprima');", '');
+        if (withoutEsprima === source) throw new Error(`${path} no longer requires esprima as scripts/build.mjs expects: look again`);
+        return { contents: withoutEsprima, loader: 'js' };
+      });
     },
-    {
-      // @fastify/static requires glob at load only to list a folder for `wildcard: false`, which
-      // src/app.ts does not use: 91 KB of source compiled and run at every start (issue 38).
-      name: 'fastify-static-without-glob',
-      setup(builder) {
-        builder.onResolve({ filter: /^glob$/ }, ({ importer }) =>
-          /[\\/]@fastify[\\/]static[\\/]/.test(importer) ? { path: 'glob', namespace: 'no-glob' } : undefined,
-        );
-        builder.onLoad({ filter: /.*/, namespace: 'no-glob' }, () => ({
-          contents: "export function glob() { throw new Error('@fastify/static was built without glob (scripts/build.mjs): register it with wildcard: true'); }",
-          loader: 'js',
-        }));
-      },
+  },
+  {
+    // @fastify/static requires glob at load only to list a folder for `wildcard: false`, which
+    // src/app.ts does not use: 91 KB of source compiled and run at every start (issue 38).
+    name: 'fastify-static-without-glob',
+    setup(builder) {
+      builder.onResolve({ filter: /^glob$/ }, ({ importer }) =>
+        /[\\/]@fastify[\\/]static[\\/]/.test(importer) ? { path: 'glob', namespace: 'no-glob' } : undefined,
+      );
+      builder.onLoad({ filter: /.*/, namespace: 'no-glob' }, () => ({
+        contents: "export function glob() { throw new Error('@fastify/static was built without glob (scripts/build.mjs): register it with wildcard: true'); }",
+        loader: 'js',
+      }));
     },
-    {
-      name: 'bundle-the-start-packages-only',
-      setup(builder) {
-        builder.onResolve({ filter: /^[^./]/ }, ({ path }) => (bundled.has(packageName(path)) ? undefined : { path, external: true }));
-      },
+  },
+  {
+    name: 'bundle-the-start-packages-only',
+    setup(builder) {
+      builder.onResolve({ filter: /^[^./]/ }, ({ path }) => (bundled.has(packageName(path)) ? undefined : { path, external: true }));
     },
-  ],
-});
+  },
+];
+
+/**
+ * The server as one CommonJS function expression for src/code-cached-script.ts, named by its
+ * content's hash (V8 checks a cache against its source's length only). Its file name.
+ */
+async function buildServer() {
+  const { metafile } = await build({
+    ...common,
+    entryPoints: ['src/start-server.ts'],
+    format: 'cjs',
+    entryNames: '[name]-[hash]',
+    outExtension: { '.js': '.cjs' },
+    metafile: true,
+    // Strict, as the ES modules it is made of are.
+    banner: { js: '(function (exports, require, module, __filename, __dirname) {"use strict";const __hearthModuleUrl=require("node:url").pathToFileURL(__filename).href;' },
+    footer: { js: '})' },
+    define: { 'import.meta.url': '__hearthModuleUrl' },
+    // import() in a vm script needs Node's experimental vm modules: the packages loaded once a
+    // feature is configured are required instead (an ES module one through Node 20.19's require).
+    supported: { 'dynamic-import': false },
+    plugins,
+  });
+  return basename(Object.keys(metafile.outputs).find((file) => file.endsWith('.cjs')));
+}
+
+/** src/main.ts and src/cli.ts as ES modules; main.ts loads the server bundle through src/load-built-start-server.ts. */
+async function buildEntries(serverScript) {
+  await build({
+    ...common,
+    entryPoints: ['src/main.ts', 'src/cli.ts'],
+    splitting: true,
+    format: 'esm',
+    outExtension: { '.js': values['out-extension'] },
+    // The bundled CommonJS packages require Node's own modules (and a few optional packages by a
+    // name esbuild cannot see); in an ES module only a require made by createRequire can.
+    banner: { js: "import{createRequire as __hearthCreateRequire}from'node:module';const require=__hearthCreateRequire(import.meta.url);" },
+    define: { HEARTH_START_SCRIPT: JSON.stringify(serverScript) },
+    plugins: [
+      {
+        name: 'main-loads-the-built-server',
+        setup(builder) {
+          builder.onResolve({ filter: /^\.\/load-start-server\.ts$/ }, ({ importer, resolveDir }) =>
+            importer.endsWith(join('src', 'main.ts')) ? { path: join(resolveDir, 'load-built-start-server.ts') } : undefined,
+          );
+        },
+      },
+      ...plugins,
+    ],
+  });
+}
+
+/**
+ * Starts the built server once in a temporary DATA_DIR, with nothing configured, so that it
+ * writes V8's code for what a start compiles (src/load-built-start-server.ts). Without it the
+ * server still starts, compiling as it goes.
+ */
+async function makeCodeCache(serverScript) {
+  const cacheFile = join(values.outdir, serverScript.replace(/\.cjs$/, '.code-cache'));
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-code-cache-'));
+  try {
+    const child = spawn(process.execPath, [resolve(values.outdir, `main${values['out-extension']}`)], {
+      cwd: dataDir,
+      // V8 refuses a cache made with other flags: the node options the server will run with (a memory limit) apply here too.
+      env: {
+        PATH: process.env.PATH,
+        ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+        HOME: dataDir,
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        HEARTH_MAKE_CODE_CACHE: '1',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let errors = '';
+    child.stderr.on('data', (data) => (errors += data));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const [code, signal] = await once(child, 'exit');
+    clearTimeout(timer);
+    if (code !== 0 || !existsSync(cacheFile)) {
+      console.warn(`build: the start made no code cache (exit ${code ?? signal}); the server will compile its code at each start.\n${errors}`);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// A bundle's name carries its content's hash: the files of earlier builds would pile up beside this one's.
+rmSync(values.outdir, { recursive: true, force: true });
+const serverScript = await buildServer();
+await buildEntries(serverScript);
+await makeCodeCache(serverScript);

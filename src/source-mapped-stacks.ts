@@ -46,7 +46,7 @@ function sourceFrame(callSite: NodeJS.CallSite, mapOf: (file: string) => SourceM
   const fileName = callSite.getFileName();
   const line = callSite.getLineNumber();
   const column = callSite.getColumnNumber();
-  if (!fileName || line === null || column === null || !fileName.endsWith('.js')) return frame;
+  if (!fileName || line === null || column === null || !/\.c?js$/.test(fileName)) return frame;
   const file = fileName.startsWith('file:') ? fileURLToPath(fileName) : fileName;
   const entry = mapOf(file)?.findEntry(line - 1, column - 1);
   if (entry === undefined || !('originalSource' in entry)) return frame;

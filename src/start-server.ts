@@ -10,9 +10,10 @@ import { DatabaseStartError } from './store/database.ts';
 import { listenFailure, probeListen, unwritableDataFolder } from './start-up-checks.ts';
 import { logStartUpSummary } from './start-up-summary.ts';
 import { Jail } from './jail/jail.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
 import { readTlsPair, tlsFilesOf } from './server/tls-certificate.ts';
 import type { HardeningReport } from './process-hardening/harden-process.ts';
+import type { CodeCacheState } from './code-cached-script.ts';
 
 /**
  * Run from Hearth's checkout, the state an older Hearth kept there moves out first
@@ -28,13 +29,26 @@ async function moveState(config: Config): Promise<StateMigrationReport | undefin
   }
 }
 
+/** Only the built server has a code cache (src/code-cached-script.ts); without one it starts a little slower. */
+function logCodeCache(codeCache: CodeCacheState | undefined, logger: Logger): void {
+  if (codeCache === 'rejected') {
+    logger.info('The start\'s code cache in dist/ was made by another version of node or with other node options, so the server compiled its code itself: `npm run build`, with the node and NODE_OPTIONS the server runs with, makes one that fits.');
+  } else if (codeCache === 'damaged') {
+    logger.warn('The start\'s code cache in dist/ fails its checksum and was not used: `npm run build` makes it again.');
+  } else if (codeCache === 'used') {
+    logger.debug('The start\'s code came compiled from the code cache the build made.');
+  } else if (codeCache === 'missing') {
+    logger.debug('The build made no code cache for the start (see its output), so the server compiled its code itself.');
+  }
+}
+
 function stop(line: string): never {
   console.error(`hearth: ${line}`);
   process.exit(1);
 }
 
 /** What src/main.ts does once the process is hardened: config → database → app → listen. */
-export async function startServer(hardening: HardeningReport): Promise<void> {
+export async function startServer(hardening: HardeningReport, codeCache?: CodeCacheState): Promise<void> {
   let config;
   try {
     config = loadConfig();
@@ -71,6 +85,7 @@ export async function startServer(hardening: HardeningReport): Promise<void> {
   if (hardening.problems.length > 0) {
     app.log.warn(`Hearth could not fully harden its own process (see docs/security.md): ${hardening.problems.join('; ')}.`);
   }
+  logCodeCache(codeCache, deps.logger);
   let url: string;
   try {
     url = await app.listen({ host: config.HOST, port: config.PORT });

@@ -3,11 +3,12 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { builtStartCommand, hearthBuildsFolder } from './support/hearth-build.ts';
 import { unusedPort } from './support/llm-helpers.ts';
 import { prepareProfiles, startChildServer } from './support/server-child.ts';
 import { waitUntil } from './support/wait-until.ts';
@@ -52,6 +53,22 @@ function folderEnvironment(dataDir: string): Record<string, string> {
   };
 }
 
+/**
+ * The files of dist/ a start reads, with their text: main.js, the chunks it imports, and the
+ * server's bundle, which it names and runs through V8 (src/load-built-start-server.ts).
+ */
+function modulesOfTheStart(): Map<string, string> {
+  const reached = new Map<string, string>();
+  const visit = (file: string) => {
+    if (reached.has(file)) return;
+    const text = readFileSync(path.join('dist', file), 'utf8');
+    reached.set(file, text);
+    for (const match of text.matchAll(/(?:from\s*|import\s*\(\s*)"\.\/([^"]+\.js)"|"(start-server-\w+\.cjs)"/g)) visit((match[1] ?? match[2])!);
+  };
+  visit('main.js');
+  return reached;
+}
+
 beforeAll(async () => {
   // The build `npm ci` runs (`prepare`), so the bundle tested is the one of these sources.
   await run('npm', ['run', '--silent', 'build'], { cwd: checkout });
@@ -92,29 +109,16 @@ describe('npm start (the bundle in dist/)', () => {
     ]);
     expect(body.profiles.map((profile: { id: string }) => profile.id)).toContain('secretary');
     // Compiled ahead: the code of the check is in the bundle, its limits written into it.
-    const reached = new Map<string, string>();
-    const visit = (file: string) => {
-      if (reached.has(file)) return;
-      const text = readFileSync(path.join('dist', file), 'utf8');
-      reached.set(file, text);
-      for (const match of text.matchAll(/(?:from\s*|import\s*\(\s*)"\.\/([^"]+\.js)"/g)) visit(match[1]!);
-    };
-    visit('main.js');
-    expect([...reached.values()].some((text) => text.includes('message:"must be <= 500"'))).toBe(true);
+    expect([...modulesOfTheStart().values()].some((text) => text.includes('message:"must be <= 500"'))).toBe(true);
   });
 
   it('is plain ASCII in every module main.js reaches, so V8 keeps each source at one byte a character', async () => {
-    const reached = new Set<string>();
-    const visit = (file: string) => {
-      if (reached.has(file)) return;
-      reached.add(file);
-      const text = readFileSync(path.join('dist', file), 'utf8');
+    const reached = modulesOfTheStart();
+    for (const [file, text] of reached) {
       expect([...text.matchAll(/[^\x00-\x7f]/g)].map((match) => text.slice(match.index - 30, match.index + 10)), file).toEqual([]);
-      for (const match of text.matchAll(/(?:from\s*|import\s*\(\s*)"\.\/([^"]+\.js)"/g)) visit(match[1]!);
-    };
-    visit('main.js');
-    // The server and its lazily imported integrations, not only the entry.
-    expect(reached.size).toBeGreaterThan(5);
+    }
+    // The server's bundle, which holds its lazily imported integrations too, not only the entry.
+    expect([...reached.keys()].filter((file) => file.startsWith('start-server-'))).toHaveLength(1);
   });
 
   it('names src/ files, not the bundle, in a stack trace', async () => {
@@ -132,6 +136,58 @@ describe('npm start (the bundle in dist/)', () => {
     expect(code).not.toBe(0);
     expect(stderr).toMatch(/^\s+at openDatabase \(.*\/src\/store\/database\.ts:\d+:\d+\)$/m);
     expect(stderr).not.toMatch(/dist\/main\.js/);
+  });
+});
+
+describe("the server's code cache", () => {
+  /** A copy of this run's build (test/support/hearth-build-setup.ts) to damage, still inside the checkout, its package root. */
+  async function copyOfTheBuild(): Promise<{ main: string; cacheFile: string }> {
+    const { args } = builtStartCommand();
+    const main = args.find((arg) => arg.endsWith(`${path.sep}main.mjs`))!;
+    await mkdir(hearthBuildsFolder, { recursive: true });
+    const folder = await mkdtemp(path.join(hearthBuildsFolder, 'code-cache-test-'));
+    cleanups.push(() => rm(folder, { recursive: true, force: true }));
+    await cp(path.dirname(path.dirname(main)), folder, { recursive: true, verbatimSymlinks: true });
+    const dist = path.join(folder, 'dist');
+    const cache = (await readdir(dist)).filter((file) => file.endsWith('.code-cache'));
+    expect(cache).toHaveLength(1);
+    return { main: path.join(dist, 'main.mjs'), cacheFile: path.join(dist, cache[0]!) };
+  }
+
+  async function startFrom(main: string, environment: Record<string, string> = {}) {
+    const dataDir = await temporaryFolder('hearth-code-cache-');
+    await prepareProfiles(dataDir);
+    const server = await startChildServer(dataDir, { ...folderEnvironment(dataDir), LOG_LEVEL: 'debug', LOG_FORMAT: 'json', ...environment }, { command: { executable: process.execPath, args: [main] } });
+    cleanups.push(() => server.kill());
+    expect((await server.request('GET', '/health')).status).toBe(200);
+    return server;
+  }
+
+  it('is made by the build, named after the bundle it belongs to, and used by a start', async () => {
+    const files = await readdir('dist');
+    const bundle = files.find((file) => /^start-server-\w+\.cjs$/.test(file));
+    expect(bundle).toBeDefined();
+    expect(files).toContain(bundle!.replace(/\.cjs$/, '.code-cache'));
+    const { main } = await copyOfTheBuild();
+    expect((await startFrom(main)).output()).toContain("The start's code came compiled from the code cache the build made.");
+  });
+
+  it('damaged, fails its checksum: the server says so, compiles its code itself and serves', async () => {
+    const { main, cacheFile } = await copyOfTheBuild();
+    const cache = await readFile(cacheFile);
+    const middle = cache.length >> 1;
+    cache[middle] = cache[middle]! ^ 0xff;
+    await writeFile(cacheFile, cache);
+    const server = await startFrom(main);
+    expect(server.output()).toMatch(/"level":40,.*"msg":"The start's code cache in dist\/ fails its checksum and was not used/);
+    expect((await server.request('GET', '/agents/profiles')).status).toBe(200);
+  });
+
+  it('made with other node options, V8 refuses it: the server says how to make one that fits and serves', async () => {
+    const { main } = await copyOfTheBuild();
+    const server = await startFrom(main, { NODE_OPTIONS: '--max-old-space-size=400' });
+    expect(server.output()).toMatch(/"level":30,.*"msg":"The start's code cache in dist\/ was made by another version of node or with other node options/);
+    expect((await server.request('GET', '/agents/profiles')).status).toBe(200);
   });
 });
 

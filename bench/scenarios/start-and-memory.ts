@@ -27,7 +27,7 @@ function startFigure(times: readonly number[], loadBefore: string): string {
 
 /**
  * `npm start` as people type it: npm, the shell it runs the script in, and a server that finds a
- * secret in its environment and so starts itself again without it (src/process-hardening).
+ * secret in its environment and so moves it out of its exec environment (src/process-hardening).
  */
 async function npmStartTimes(options: ServerOptions): Promise<number[]> {
   const times: number[] = [];

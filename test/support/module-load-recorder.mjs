@@ -1,6 +1,5 @@
 // Given to node as `--import <this file>?record=<file>`: appends to <file> the URL of every module
-// the process (and the process it re-executes itself as, which keeps its execArgv) resolves
-// through ESM or CommonJS `require` (a package's own requires, a createRequire in Hearth's code),
+// the process resolves through ESM or CommonJS `require` (a package's own requires, a createRequire in Hearth's code),
 // one per line with the milliseconds since the process started.
 import { appendFileSync } from 'node:fs';
 import Module, { register } from 'node:module';
