@@ -8,8 +8,8 @@ declare const HEARTH_START_SCRIPT: string;
 
 /**
  * Set only by scripts/build.mjs for the one start that makes the code cache: the server starts
- * in a temporary DATA_DIR, and once it listens, the code V8 compiled for it is written and the
- * server stops.
+ * in a temporary DATA_DIR, and once it listens and its services have started, the code V8
+ * compiled for all that is written and the server stops.
  */
 const makeCodeCacheVariable = 'HEARTH_MAKE_CODE_CACHE';
 
@@ -20,9 +20,11 @@ export async function loadStartServer(): Promise<StartServerModule> {
   if (process.env[makeCodeCacheVariable] !== '1') return { startServer: loaded.exports.startServer, codeCache: loaded.codeCache };
   return {
     startServer: async (...options) => {
-      await loaded.exports.startServer(...options);
+      const server = await loaded.exports.startServer(...options);
+      await server.started;
       loaded.writeCodeCache();
       process.kill(process.pid, 'SIGTERM');
+      return server;
     },
     codeCache: loaded.codeCache,
   };

@@ -28,8 +28,16 @@ export class ServiceList {
     this.services.push(service);
   }
 
+  /**
+   * Each start comes in a turn of the event loop of its own: they run once the server listens
+   * (src/app.ts), and what each does synchronously would otherwise add up to one block that
+   * holds the first requests back.
+   */
   async startAll(): Promise<void> {
-    for (const service of this.services) await service.start?.();
+    for (const service of this.services) {
+      await new Promise((resolve) => setImmediate(resolve));
+      await service.start?.();
+    }
   }
 
   async stopAll(): Promise<void> {

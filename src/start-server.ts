@@ -47,8 +47,11 @@ function stop(line: string): never {
   process.exit(1);
 }
 
-/** What src/main.ts does once the process is hardened: config → database → app → listen. */
-export async function startServer(hardening: HardeningReport, codeCache?: CodeCacheState): Promise<void> {
+/**
+ * What src/main.ts does once the process is hardened: config → database → app → listen. Resolves
+ * once the server listens, with `started`, which settles when its services have started too.
+ */
+export async function startServer(hardening: HardeningReport, codeCache?: CodeCacheState): Promise<{ started: Promise<void> }> {
   let config;
   try {
     config = loadConfig();
@@ -106,11 +109,12 @@ export async function startServer(hardening: HardeningReport, codeCache?: CodeCa
     });
   }
   const trim = startIdleMemoryTrim(() => !app.agent.busy, deps.logger);
-  app.started.then(
+  const started = app.started.then(
     () => logStartUpSummary(url, deps, config.DATA_DIR).finally(() => trim.startUpFinished()),
     (error: unknown) => {
       app.log.fatal({ err: error }, 'Hearth could not start its services, so it stops');
       void app.close().finally(() => process.exit(1));
     },
   );
+  return { started };
 }
