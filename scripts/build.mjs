@@ -24,12 +24,18 @@ const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'di
 const bundled = new Set(JSON.parse(readFileSync(new URL('./bundled-packages.json', import.meta.url), 'utf8')).packages);
 const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
-/** ajv's standalone code for the validator `file` exports, compiled with its schema and options. */
-async function standaloneValidator(file) {
+/**
+ * ajv's standalone code for the validators a module compiles at run time from the sources: its
+ * `compiledAhead` names each schema (the module, bundled on its own, gives them and the options),
+ * and the code exports each validator under that name, as the module does.
+ */
+async function standaloneValidators(file) {
   const { outputFiles } = await build({ entryPoints: [file], bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'warning' });
-  const module = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
-  const ajv = new Ajv({ ...module.frontMatterValidatorOptions, code: { source: true, esm: true } });
-  return `${standaloneCode(ajv, ajv.compile(module.frontMatterSchema))}\nexport { validate as validateFrontMatter };\n`;
+  const { compiledAhead } = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
+  const ajv = new Ajv({ ...compiledAhead.options, code: { source: true, esm: true } });
+  const names = Object.keys(compiledAhead.schemas);
+  for (const name of names) ajv.addSchema(compiledAhead.schemas[name], name);
+  return standaloneCode(ajv, Object.fromEntries(names.map((name) => [name, name])));
 }
 
 /** What both builds share: Node 20, whitespace left out, source maps without the sources. */
@@ -48,13 +54,13 @@ const common = {
 /** What the bundled packages need, in both builds. */
 const plugins = [
   {
-    // A profile's front matter is checked at every start: its validator comes compiled by ajv's
-    // standalone code in place of src/profiles/front-matter-validator.ts, which compiles it when
-    // imported (issue 38). The module itself, bundled on its own, gives the schema and options.
-    name: 'profile-validator-compiled-ahead',
+    // Validators compiled ahead by ajv's standalone code in place of the modules that compile
+    // them at run time (issue 38): a profile's front matter, checked at every start (about 60 ms
+    // compiling), and the frames of a session's socket (about 20 ms at the first frame).
+    name: 'validators-compiled-ahead',
     setup(builder) {
-      builder.onLoad({ filter: /[\\/]src[\\/]profiles[\\/]front-matter-validator\.ts$/ }, async ({ path }) => ({
-        contents: await standaloneValidator(path),
+      builder.onLoad({ filter: /[\\/]src[\\/](profiles[\\/]front-matter-validator|server[\\/]client-frame-validators)\.ts$/ }, async ({ path }) => ({
+        contents: await standaloneValidators(path),
         loader: 'js',
         resolveDir: dirname(path),
       }));

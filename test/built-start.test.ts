@@ -112,6 +112,31 @@ describe('npm start (the bundle in dist/)', () => {
     expect([...modulesOfTheStart().values()].some((text) => text.includes('message:"must be <= 500"'))).toBe(true);
   });
 
+  it("checks a session's frames with the validators the build compiled ahead, its errors worded as from the sources", async () => {
+    const dataDir = await temporaryFolder('hearth-built-frames-');
+    await prepareProfiles(dataDir);
+    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args: npmStartFromAnywhere() } });
+    cleanups.push(() => server.kill());
+    const { body } = await server.request('POST', '/sessions', { profile_id: 'secretary' });
+    const socket = await server.connect(body.session_id);
+    cleanups.push(async () => socket.socket.close());
+    const refusals: string[] = [];
+    for (const frame of [{ type: 'message' }, { type: 'message', content: 'Hello', extra: 1 }, { type: 'approve', call_id: 'call', decision: 'maybe' }, { type: 'edit', message_id: 0, content: 'Hello' }]) {
+      socket.send(frame);
+      refusals.push((await socket.next('error')).message);
+    }
+    expect(refusals).toEqual([
+      "Invalid message frame: frame must have required property 'content'",
+      'Invalid message frame: frame must NOT have additional properties',
+      'Invalid approve frame: /decision must be equal to constant',
+      'Invalid edit frame: /message_id must be >= 1',
+    ]);
+    // Compiled ahead: the module that compiles them at the first frame is not in the bundle.
+    const bundle = [...modulesOfTheStart()].find(([file]) => file.startsWith('start-server-'))![1];
+    expect(bundle).toContain('validateMessageFrame');
+    expect(bundle).not.toContain('compiledOnFirstUse');
+  });
+
   it('is plain ASCII in every module main.js reaches, so V8 keeps each source at one byte a character', async () => {
     const reached = modulesOfTheStart();
     for (const [file, text] of reached) {

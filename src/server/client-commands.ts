@@ -1,5 +1,4 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv, type ValidateFunction } from 'ajv';
 
 const Attachment = Type.Object({ name: Type.String({ minLength: 1, maxLength: 1_000 }), path: Type.String({ minLength: 1, maxLength: 4_096 }) });
 
@@ -44,13 +43,13 @@ export const ApprovalBody = Type.Object(
   { additionalProperties: false },
 );
 
-const MessageCommand = Type.Composite([Type.Object({ type: Type.Literal('message') }), MessageBody], { additionalProperties: false });
-const StopCommand = Type.Object({ type: Type.Literal('stop') }, { additionalProperties: false });
-const RegenerateCommand = Type.Object({ type: Type.Literal('regenerate') }, { additionalProperties: false });
-const EditCommand = Type.Composite([Type.Object({ type: Type.Literal('edit'), message_id: Type.Integer({ minimum: 1 }) }), EditBody], {
+export const MessageCommand = Type.Composite([Type.Object({ type: Type.Literal('message') }), MessageBody], { additionalProperties: false });
+export const StopCommand = Type.Object({ type: Type.Literal('stop') }, { additionalProperties: false });
+export const RegenerateCommand = Type.Object({ type: Type.Literal('regenerate') }, { additionalProperties: false });
+export const EditCommand = Type.Composite([Type.Object({ type: Type.Literal('edit'), message_id: Type.Integer({ minimum: 1 }) }), EditBody], {
   additionalProperties: false,
 });
-const ApproveCommand = Type.Composite(
+export const ApproveCommand = Type.Composite(
   [Type.Object({ type: Type.Literal('approve'), call_id: Type.String({ minLength: 1 }) }), ApprovalBody],
   { additionalProperties: false },
 );
@@ -62,39 +61,3 @@ export type ClientCommand =
   | Static<typeof ApproveCommand>
   | Static<typeof RegenerateCommand>
   | Static<typeof EditCommand>;
-
-let validators: Map<unknown, ValidateFunction> | undefined;
-
-/** One validator per frame type, so an error speaks of the frame that was meant; compiled on the first frame, not at start. */
-function frameValidators(): Map<unknown, ValidateFunction> {
-  if (validators) return validators;
-  const ajv = new Ajv({ allErrors: false });
-  validators = new Map<unknown, ValidateFunction>([
-    ['message', ajv.compile(MessageCommand)],
-    ['stop', ajv.compile(StopCommand)],
-    ['approve', ajv.compile(ApproveCommand)],
-    ['regenerate', ajv.compile(RegenerateCommand)],
-    ['edit', ajv.compile(EditCommand)],
-  ]);
-  return validators;
-}
-
-export type ParsedFrame = { ok: true; command: ClientCommand } | { ok: false; message: string };
-
-export const notJsonFrameMessage = 'Frames must be JSON, e.g. {"type":"message","content":"Hello"}.';
-
-/** Checks an already parsed frame against the frame types a client may send. */
-export function validateClientFrame(data: unknown): ParsedFrame {
-  const type = (data as { type?: unknown } | null)?.type;
-  const validate = frameValidators().get(type);
-  if (!validate) {
-    return { ok: false, message: `Unknown frame type ${JSON.stringify(type)}: send "message", "stop", "approve", "regenerate" or "edit".` };
-  }
-  if (validate(data)) {
-    const command = data as ClientCommand;
-    const oversized = command.type === 'message' ? oversizedImage(command.images, (index) => `/images/${index}`) : undefined;
-    return oversized ? { ok: false, message: `Invalid message frame: ${oversized}` } : { ok: true, command };
-  }
-  const [failure] = validate.errors ?? [];
-  return { ok: false, message: `Invalid ${String(type)} frame: ${failure?.instancePath || 'frame'} ${failure?.message ?? ''}`.trim() };
-}

@@ -4,7 +4,7 @@ import type { HearthEventHub } from '../events/hearth-events.ts';
 import type { AccessEnds } from '../household/ended-access.ts';
 import type { AgentEvent } from '../protocol/events.ts';
 import type { SendResult, Sessions } from '../sessions/sessions.ts';
-import { notJsonFrameMessage, validateClientFrame } from './client-commands.ts';
+import { notJsonFrameMessage, validateClientFrame } from './client-frames.ts';
 import type { JsonParser } from './json-parser.ts';
 
 export const unknownSessionCloseCode = 4004;
