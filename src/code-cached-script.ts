@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -31,7 +32,9 @@ export interface CodeCachedScript<Exports> {
 const checksumBytes = 4;
 
 export function runCodeCachedScript<Exports>(scriptFile: string, cacheFile: string): CodeCachedScript<Exports> {
-  const source = readFileSync(scriptFile, 'utf8');
+  const bytes = readFileSync(scriptFile);
+  // The build writes plain ASCII (test/built-start.test.ts), which reads as latin1 in a fraction of utf8's time.
+  const source = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
   const { cachedData, state } = readCodeCache(cacheFile);
   const script = new Script(source, { filename: scriptFile, cachedData });
   const module = { exports: {} as Exports };
