@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { SourceMap } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SourceMapLines, type OriginalPosition } from './source-map-lines.ts';
 
 /**
  * Stack traces of the built server (dist/) name the lines of src/, as `--enable-source-maps`
@@ -14,8 +14,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  */
 export function mapStackTracesOnDemand(): void {
   if (process.sourceMapsEnabled) return;
-  const maps = new Map<string, SourceMap | undefined>();
-  const mapOf = (file: string): SourceMap | undefined => {
+  const maps = new Map<string, SourceMapLines | undefined>();
+  const mapOf = (file: string): SourceMapLines | undefined => {
     if (!maps.has(file)) maps.set(file, readSourceMap(file));
     return maps.get(file);
   };
@@ -25,32 +25,41 @@ export function mapStackTracesOnDemand(): void {
   };
 }
 
-function readSourceMap(file: string): SourceMap | undefined {
+function readSourceMap(file: string): SourceMapLines | undefined {
   const mapFile = `${file}.map`;
   try {
-    const payload = JSON.parse(readFileSync(mapFile, 'utf8')) as { sources: string[] };
+    const payload = JSON.parse(readFileSync(mapFile, 'utf8')) as { sources: string[]; mappings: string };
     const folder = pathToFileURL(path.dirname(mapFile) + path.sep);
     const sources = payload.sources.map((source) => {
       const url = new URL(source, folder);
       // A module the build made up (a namespace of its own, such as `no-glob:glob`) keeps its name.
       return url.protocol === 'file:' ? fileURLToPath(url) : source;
     });
-    return new SourceMap({ ...payload, sources } as ConstructorParameters<typeof SourceMap>[0]);
+    return new SourceMapLines(payload.mappings, sources);
   } catch {
     return undefined;
   }
 }
 
-function sourceFrame(callSite: NodeJS.CallSite, mapOf: (file: string) => SourceMap | undefined): string {
+function sourceFrame(callSite: NodeJS.CallSite, mapOf: (file: string) => SourceMapLines | undefined): string {
   const frame = String(callSite);
   const fileName = callSite.getFileName();
   const line = callSite.getLineNumber();
   const column = callSite.getColumnNumber();
   if (!fileName || line === null || column === null || !/\.c?js$/.test(fileName)) return frame;
   const file = fileName.startsWith('file:') ? fileURLToPath(fileName) : fileName;
-  const entry = mapOf(file)?.findEntry(line - 1, column - 1);
-  if (entry === undefined || !('originalSource' in entry)) return frame;
-  return frame.replace(`${fileName}:${line}:${column}`, `${entry.originalSource}:${entry.originalLine + 1}:${entry.originalColumn + 1}`);
+  const original = originalPosition(mapOf(file), line - 1, column - 1);
+  if (original === undefined) return frame;
+  return frame.replace(`${fileName}:${line}:${column}`, `${original.source}:${original.line + 1}:${original.column + 1}`);
+}
+
+/** A map that turns out malformed leaves the frame as V8 wrote it: formatting a stack must not throw. */
+function originalPosition(map: SourceMapLines | undefined, line: number, column: number): OriginalPosition | undefined {
+  try {
+    return map?.find(line, column);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The first line V8 itself writes: `Name: message`. */
