@@ -42,8 +42,9 @@ const quietLooksAfterWork = 10;
  * and shrinks it, or compacts the old generation, only in a collection that runs while allocation
  * is slow. An idle server runs no collection, so it kept those pages for good: about 40 MB of the
  * idle RSS (bench/RESULTS.md, issue 26). `check()` asks for one memory-reducing collection once
- * the process has been quiet after work: no turn runs, no young collection ran and less than
- * 512 KB was allocated since the previous look, and the young generation is grown. The next one
+ * the process has been quiet after work: no turn runs and no request was served (`quiet`, from
+ * src/start-server.ts), no young collection ran and less than 512 KB was allocated since the
+ * previous look, and the young generation is grown. The next one
  * waits for more work, so a server that stays idle is left alone.
  */
 export class IdleMemoryTrim {
