@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { Session } from 'node:inspector';
 import { getHeapSpaceStatistics } from 'node:v8';
 import type { Logger } from './logger.ts';
@@ -42,8 +43,8 @@ const quietLooksAfterWork = 10;
  * and shrinks it, or compacts the old generation, only in a collection that runs while allocation
  * is slow. An idle server runs no collection, so it kept those pages for good: about 40 MB of the
  * idle RSS (bench/RESULTS.md, issue 26). `check()` asks for one memory-reducing collection once
- * the process has been quiet after work: no turn runs and no request was served (`quiet`, from
- * src/start-server.ts), no young collection ran and less than 512 KB was allocated since the
+ * the process has been quiet after work: no turn runs and no request was served (`quiet`,
+ * quietWhenNothingServed), no young collection ran and less than 512 KB was allocated since the
  * previous look, and the young generation is grown. The next one
  * waits for more work, so a server that stays idle is left alone.
  */
@@ -122,6 +123,22 @@ export async function collectGarbageGivingMemoryBack(): Promise<boolean> {
 }
 
 const megabytes = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+/**
+ * The trim's `quiet`: no turn runs and no request was served since the previous look. A
+ * request is work too: the collection's pause (some tens of milliseconds) must not land in a
+ * stream of requests (bench 18 saw it in its storm's).
+ */
+export function quietWhenNothingServed(server: Server, busy: () => boolean): () => boolean {
+  let requests = 0;
+  let requestsAtLastLook = 0;
+  server.on('request', () => requests++);
+  return () => {
+    const served = requests !== requestsAtLastLook;
+    requestsAtLastLook = requests;
+    return !served && !busy();
+  };
+}
 
 /** Looks every `intervalMs` for the life of the process; the timer does not keep it alive. */
 export function startIdleMemoryTrim(quiet: () => boolean, logger: Logger, intervalMs = 500): IdleMemoryTrim {

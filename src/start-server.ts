@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { buildApp, createDependencies } from './app.ts';
 import { ConfigError, defaultDataDir, loadConfig, type Config } from './config.ts';
-import { startIdleMemoryTrim } from './idle-memory-trim.ts';
+import { quietWhenNothingServed, startIdleMemoryTrim } from './idle-memory-trim.ts';
 import { packageRoot } from './package-root.ts';
 import { logStateMigration, moveStateOutOfCheckout, type StateMigrationReport } from './state-migration.ts';
 import { acquireInstanceLock } from './operations/instance-lock.ts';
@@ -108,16 +108,7 @@ export async function startServer(hardening: HardeningReport, codeCache?: CodeCa
       });
     });
   }
-  // A request served since the last look is work too: the collection's pause (some tens of
-  // milliseconds) must not land in a stream of requests (bench 18 saw it in its storm's).
-  let requests = 0;
-  let requestsAtLastLook = 0;
-  app.server.on('request', () => requests++);
-  const trim = startIdleMemoryTrim(() => {
-    const served = requests !== requestsAtLastLook;
-    requestsAtLastLook = requests;
-    return !served && !app.agent.busy;
-  }, deps.logger);
+  const trim = startIdleMemoryTrim(quietWhenNothingServed(app.server, () => app.agent.busy), deps.logger);
   const started = app.started.then(
     () => logStartUpSummary(url, deps, config.DATA_DIR).finally(() => trim.startUpFinished()),
     (error: unknown) => {

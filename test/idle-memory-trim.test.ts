@@ -1,5 +1,8 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { collectGarbageGivingMemoryBack, IdleMemoryTrim, readYoungGeneration, type YoungGeneration } from '../src/idle-memory-trim.ts';
+import { collectGarbageGivingMemoryBack, IdleMemoryTrim, quietWhenNothingServed, readYoungGeneration, type YoungGeneration } from '../src/idle-memory-trim.ts';
 
 const megabyte = 1024 * 1024;
 
@@ -116,5 +119,27 @@ describe('libc().trimMallocHeaps', () => {
     const library = libc();
     if (typeof library === 'string') throw new Error(library);
     expect(library.trimMallocHeaps()).toBe(true);
+  });
+});
+
+describe('quietWhenNothingServed', () => {
+  it('is quiet only when no request was served and no turn runs since the previous look', async () => {
+    const server = createHttpServer((_request, response) => response.end('ok'));
+    let busy = false;
+    const quiet = quietWhenNothingServed(server, () => busy);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      expect(quiet()).toBe(true);
+      const { port } = server.address() as AddressInfo;
+      await (await fetch(`http://127.0.0.1:${port}/`)).text();
+      expect(quiet()).toBe(false);
+      expect(quiet()).toBe(true);
+      busy = true;
+      expect(quiet()).toBe(false);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
