@@ -34,6 +34,11 @@ export class EventSocket {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
+  /** Passes over every event received so far: the next wait sees only later ones. */
+  skipReceived(): void {
+    this.cursor = this.events.length;
+  }
+
   /** Resolves with the next event (after the previous one waited for) of this type. */
   async next<Type extends AgentEventType>(type: Type, timeoutMs = 10_000): Promise<EventOf<Type>> {
     return (await this.nextMatching((event) => event.type === type, `"${type}"`, timeoutMs)) as EventOf<Type>;
