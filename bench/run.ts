@@ -66,7 +66,8 @@ const method =
   'OLLAMA_NUM_CTX=524288 so that the seeded 2,000-message context of scenario 2 is sent whole, neither compressed nor cut to ' +
   'fit the window) against the scripted Ollama of test/support, which runs in a second child process ' +
   '(bench/scripted-llm-process.ts) and is told over IPC how to answer; the measuring client is a third process using ' +
-  'real `ws` sockets and fetch, so no two parties share an event loop. A turn is timed at the client from sending ' +
+  'real `ws` sockets and fetch, so no two parties share an event loop; the `/health` timings of scenarios 15, 18 and 21 come from a small process of ' +
+  'their own (bench/health-prober-process.ts, node:http with one kept-alive socket), away from the bench process\'s heap and work. A turn is timed at the client from sending ' +
   '`{"type":"message"}` to receiving `stream_end`. The LLM process times each chat request from its headers arriving ' +
   '(node:diagnostics_channel `http.server.request.start`) to its response being flushed (`http.server.response.finish`) ' +
   'and reports it over IPC, tagged with the turn id it reads from the user message; server overhead = turn time − LLM ' +

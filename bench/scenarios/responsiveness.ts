@@ -1,7 +1,8 @@
 // Scenario 15: does a large message or a huge answer hold up other clients? /health is
-// timed from the bench process, back to back, while one session takes a 10 MB image and
-// while another streams an answer of 100 MB (cut at MAX_ANSWER_CHARS).
+// timed back to back from a process of its own (bench/health-prober.ts) while one session
+// takes a 10 MB image and while another streams an answer of 100 MB (cut at MAX_ANSWER_CHARS).
 import { createSession, SessionSocket } from '../hearth-client.ts';
+import { HealthProber } from '../health-prober.ts';
 import { turnTagText } from '../llm-protocol.ts';
 import type { ScenarioResult } from '../report.ts';
 import { maximum, median, megabytes, milliseconds, percentile } from '../statistics.ts';
@@ -12,28 +13,9 @@ const budgetMs = 100;
 const imageBytes = 10 * 1024 * 1024;
 const imageRuns = 5;
 
-/** Times GET /health one after another until `busy` settles. */
-async function healthTimesDuring(server: ServerProcess, busy: Promise<unknown>): Promise<number[]> {
-  let settled = false;
-  void busy.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  const times: number[] = [];
-  while (!settled || times.length < 3) {
-    const started = performance.now();
-    const response = await fetch(`${server.baseUrl}/health`, { headers: server.headers });
-    await response.arrayBuffer();
-    times.push(performance.now() - started);
-  }
-  await busy;
-  return times;
-}
-
 /**
- * The body of a message with a 10 MB image, built before any timing starts: serialising it
- * takes the bench process's own event loop 100 ms or more, which would be charged to the
- * /health requests it times meanwhile.
+ * The body of a message with a 10 MB image, built before the timing starts (serialising it takes
+ * 100 ms or more), so that the timed window is the server taking the message.
  */
 function imageMessageBody(tag: string): Uint8Array<ArrayBuffer> {
   const image = Buffer.alloc(imageBytes, 7).toString('base64');
@@ -54,6 +36,15 @@ function describe(times: number[]): string {
 }
 
 export async function responsiveness({ server, llm }: BenchContext): Promise<ScenarioResult> {
+  const prober = await HealthProber.start();
+  try {
+    return await measure(server, llm, prober);
+  } finally {
+    await prober.close();
+  }
+}
+
+async function measure(server: ServerProcess, llm: BenchContext['llm'], prober: HealthProber): Promise<ScenarioResult> {
   await llm.configure({ chunkCount: 20, delayMs: 0, stamped: false });
   await postImage(server, await createSession(server), imageMessageBody('image-warmup'));
   const rss: string[] = [`after the warm-up ${megabytes(await server.residentKilobytes())}`];
@@ -62,7 +53,7 @@ export async function responsiveness({ server, llm }: BenchContext): Promise<Sce
   for (let run = 0; run < imageRuns; run++) {
     const session = await createSession(server);
     const body = imageMessageBody(`image-${run}`);
-    imageTimes.push(...(await healthTimesDuring(server, postImage(server, session, body))));
+    imageTimes.push(...(await prober.timesUntil(server, postImage(server, session, body), 3)));
     rss.push(`after image ${run + 1} ${megabytes(await server.residentKilobytes())}`);
   }
 
@@ -73,7 +64,7 @@ export async function responsiveness({ server, llm }: BenchContext): Promise<Sce
     const socket = await SessionSocket.connect(server, await createSession(server));
     const ended = socket.next('stream_end', 120_000);
     socket.send({ type: 'message', content: `Write a hundred megabytes. ${turnTagText(`huge-${run}`)}` });
-    answerTimes.push(...(await healthTimesDuring(server, ended)));
+    answerTimes.push(...(await prober.timesUntil(server, ended, 3)));
     answerLength = (await ended).event.length;
     await socket.close();
     rss.push(`after answer ${run + 1} ${megabytes(await server.residentKilobytes())}`);
@@ -96,7 +87,7 @@ export async function responsiveness({ server, llm }: BenchContext): Promise<Sce
       { scenario: '15c. Server RSS through scenario 15', measured: rss.join('; '), target: 'report only', passed: undefined },
     ],
     details: [
-      `15. Responsiveness: GET /health timed back to back from the bench process while a fresh session is sent a message with a 10 MB image ` +
+      `15. Responsiveness: GET /health timed back to back from a process of its own (bench/health-prober-process.ts) while a fresh session is sent a message with a 10 MB image ` +
         `(POST /sessions/:id/messages, answered in 20 chunks; one warm-up, five measured) and while other sessions stream an answer of ` +
         `100,000 chunks of 1,000 characters as fast as the scripted LLM can send them (two runs; the server cuts it at MAX_ANSWER_CHARS).`,
     ],

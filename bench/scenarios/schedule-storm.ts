@@ -1,11 +1,13 @@
 // Scenario 21: 1,000 schedules due at once (issue 24). A server process of its own starts on a
 // database whose 1,000 schedules all fell due while it was down, so each runs once at start;
-// GET /health is timed back to back from here until the scripted LLM has answered all 1,000
+// GET /health is timed back to back from a process of its own (bench/health-prober.ts) until the
+// scripted LLM has answered all 1,000
 // runs, and the most chat requests the LLM had open at once is counted from its own timings.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { openDatabase } from '../../src/store/database.ts';
 import { insertSchedule } from '../../src/store/schedules-repository.ts';
+import { HealthProber } from '../health-prober.ts';
 import type { TimingReport } from '../llm-process.ts';
 import { projectRoot } from '../project-root.ts';
 import type { ScenarioResult } from '../report.ts';
@@ -72,6 +74,7 @@ export async function scheduleStorm({ llm }: BenchContext): Promise<ScenarioResu
     if (report.answer && ++answered === scheduleCount) allAnswered();
   });
   let server: ServerProcess | undefined;
+  const prober = await HealthProber.start();
   try {
     await llm.configure({ chunkCount, delayMs: chunkDelayMs, stamped: false });
     const databaseFile = path.join(directory, 'hearth.db');
@@ -84,7 +87,7 @@ export async function scheduleStorm({ llm }: BenchContext): Promise<ScenarioResu
       environment: { TOOLS_DIR: path.join(directory, 'tools'), PROFILES_DIR: path.join(projectRoot, 'profiles') },
     }));
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`only ${answered} of ${scheduleCount} runs answered`)), stormTimeoutMs).unref());
-    const during = await Promise.race([healthTimesUntil(server, finished), timeout]);
+    const during = await prober.timesUntil(server, Promise.race([finished, timeout]));
     const stormSeconds = (performance.now() - began) / 1000;
     const succeeded = await waitForStatuses(server, scheduleCount);
     const most = mostAtOnce(reports);
@@ -103,30 +106,16 @@ export async function scheduleStorm({ llm }: BenchContext): Promise<ScenarioResu
       details: [
         `21. Schedule storm: a server process of its own (LLM_MAX_CONCURRENT and SCHEDULER_MAX_CONCURRENT at their default, 2) starts on a database seeded with ${scheduleCount.toLocaleString('en')} hourly ` +
           `schedules whose next run passed a minute before, so each runs once at start; the scripted LLM answers each run with ${chunkCount} chunks ${chunkDelayMs} ms apart. ` +
-          'GET /health is timed back to back from the bench process from the first 200 until the LLM has answered every run; "in flight" is the most chat requests the LLM ' +
+          'GET /health is timed back to back from a process of its own (bench/health-prober-process.ts) from the first 200 until the LLM has answered every run; "in flight" is the most chat requests the LLM ' +
           'process had open at one instant, from its own arrival and flush times; "runs ok" counts schedules whose last_status is ok once the storm is over.',
       ],
     };
   } finally {
+    await prober.close();
     stopListening();
     await server?.stop().catch(() => undefined);
     await removeTemporaryDirectory(directory);
   }
-}
-
-async function timeHealth(server: ServerProcess): Promise<number> {
-  const started = performance.now();
-  const response = await fetch(`${server.baseUrl}/health`, { headers: server.headers });
-  await response.arrayBuffer();
-  return performance.now() - started;
-}
-
-async function healthTimesUntil(server: ServerProcess, done: Promise<void>): Promise<number[]> {
-  let settled = false;
-  void done.then(() => (settled = true));
-  const times: number[] = [];
-  while (!settled) times.push(await timeHealth(server));
-  return times;
 }
 
 /** How many schedules report `ok`, once none is still running or queued (the last answers may still be being stored). */

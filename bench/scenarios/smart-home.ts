@@ -1,7 +1,7 @@
 // Scenarios 17 and 18: Home Assistant. 17 times the entity search of the real connection over a
 // 2,000-entity house, in this process. 18 runs a server process of its own connected to the HA
-// stand-in (a child process, bench/home-assistant-process.ts) and times GET /health from here
-// while the stand-in sends 1,000 state_changed events a second.
+// stand-in (a child process, bench/home-assistant-process.ts) and times GET /health from a third
+// process (bench/health-prober.ts) while the stand-in sends 1,000 state_changed events a second.
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { IntegrationRegistry } from '../../src/integrations/integration-registry
 import { startHomeAssistantStandIn } from '../../test/support/home-assistant-stand-in.ts';
 import { track } from '../child-processes.ts';
 import { sleep } from '../epoch-time.ts';
+import { HealthProber } from '../health-prober.ts';
 import type { HomeAssistantCommand, HomeAssistantReport } from '../home-assistant-process.ts';
 import { projectRoot } from '../project-root.ts';
 import type { ScenarioResult } from '../report.ts';
@@ -81,6 +82,7 @@ export async function stateChangedStorm({ llm }: BenchContext): Promise<Scenario
       standIn.on('message', listen);
     });
   let server: ServerProcess | undefined;
+  const prober = await HealthProber.start();
   try {
     const ready = await reports('ready');
     if (ready.type !== 'ready') throw new Error('the stand-in did not start');
@@ -91,10 +93,10 @@ export async function stateChangedStorm({ llm }: BenchContext): Promise<Scenario
       environment: { HA_URL: ready.url, HA_TOKEN: ready.token },
     }));
     await waitForConnected(server);
-    const before = await healthTimesFor(server, 2_000);
+    const before = await prober.timesFor(server, 2_000);
     const finished = reports('storm_finished');
     standIn.send({ type: 'storm', eventsPerSecond: stormEventsPerSecond, durationMs: stormMs } satisfies HomeAssistantCommand);
-    const during = await healthTimesUntil(server, finished);
+    const during = await prober.timesUntil(server, finished);
     const sent = (await finished) as Extract<HomeAssistantReport, { type: 'storm_finished' }>;
     return {
       rows: [
@@ -109,10 +111,11 @@ export async function stateChangedStorm({ llm }: BenchContext): Promise<Scenario
       ],
       details: [
         `18. HA storm: a server process of its own with HA_URL/HA_TOKEN pointing at the stand-in, which runs in a child process (bench/home-assistant-process.ts) and, once the server reports ` +
-          `home_assistant connected, sends state_changed for its numeric sensors at ${stormEventsPerSecond.toLocaleString('en')} a second for ${stormMs / 1000} s; GET /health timed back to back from the bench process, for 2 s before and throughout.`,
+          `home_assistant connected, sends state_changed for its numeric sensors at ${stormEventsPerSecond.toLocaleString('en')} a second for ${stormMs / 1000} s; GET /health timed back to back from a process of its own (bench/health-prober-process.ts), for 2 s before and throughout.`,
       ],
     };
   } finally {
+    await prober.close();
     await server?.stop().catch(() => undefined);
     standIn.disconnect();
     await once(standIn, 'exit').catch(() => undefined);
@@ -128,26 +131,4 @@ async function waitForConnected(server: ServerProcess): Promise<void> {
     await sleep(50);
   }
   throw new Error('the server never connected to the Home Assistant stand-in');
-}
-
-async function timeHealth(server: ServerProcess): Promise<number> {
-  const started = performance.now();
-  const response = await fetch(`${server.baseUrl}/health`, { headers: server.headers });
-  await response.arrayBuffer();
-  return performance.now() - started;
-}
-
-async function healthTimesFor(server: ServerProcess, durationMs: number): Promise<number[]> {
-  const times: number[] = [];
-  const end = performance.now() + durationMs;
-  while (performance.now() < end) times.push(await timeHealth(server));
-  return times;
-}
-
-async function healthTimesUntil(server: ServerProcess, done: Promise<unknown>): Promise<number[]> {
-  let settled = false;
-  void done.then(() => (settled = true));
-  const times: number[] = [];
-  while (!settled) times.push(await timeHealth(server));
-  return times;
 }
