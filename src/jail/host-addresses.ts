@@ -1,27 +1,37 @@
 import { execFile, spawn } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { bindInterfaceAddresses, type InterfaceAddress, type ReadInterfaceAddresses } from './interface-addresses.ts';
 
 const run = promisify(execFile);
 const listTimeoutMs = 10_000;
 const subscribeTimeoutMs = 10_000;
 
+let readInterfaceAddresses: ReadInterfaceAddresses | undefined;
+
 /**
- * Every address of this machine as a host prefix (`192.0.2.2/32`, `fd00::2/128`), read with
- * `ip`: os.networkInterfaces() lists only interfaces that are up and running, yet an address
+ * Every address of this machine as a host prefix (`192.0.2.2/32`, `fd00::2/128`), from
+ * getifaddrs(3) in this process (interface-addresses.ts), else from `ip -j address`: not
+ * os.networkInterfaces(), which lists only interfaces that are up and running, yet an address
  * on a link that is down or without carrier (Docker's bridge with no container, a veth whose
  * peer is down) is reached from this machine all the same. Loopback and link-local addresses
  * are left out: the namespace has its own.
  */
 export async function hostAddresses(environment: NodeJS.ProcessEnv): Promise<string[]> {
+  readInterfaceAddresses ??= bindInterfaceAddresses();
+  const listed = readInterfaceAddresses() ?? (await addressesFromIp(environment));
+  const addresses = listed
+    .filter((entry) => !isLoopbackOrLinkLocal(entry.address))
+    .map((entry) => `${entry.address}/${entry.family === 'inet' ? 32 : 128}`);
+  return [...new Set(addresses)];
+}
+
+async function addressesFromIp(environment: NodeJS.ProcessEnv): Promise<InterfaceAddress[]> {
   const { stdout } = await run('ip', ['-j', 'address', 'show'], { env: environment, timeout: listTimeoutMs });
   const links = JSON.parse(stdout) as { addr_info?: { family?: string; local?: string }[] }[];
-  const addresses = links
+  return links
     .flatMap((link) => link.addr_info ?? [])
-    .filter((entry) => entry.local !== undefined && (entry.family === 'inet' || entry.family === 'inet6'))
-    .filter((entry) => !isLoopbackOrLinkLocal(entry.local!))
-    .map((entry) => `${entry.local}/${entry.family === 'inet' ? 32 : 128}`);
-  return [...new Set(addresses)];
+    .flatMap((entry) => (entry.local !== undefined && (entry.family === 'inet' || entry.family === 'inet6') ? [{ family: entry.family, address: entry.local }] : []));
 }
 
 function isLoopbackOrLinkLocal(address: string): boolean {
