@@ -7,7 +7,8 @@
 //
 // The server itself (src/start-server.ts and all it imports) is one CommonJS bundle, which
 // src/main.ts runs with V8's code cache (src/code-cached-script.ts); the build starts it once to
-// make that cache. Node 20 keeps no compiled code for ES modules.
+// make that cache. Node 20 keeps no compiled code for ES modules. The MCP SDK, loaded once an
+// MCP server is configured, is a bundle of its own beside it (dist/mcp-sdk.cjs).
 // Usage: node scripts/build.mjs [--outdir=dist] [--out-extension=.js]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -56,10 +57,11 @@ const plugins = [
   {
     // Validators compiled ahead by ajv's standalone code in place of the modules that compile
     // them at run time (issue 38): a profile's front matter, checked at every start (about 60 ms
-    // compiling), and the frames of a session's socket (about 20 ms at the first frame).
+    // compiling), the frames of a session's socket (about 20 ms at the first frame), and the
+    // entries of mcp.json (about 20 ms just after listening, when MCP servers are configured).
     name: 'validators-compiled-ahead',
     setup(builder) {
-      builder.onLoad({ filter: /[\\/]src[\\/](profiles[\\/]front-matter-validator|server[\\/]client-frame-validators)\.ts$/ }, async ({ path }) => ({
+      builder.onLoad({ filter: /[\\/]src[\\/](profiles[\\/]front-matter-validator|server[\\/]client-frame-validators|tools[\\/]mcp[\\/]mcp-entry-validators)\.ts$/ }, async ({ path }) => ({
         contents: await standaloneValidators(path),
         loader: 'js',
         resolveDir: dirname(path),
@@ -103,11 +105,58 @@ const plugins = [
   },
 ];
 
+const mcpSdkFile = 'mcp-sdk.cjs';
+
+/**
+ * The MCP SDK's modules the server imports (`@modelcontextprotocol/sdk/client/index.js`, …),
+ * taken from one bundle of their own, dist/mcp-sdk.cjs, rather than from node_modules: Node
+ * resolving and compiling the SDK's and zod's files one by one blocked the server's event loop
+ * for 120-180 ms just after it started listening, when an MCP server is configured (bench 20b);
+ * the bundle loads in about 45 ms. It is not in the server's own bundle, whose code every start
+ * reads, configured or not. Records the subpaths it saw for buildMcpSdk.
+ */
+function mcpSdkBesideTheServer(subpaths) {
+  return {
+    name: 'mcp-sdk-beside-the-server',
+    setup(builder) {
+      builder.onResolve({ filter: /^@modelcontextprotocol\/sdk\// }, ({ path }) => {
+        const subpath = path.slice('@modelcontextprotocol/sdk/'.length);
+        subpaths.add(subpath);
+        return { path: subpath, namespace: 'mcp-sdk' };
+      });
+      builder.onLoad({ filter: /.*/, namespace: 'mcp-sdk' }, ({ path }) => ({
+        contents: `module.exports = require(${JSON.stringify(`./${mcpSdkFile}`)}).modules[${JSON.stringify(path)}];`,
+        loader: 'js',
+      }));
+      builder.onResolve({ filter: new RegExp(`^\\./${mcpSdkFile.replace('.', '\\.')}$`) }, ({ path }) => ({ path, external: true }));
+    },
+  };
+}
+
+/** dist/mcp-sdk.cjs: the SDK's modules the server imports, and all they import, under `modules`. */
+async function buildMcpSdk(subpaths) {
+  const names = [...subpaths].sort();
+  if (names.length === 0) throw new Error('build: the server imports nothing of @modelcontextprotocol/sdk; scripts/build.mjs expects it to');
+  await build({
+    ...common,
+    stdin: {
+      contents:
+        names.map((subpath, index) => `import * as module${index} from ${JSON.stringify(`@modelcontextprotocol/sdk/${subpath}`)};`).join('\n') +
+        `\nexport const modules = { ${names.map((subpath, index) => `${JSON.stringify(subpath)}: module${index}`).join(', ')} };`,
+      resolveDir: resolve('.'),
+      sourcefile: 'mcp-sdk.js',
+    },
+    outdir: undefined,
+    outfile: join(values.outdir, mcpSdkFile),
+    format: 'cjs',
+  });
+}
+
 /**
  * The server as one CommonJS function expression for src/code-cached-script.ts, named by its
  * content's hash (V8 checks a cache against its source's length only). Its file name.
  */
-async function buildServer() {
+async function buildServer(mcpSdkSubpaths) {
   const { metafile } = await build({
     ...common,
     entryPoints: ['src/start-server.ts'],
@@ -122,7 +171,7 @@ async function buildServer() {
     // import() in a vm script needs Node's experimental vm modules: the packages loaded once a
     // feature is configured are required instead (an ES module one through Node 20.19's require).
     supported: { 'dynamic-import': false },
-    plugins,
+    plugins: [mcpSdkBesideTheServer(mcpSdkSubpaths), ...plugins],
   });
   return basename(Object.keys(metafile.outputs).find((file) => file.endsWith('.cjs')));
 }
@@ -192,6 +241,8 @@ async function makeCodeCache(serverScript) {
 
 // A bundle's name carries its content's hash: the files of earlier builds would pile up beside this one's.
 rmSync(values.outdir, { recursive: true, force: true });
-const serverScript = await buildServer();
+const mcpSdkSubpaths = new Set();
+const serverScript = await buildServer(mcpSdkSubpaths);
+await buildMcpSdk(mcpSdkSubpaths);
 await buildEntries(serverScript);
 await makeCodeCache(serverScript);

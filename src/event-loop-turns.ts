@@ -46,3 +46,14 @@ export function ownEventLoopTurn(): Promise<void> {
     scheduleResume();
   });
 }
+
+/**
+ * Settles once the event loop has polled for I/O since the call: what arrived while the caller
+ * held the thread (a request, say) is read first. One setImmediate is not enough when the caller
+ * runs in the poll phase (after a file read, a socket's data): its immediate runs in the same
+ * turn, before the loop looks for I/O again.
+ */
+export async function afterInputArrivedMeanwhile(): Promise<void> {
+  await ownEventLoopTurn();
+  await ownEventLoopTurn();
+}

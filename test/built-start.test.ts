@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { builtStartCommand, hearthBuildsFolder } from './support/hearth-build.ts';
 import { unusedPort } from './support/llm-helpers.ts';
+import { fixtureServer, writeMcpConfig } from './support/mcp-servers.ts';
 import { prepareProfiles, startChildServer } from './support/server-child.ts';
 import { waitUntil } from './support/wait-until.ts';
 import { testHomeFolders } from './support/test-home-folders.ts';
@@ -134,7 +135,27 @@ describe('npm start (the bundle in dist/)', () => {
     // Compiled ahead: the module that compiles them at the first frame is not in the bundle.
     const bundle = [...modulesOfTheStart()].find(([file]) => file.startsWith('start-server-'))![1];
     expect(bundle).toContain('validateMessageFrame');
-    expect(bundle).not.toContain('compiledOnFirstUse');
+    expect(bundle).not.toContain('validatorsCompiledOnFirstUse');
+  });
+
+  it('connects an MCP server through the SDK bundled beside the server, and words a wrong entry as the sources do', async () => {
+    const dataDir = await temporaryFolder('hearth-built-mcp-');
+    await prepareProfiles(dataDir);
+    await writeMcpConfig(path.join(dataDir, 'mcp.json'), { helper: fixtureServer(), wrong: { url: 'ftp://files.example.com', arguments: [] } as never });
+    const server = await startChildServer(dataDir, folderEnvironment(dataDir), { command: { executable: process.execPath, args: npmStartFromAnywhere() } });
+    cleanups.push(() => server.kill());
+    const listed = await waitUntil(async () => {
+      const { body } = await server.request('GET', '/agents/tools');
+      return body.servers.some((entry: { name: string; status: string }) => entry.name === 'helper' && entry.status === 'connected') && body;
+    }, 20_000);
+    expect(listed.servers.find((entry: { name: string }) => entry.name === 'helper').tools.length).toBeGreaterThan(0);
+    expect(listed.errors).toEqual([{ file: 'mcp.json', server: 'wrong', message: 'unknown field "arguments"; "url" must be an http:// or https:// URL, not "ftp://files.example.com"' }]);
+    // The SDK is the build's bundle beside the server's, not read from node_modules; its entries' validators were compiled ahead.
+    const bundle = [...modulesOfTheStart()].find(([file]) => file.startsWith('start-server-'))![1];
+    expect(bundle).toContain('require("./mcp-sdk.cjs")');
+    expect(bundle).not.toContain('"@modelcontextprotocol/sdk/');
+    expect(bundle).toContain('validateStdioEntry');
+    expect(bundle).not.toContain('validatorsCompiledOnFirstUse');
   });
 
   it('is plain ASCII in every module main.js reaches, so V8 keeps each source at one byte a character', async () => {

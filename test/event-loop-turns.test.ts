@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventLoopTurnNumber, ownEventLoopTurn } from '../src/event-loop-turns.ts';
+import { afterInputArrivedMeanwhile, eventLoopTurnNumber, ownEventLoopTurn } from '../src/event-loop-turns.ts';
 import { guardedStream } from '../src/llm/guarded-stream.ts';
 import type { LlmDeltaEvent } from '../src/llm/guarded-stream.ts';
 
@@ -71,6 +71,25 @@ describe('ownEventLoopTurn', () => {
     );
     await received;
     expect(order.at(-1)).toBe('socket');
+  });
+});
+
+describe('afterInputArrivedMeanwhile', () => {
+  it('settles after the loop has read what a socket received while a poll-phase callback held the thread', async () => {
+    const { writer, reader } = await socketPair();
+    const received: string[] = [];
+    const afterYield = new Promise<string[]>((resolve) => {
+      reader.once('data', async () => {
+        // In the poll phase, busy while the second write arrives.
+        writer.write('second');
+        busyFor(30);
+        await afterInputArrivedMeanwhile();
+        resolve([...received]);
+      });
+    });
+    reader.on('data', (data) => received.push(data.toString()));
+    writer.write('first');
+    expect(await afterYield).toEqual(['first', 'second']);
   });
 });
 

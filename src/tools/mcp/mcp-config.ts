@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Type } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { fieldName, valueAt } from '../../json-pointer.ts';
+import { validateHttpEntry, validateStdioEntry } from './mcp-entry-validators.ts';
 
 /** One MCP server of MCP_CONFIG_FILE: a program Hearth starts (stdio) or an endpoint it reaches (Streamable HTTP). */
 export type McpServerConfig = (
@@ -40,75 +40,8 @@ export interface McpConfig {
  */
 const serverNamePattern = /^[A-Za-z0-9_-]{1,40}$/;
 
-const TextMap = Type.Record(Type.String(), Type.String());
-
 /** What a stdio server's jail grants on top of the system and its own files, or `false`: unjailed, on purpose. */
 export type McpJail = false | { paths: Record<string, 'ro' | 'rw'>; network: boolean };
-
-const JailEntrySchema = Type.Union([
-  Type.Literal(false),
-  Type.Object(
-    {
-      paths: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Unsafe<'ro' | 'rw'>({ type: 'string', enum: ['ro', 'rw'] }))),
-      network: Type.Optional(Type.Boolean()),
-    },
-    { additionalProperties: false },
-  ),
-]);
-
-const StdioEntrySchema = Type.Object(
-  {
-    type: Type.Optional(Type.Unsafe<'stdio'>({ type: 'string', enum: ['stdio'] })),
-    command: Type.String({ minLength: 1 }),
-    args: Type.Optional(Type.Array(Type.String())),
-    env: Type.Optional(TextMap),
-    cwd: Type.Optional(Type.String({ minLength: 1 })),
-    jail: Type.Optional(JailEntrySchema),
-    trusted: Type.Optional(Type.Boolean()),
-    disabled: Type.Optional(Type.Boolean()),
-  },
-  // A misspelt key (say `arguments`) would otherwise be ignored without a word.
-  { additionalProperties: false },
-);
-
-const HttpEntrySchema = Type.Object(
-  {
-    // Other clients spell the Streamable HTTP transport these three ways.
-    type: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['http', 'streamable-http', 'streamableHttp'] })),
-    url: Type.String({ format: 'http-url' }),
-    headers: Type.Optional(TextMap),
-    trusted: Type.Optional(Type.Boolean()),
-    disabled: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-
-interface StdioEntry {
-  command: string;
-  args?: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  jail?: false | { paths?: Record<string, 'ro' | 'rw'>; network?: boolean };
-  trusted?: boolean;
-  disabled?: boolean;
-}
-
-interface HttpEntry {
-  url: string;
-  headers?: Record<string, string>;
-  trusted?: boolean;
-  disabled?: boolean;
-}
-
-let entryValidators: { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } | undefined;
-
-/** Compiled when mcp.json first names a server, not at every start. */
-function validators(): { stdio: ValidateFunction<StdioEntry>; http: ValidateFunction<HttpEntry> } {
-  if (entryValidators) return entryValidators;
-  const ajv = new Ajv({ allErrors: true, formats: { 'http-url': isHttpUrl } });
-  entryValidators = { stdio: ajv.compile<StdioEntry>(StdioEntrySchema), http: ajv.compile<HttpEntry>(HttpEntrySchema) };
-  return entryValidators;
-}
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -181,8 +114,7 @@ function parseServer(name: string, entry: unknown, dataDir: string): McpServerCo
   if (!hasCommand && !hasUrl) return 'missing "command" (a program Hearth starts) or "url" (a Streamable HTTP endpoint)';
 
   if (hasCommand) {
-    const validateStdio = validators().stdio;
-    if (!validateStdio(entry)) return describeSchemaErrors(validateStdio.errors ?? [], entry);
+    if (!validateStdioEntry(entry)) return describeSchemaErrors(validateStdioEntry.errors ?? [], entry);
     if (entry.disabled === true) return undefined;
     return {
       name,
@@ -195,8 +127,11 @@ function parseServer(name: string, entry: unknown, dataDir: string): McpServerCo
       trusted: entry.trusted === true,
     };
   }
-  const validateHttp = validators().http;
-  if (!validateHttp(entry)) return describeSchemaErrors(validateHttp.errors ?? [], entry);
+  const valid = validateHttpEntry(entry);
+  const problems = valid ? [] : (validateHttpEntry.errors ?? []).map((error) => describeSchemaError(error, entry));
+  // Checked here rather than as a schema format: the build compiles the schema ahead, without this function.
+  if (typeof entry.url === 'string' && !isHttpUrl(entry.url)) problems.push(`"url" must be an http:// or https:// URL, not ${describeValue(entry.url)}`);
+  if (!valid || problems.length > 0) return [...new Set(problems)].join('; ');
   if (entry.disabled === true) return undefined;
   return { name, transport: 'http', url: entry.url, headers: entry.headers ?? {}, trusted: entry.trusted === true };
 }
@@ -236,8 +171,6 @@ function describeSchemaError(error: ErrorObject, entry: Record<string, unknown>)
       return `"${field}" must be ${describeType(String(error.params.type))}, not ${describeValue(valueAt(entry, error.instancePath))}`;
     case 'minLength':
       return `"${field}" must not be empty`;
-    case 'format':
-      return `"${field}" must be an http:// or https:// URL, not ${describeValue(valueAt(entry, error.instancePath))}`;
     default:
       return `"${field}" ${error.message ?? 'is invalid'}`;
   }

@@ -2,6 +2,7 @@ import type { Jail } from '../../jail/jail.ts';
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
+import { afterInputArrivedMeanwhile } from '../../event-loop-turns.ts';
 import type { IntegrationRegistry } from '../../integrations/integration-registry.ts';
 import type { Logger } from '../../logger.ts';
 import type { ToolRefusal, ToolRegistry, ToolSource } from '../tool-registry.ts';
@@ -125,7 +126,14 @@ export class McpServers {
     const next = this.work.then(async () => {
       if (this.closed) return;
       const config = await readMcpConfig(this.options.configFile, this.options.dataDir);
-      if (config.servers.length > 0) this.client ??= await loadClient();
+      if (config.servers.length > 0 && !this.client) {
+        // Checking the file's entries, loading the SDK and starting the servers each hold the
+        // thread for some tens of milliseconds, just after the server starts listening: the
+        // requests that came meanwhile are served between them.
+        await afterInputArrivedMeanwhile();
+        this.client = await loadClient();
+        await afterInputArrivedMeanwhile();
+      }
       if (!this.closed) this.apply(config);
     });
     this.work = next.catch((error: unknown) => this.options.logger.error({ err: error }, 'reading the MCP servers\' file failed'));
