@@ -20,8 +20,9 @@ describe.skipIf(skipBrowserTests)('connection in the browser', () => {
     await waitForIdle(page);
     expect(await banner.isVisible()).toBe(false);
 
-    // While the server is down the browser logs the refused reconnection attempts.
-    browser.allowErrors(/WebSocket connection to .* failed|ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|Failed to fetch/);
+    // While the server is down the browser logs the refused reconnection attempts, and a request
+    // in flight as it closes is reset.
+    browser.allowErrors(/WebSocket connection to .* failed|ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|Failed to fetch/);
     await first.close();
     await banner.waitFor({ state: 'visible' });
     expect((await banner.innerText()).trim()).toMatch(/^Disconnected/);
