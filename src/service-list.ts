@@ -1,3 +1,4 @@
+import { ownEventLoopTurn } from './event-loop-turns.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -35,7 +36,7 @@ export class ServiceList {
    */
   async startAll(): Promise<void> {
     for (const service of this.services) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await ownEventLoopTurn();
       await service.start?.();
     }
   }
