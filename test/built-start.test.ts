@@ -70,6 +70,11 @@ function modulesOfTheStart(): Map<string, string> {
   return reached;
 }
 
+/** The text of the server's bundle, `start-server-<hash>.cjs`, as main.js reaches it. */
+function serverBundleText(): string {
+  return [...modulesOfTheStart()].find(([file]) => file.startsWith('start-server-'))![1];
+}
+
 beforeAll(async () => {
   // The build `npm ci` runs (`prepare`), so the bundle tested is the one of these sources.
   await run('npm', ['run', '--silent', 'build'], { cwd: checkout });
@@ -133,7 +138,7 @@ describe('npm start (the bundle in dist/)', () => {
       'Invalid edit frame: /message_id must be >= 1',
     ]);
     // Compiled ahead: the module that compiles them at the first frame is not in the bundle.
-    const bundle = [...modulesOfTheStart()].find(([file]) => file.startsWith('start-server-'))![1];
+    const bundle = serverBundleText();
     expect(bundle).toContain('validateMessageFrame');
     expect(bundle).not.toContain('validatorsCompiledOnFirstUse');
   });
@@ -151,7 +156,7 @@ describe('npm start (the bundle in dist/)', () => {
     expect(listed.servers.find((entry: { name: string }) => entry.name === 'helper').tools.length).toBeGreaterThan(0);
     expect(listed.errors).toEqual([{ file: 'mcp.json', server: 'wrong', message: 'unknown field "arguments"; "url" must be an http:// or https:// URL, not "ftp://files.example.com"' }]);
     // The SDK is the build's bundle beside the server's, not read from node_modules; its entries' validators were compiled ahead.
-    const bundle = [...modulesOfTheStart()].find(([file]) => file.startsWith('start-server-'))![1];
+    const bundle = serverBundleText();
     expect(bundle).toContain('require("./mcp-sdk.cjs")');
     expect(bundle).not.toContain('"@modelcontextprotocol/sdk/');
     expect(bundle).toContain('validateStdioEntry');
