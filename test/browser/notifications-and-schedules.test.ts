@@ -12,7 +12,7 @@ import { appendMessages } from '../../src/store/messages-repository.ts';
 import type { Hearth } from '../support/hearth-server.ts';
 import { fullChromiumPath } from '../support/chromium.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { actionTimeoutMs, browserTest, closePanel, showSession, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket, type BrowserHarness } from '../support/browser.ts';
+import { browserTest, closePanel, showSession, screenshot, sendMessage, skipBrowserTests, useBrowser, waitForAnswer, waitForApp, waitForEventsSocket, type BrowserHarness } from '../support/browser.ts';
 
 const bellSelector = 'header button.notification-bell';
 const popoverSelector = '#notification-popover';
@@ -409,8 +409,8 @@ describe.skipIf(skipBrowserTests)('schedules in the page', () => {
       await form.locator('[name="timezone"]').fill('Europe/Berlin');
       await choose();
       await form.locator('button[type="submit"]').click();
-      // As long as a page action may take (expect.poll's own second is short on a busy machine).
-      await expect.poll(async () => (await hearth.request('GET', '/schedules')).body.schedules.find((schedule: { name: string }) => schedule.name === name), { timeout: actionTimeoutMs }).toBeTruthy();
+      // The page has its answer and a fresh form once it shows what it created; the next one is typed only then.
+      await panel.locator('.schedule-preview h3', { hasText: `Created ${name}:` }).waitFor();
       return (await hearth.request('GET', '/schedules')).body.schedules.find((schedule: { name: string }) => schedule.name === name);
     };
     expect(await create('Standup', async () => {
