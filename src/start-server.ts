@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { buildApp, createDependencies } from './app.ts';
+import { buildApp } from './app.ts';
+import { createDependencies } from './app-dependencies.ts';
 import { ConfigError, defaultDataDir, loadConfig, type Config } from './config.ts';
 import { quietWhenNothingServed, startIdleMemoryTrim } from './idle-memory-trim.ts';
 import { packageRoot } from './package-root.ts';

@@ -1,4 +1,4 @@
-import type { AppDependencies } from './app.ts';
+import type { AppDependencies } from './app-dependencies.ts';
 import type { JailStatus } from './jail/jail-spec.ts';
 import type { BackendStatus } from './llm/backend-status.ts';
 

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import type { AppDependencies } from '../src/app.ts';
+import type { AppDependencies } from '../src/app-dependencies.ts';
 import { factsSchema } from '../src/memory/extraction.ts';
 import type { MemoryService } from '../src/memory/memory-service.ts';
 import { startHearth, type Hearth, useHearth } from './support/hearth-server.ts';

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Agent } from '../../src/agent/agent.ts';
-import { createDependencies } from '../../src/app.ts';
+import { createDependencies } from '../../src/app-dependencies.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { systemClock } from '../../src/time/clock.ts';

@@ -4,7 +4,7 @@
 // integration_status; and smart-home tool output (compact text lines) shown as it came.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { AppDependencies } from '../../src/app.ts';
+import type { AppDependencies } from '../../src/app-dependencies.ts';
 import type { IntegrationStatus } from '../../src/integrations/integration-registry.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import type { Hearth } from '../support/hearth-server.ts';
