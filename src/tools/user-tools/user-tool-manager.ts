@@ -5,7 +5,6 @@ import path from 'node:path';
 import type { ResourceLimits } from 'node:worker_threads';
 import type { Logger } from '../../logger.ts';
 import type { Db } from '../../store/database.ts';
-import { kvDelete, kvGet, kvList, kvSet } from '../../store/user-tool-kv-repository.ts';
 import { sessionWorkFolder } from '../host-files/work-folder.ts';
 import type { Tool, ToolContext, ToolResult } from '../tool.ts';
 import { hearthInstance, processMarkerVariable } from '../process-markers.ts';
@@ -17,9 +16,10 @@ import { buildToolFiles, buildToolSource, fingerprintToolsDir, listToolFiles } f
 import { HostPool, type HostStarter, type HostSummary } from './host-pool.ts';
 import { HostProcess, type HostProcessOptions } from './host-process.ts';
 import { grantedFor, hostClass, permissionsFileName, readGrants, sourceDigest } from './permissions.ts';
-import type { KvOperation, LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
-import { RecentlyUsed } from './recently-used.ts';
-import { LinkScan, packageFolders, type Sandbox } from './sandbox.ts';
+import type { LoadFailure, ModuleToLoad, ToolManifestEntry, ToolPermission } from './protocol.ts';
+import { packageFolders, type Sandbox } from './sandbox.ts';
+import { SessionLinks } from './session-links.ts';
+import { runKvOperation } from './tool-kv.ts';
 import { stopGraceMs, UserToolHost } from './user-tool-host.ts';
 
 export interface UserToolManagerOptions {
@@ -63,8 +63,6 @@ const defaultResourceLimits: ResourceLimits = { maxOldGenerationSizeMb: 128, max
 /** How long importing one module may take when `loadTimeoutMs` is not given. */
 export const defaultLoadTimeoutMs = 10_000;
 const sessionIdPattern = /^[A-Za-z0-9_-]+$/;
-/** Sessions whose folder's link scan is kept between calls. */
-const maxLinkScans = 64;
 
 /** One reload's tools: their bundles and, per tool, the permissions it runs with. */
 interface Generation {
@@ -115,14 +113,14 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
   private readonly sessionFilesDir: string;
   /** Reloads, validations and the removals of retired generations still running: close waits for them. */
   private readonly inFlight = new Set<Promise<unknown>>();
-  /** Per session: what its folder's last link check saw. */
-  private readonly linkScans = new RecentlyUsed<string, LinkScan>(maxLinkScans);
+  private readonly sessionLinks: SessionLinks;
 
   constructor(private readonly options: UserToolManagerOptions) {
     super();
     // Absolute: the hosts run in other working folders and import the bundles by path.
     this.buildRoot = path.resolve(options.toolsDir, '.build');
     this.sessionFilesDir = path.resolve(options.sessionFilesDir ?? path.join(this.buildRoot, 'sessions'));
+    this.sessionLinks = new SessionLinks(this.sessionFilesDir);
     // Every host that is starting listens to it, and many sessions may start theirs at once.
     setMaxListeners(0, this.closing.signal);
     this.pool = new HostPool({
@@ -219,7 +217,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
 
   /** Ends the hosts of a deleted session. */
   async releaseSession(sessionId: string): Promise<void> {
-    this.linkScans.delete(sessionId);
+    this.sessionLinks.forget(sessionId);
     await this.pool.release(sessionId);
   }
 
@@ -367,7 +365,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
     };
     return UserToolHost.start({
       modules,
-      kv: (tool, operation) => this.kv(tool, operation),
+      kv: (tool, operation) => runKvOperation(this.options.db, tool, operation),
       loadTimeoutMs: this.loadTimeoutMs,
       signal: this.closing.signal,
       connect: (toLoad) => new HostProcess(processOptions, toLoad),
@@ -403,7 +401,7 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
       if (!generation || !permissions) return { output: `The user tool ${name} is not loaded.`, success: false };
       const verdict = this.verdictOn(generation, generation.fileOf.get(name)!);
       if (verdict) return { output: `The user tool ${name} did not load: ${verdict.message}`, success: false };
-      const refusal = await this.linksRefusal(owner);
+      const refusal = await this.sessionLinks.refusal(owner);
       if (refusal !== undefined) return { output: refusal, success: false };
       let host: UserToolHost;
       try {
@@ -421,48 +419,6 @@ export class UserToolManager extends EventEmitter<{ changed: [report: ReloadRepo
         return { output: `The user tool ${name} did not load for this session: ${problem}`, success: false };
       }
       return host.call(name, args, { sessionId: context.sessionId, signal: context.signal, timeoutMs: this.options.timeoutMs });
-    }
-  }
-
-  /**
-   * Node follows links: a call does not run while the session's folder holds one that leads
-   * outside it (another tool or the person put it there), so no tool can read or write through it.
-   */
-  private async linksRefusal(owner: string): Promise<string | undefined> {
-    let scan = this.linkScans.use(owner);
-    if (!scan) {
-      scan = new LinkScan(path.join(this.sessionFilesDir, owner));
-      this.linkScans.set(owner, scan);
-      this.linkScans.evict();
-    }
-    let links;
-    try {
-      links = await scan.check();
-    } catch (error) {
-      this.linkScans.delete(owner);
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      return `Refused: the session's folder cannot be checked for links (${(error as Error).message}); no user tool runs until it can.`;
-    }
-    if (links.length === 0) return undefined;
-    const shown = links.slice(0, 5).map(({ link, target }) => `${link} → ${target}`).join(', ');
-    const more = links.length > 5 ? ` and ${links.length - 5} more` : '';
-    return (
-      `Refused: the session's folder holds links that lead outside it (${shown}${more}). User tools would follow them out of ` +
-      'their sandbox, so none runs in this session until they are removed; copy the files in instead.'
-    );
-  }
-
-  private kv(tool: string, operation: KvOperation): Promise<unknown> {
-    const { db } = this.options;
-    switch (operation.operation) {
-      case 'get':
-        return kvGet(db, tool, operation.key);
-      case 'set':
-        return kvSet(db, tool, operation.key, operation.value);
-      case 'delete':
-        return kvDelete(db, tool, operation.key);
-      case 'list':
-        return kvList(db, tool, operation.prefix);
     }
   }
 
