@@ -30,11 +30,11 @@ import { PullOffer } from './pull-offer.js';
 import { SchedulesPanel } from './schedules-panel.js';
 import { showSharing as showSharingMark } from './session-sharing.js';
 import { SessionView } from './session-view.js';
+import { SignInWatch } from './sign-in-watch.js';
 import { Sidebar } from './sidebar.js';
-import { Speaker } from './speaker.js';
 import { ToolsPanel } from './tools-panel.js';
 import { Transcript } from './transcript.js';
-import { VoiceInput } from './voice-input.js';
+import { VoiceControls } from './voice-controls.js';
 
 const byId = (id) => document.getElementById(id);
 fillIconPlaceholders();
@@ -126,20 +126,15 @@ const composer = new Composer(byId('composer'), {
   onSend: (message) => send(message),
   onStop: () => {
     view?.stop();
-    speaker.silence();
+    voice.silence();
   },
   dropZone: document.querySelector('main'),
 });
-const speaker = new Speaker(byId('voice-speaker'), { onError: (message) => composer.showError(message) });
-const voiceInput = new VoiceInput(
-  { micButton: byId('voice-mic'), handsFreeButton: byId('voice-hands-free'), sendAtOnce: byId('voice-send-at-once'), status: byId('voice-status') },
-  {
-    transcribe: async (recording) => api.transcribe((await sessionForInput()).sessionId, recording),
-    onWords: (words, { sendAtOnce }) => takeSpokenWords(words, sendAtOnce),
-    onError: (message) => composer.showError(message),
-    onStart: () => speaker.silence(),
-  },
-);
+const voice = new VoiceControls({
+  transcribe: async (recording) => api.transcribe((await sessionForInput()).sessionId, recording),
+  takeWords: (words, sendAtOnce) => takeSpokenWords(words, sendAtOnce),
+  showError: (message) => composer.showError(message),
+});
 
 /** The session a message goes to: the open one, else the one being created, else a new one; once its socket is in sync. */
 async function sessionForInput(profileId) {
@@ -155,22 +150,6 @@ async function takeSpokenWords(words, sendAtOnce) {
     if (sent) return;
   }
   composer.insertText(words);
-}
-
-/** Whether this Hearth can listen and speak (`speech_to_text`, `text_to_speech` of GET /integrations). */
-async function loadVoiceStatus() {
-  try {
-    const { integrations } = await api.integrations();
-    voiceInput.showStatus(integrations.find((integration) => integration.name === 'speech_to_text'));
-    speaker.showStatus(integrations.find((integration) => integration.name === 'text_to_speech'));
-  } catch {
-    // The buttons stay as they were; pressing one reports what fails.
-  }
-}
-
-function showVoiceStatus(integration) {
-  if (integration.name === 'speech_to_text') voiceInput.showStatus(integration);
-  if (integration.name === 'text_to_speech') speaker.showStatus(integration);
 }
 
 /** On a phone the session list is a drawer over the conversation. */
@@ -214,7 +193,7 @@ function listenToHearth() {
     onBackendStatus: (status) => header.showBackend(status),
     onIntegrationStatus: (integration) => {
       panels.notify({ type: 'integration_status', integration });
-      showVoiceStatus(integration);
+      voice.showStatus(integration);
     },
     onUnreadNotifications: (count) => notificationBell.setUnread(count),
     onNotification: (notification) => {
@@ -244,8 +223,8 @@ function listenToHearth() {
     },
     onStatus: (status) => {
       // With a session open its own socket reports the drop (and checks the token); without one, this socket does.
-      if (status === 'disconnected' && !view) checkToken();
-      else if (status === 'signed-out' && !view) recheckSignIn();
+      if (status === 'disconnected' && !view) signInWatch.checkToken();
+      else if (status === 'signed-out' && !view) signInWatch.recheck();
     },
   });
 }
@@ -284,6 +263,30 @@ async function loadMe() {
   showSharing();
 }
 
+/** The open session's socket and the events socket, reopened now rather than at their next retry. */
+function reconnectSockets() {
+  view?.reconnectNow();
+  hearthEvents?.retryNow();
+}
+
+/** Asked again after the server's AUTH_TOKEN changed or the sign-in ended under an open page, then back where the person was. */
+const signInWatch = new SignInWatch({
+  form: byId('login'),
+  reconnect: reconnectSockets,
+  leave: () => {
+    view?.close();
+    view = undefined;
+    layout.hidden = true;
+    banner.hidden = true;
+  },
+  resume: async () => {
+    layout.hidden = false;
+    await loadChrome();
+    route();
+    hearthEvents?.retryNow();
+  },
+});
+
 /** Opens a session through the address, as the sidebar's links do. */
 function showSession(sessionId) {
   location.hash = encodeURIComponent(sessionId);
@@ -294,48 +297,8 @@ function showConnection(status) {
   else if (status === 'disconnected') {
     banner.replaceChildren('Disconnected from Hearth — reconnecting… ', element('button', { type: 'button', onclick: () => view?.reconnectNow() }, 'Retry now'));
     banner.hidden = false;
-    checkToken();
-  } else if (status === 'signed-out') recheckSignIn();
-}
-
-/** A socket refused for its token looks like any other drop; the server says which it was. */
-function checkToken() {
-  api.health().catch((error) => {
-    if (error instanceof ApiError && error.status === 401) signInAgain(error);
-  });
-}
-
-/**
- * The sockets were closed because what they were opened with ended: sign in again, or reopen them
- * when the page still is someone (its own new passphrase gave it a fresh cookie; a new role).
- */
-function recheckSignIn() {
-  api.health().then(
-    () => {
-      view?.reconnectNow();
-      hearthEvents?.retryNow();
-    },
-    (error) => {
-      if (error instanceof ApiError && error.status === 401) signInAgain(error);
-    },
-  );
-}
-
-let signingIn;
-
-/** The server's AUTH_TOKEN changed or the sign-in ended under an open page: ask again, then reopen where the person was. */
-function signInAgain(refusal) {
-  signingIn ??= (async () => {
-    view?.close();
-    view = undefined;
-    layout.hidden = true;
-    banner.hidden = true;
-    await signIn(byId('login'), refusal);
-    layout.hidden = false;
-    await loadChrome();
-    route();
-    hearthEvents?.retryNow();
-  })().finally(() => (signingIn = undefined));
+    signInWatch.checkToken();
+  } else if (status === 'signed-out') signInWatch.recheck();
 }
 
 function onViewChange(openedView, change) {
@@ -359,7 +322,7 @@ function onViewChange(openedView, change) {
 function onViewEvent(openedView, event) {
   if (event.type === 'tools_changed') toolsChanged();
   if (openedView !== view) return;
-  speaker.onEvent(event);
+  voice.onEvent(event);
   if (event.type === 'profile_switched') sidebar.refreshSoon();
   if (event.type === 'context_compressed' || event.type === 'stream_stopped') showContextMeter(openedView.sessionId);
   if (event.type === 'stream_end' || event.type === 'context_compressed') panels.notify({ type: 'context_changed' });
@@ -396,7 +359,7 @@ async function showContextMeter(sessionId) {
 
 function openSession(sessionId) {
   if (view?.sessionId === sessionId) return view;
-  speaker.silence();
+  voice.silence();
   view?.close();
   view = undefined;
   setDrawer(false);
@@ -454,7 +417,7 @@ function newSession(profileId = lastUsedProfile(profiles)) {
 
 /** The open session is let go at once, so a message typed meanwhile goes to the new one, not the old. */
 async function createSession(profileId) {
-  speaker.silence();
+  voice.silence();
   view?.close();
   view = undefined;
   transcript.clear('Starting a new session…');
@@ -495,7 +458,7 @@ async function loadProfiles() {
 
 /** Profiles and sessions, read side by side; the list is drawn again once it can name the profiles. */
 async function loadChrome() {
-  await Promise.all([loadProfiles(), sidebar.refresh(), showJail(), loadMe(), loadVoiceStatus()]);
+  await Promise.all([loadProfiles(), sidebar.refresh(), showJail(), loadMe(), voice.loadStatus()]);
   sidebar.render();
 }
 
@@ -530,9 +493,7 @@ function wireChrome() {
   });
   window.addEventListener('hashchange', route);
   document.addEventListener('visibilitychange', () => {
-    if (document.visibilityState !== 'visible') return;
-    view?.reconnectNow();
-    hearthEvents?.retryNow();
+    if (document.visibilityState === 'visible') reconnectSockets();
   });
 }
 
