@@ -284,7 +284,9 @@ describe.skipIf(skipBrowserTests)('approvals in the browser', () => {
     expect((await turn).body.content).toBe('Background done.');
     expect(existsSync(inWorkFolder(hearth, waiting, 'background.txt'))).toBe(true);
 
-    // Opening that session afterwards shows the decision on its card.
+    // Opening that session afterwards shows the decision on its card. Its finished run moves its entry to the top of the
+    // list: it is clicked once there, so the click cannot land on another entry sliding into its place.
+    await page.locator(`${sel.sessionItem}:first-child[data-session-id="${waiting}"]`).waitFor();
     await page.locator(`${sel.sessionItem}[data-session-id="${waiting}"] .session-link`).click();
     await waitForAnswer(page, 'Background done.');
     expect(await outcomeOf(approvalOf(page))).toBe('Allowed by you');
