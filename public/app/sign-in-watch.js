@@ -7,6 +7,7 @@ import { signIn } from './login.js';
  * again where they were.
  */
 export class SignInWatch {
+  #parts;
   #signingIn;
 
   /**
@@ -16,11 +17,8 @@ export class SignInWatch {
    * @param {() => void} parts.leave lets the open session go and hides the page while the person signs in
    * @param {() => Promise<void>} parts.resume shows the page again, where the person was
    */
-  constructor({ form, reconnect, leave, resume }) {
-    this.form = form;
-    this.reconnect = reconnect;
-    this.leave = leave;
-    this.resume = resume;
+  constructor(parts) {
+    this.#parts = parts;
   }
 
   /** After a drop: asks again only if the server refuses the page's token. */
@@ -34,7 +32,7 @@ export class SignInWatch {
    */
   recheck() {
     api.health().then(
-      () => this.reconnect(),
+      () => this.#parts.reconnect(),
       (error) => this.#signInAgainIfRefused(error),
     );
   }
@@ -42,9 +40,9 @@ export class SignInWatch {
   #signInAgainIfRefused(error) {
     if (!(error instanceof ApiError && error.status === 401)) return;
     this.#signingIn ??= (async () => {
-      this.leave();
-      await signIn(this.form, error);
-      await this.resume();
+      this.#parts.leave();
+      await signIn(this.#parts.form, error);
+      await this.#parts.resume();
     })().finally(() => (this.#signingIn = undefined));
   }
 }

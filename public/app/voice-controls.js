@@ -40,7 +40,7 @@ export class VoiceControls {
     this.#speaker.onEvent(event);
   }
 
-  /** Reads both statuses at start; on failure the buttons stay as they were, and pressing one reports what fails. */
+  /** Reads both statuses, at start and after a new sign-in. */
   async loadStatus() {
     try {
       const { integrations } = await api.integrations();
@@ -48,7 +48,7 @@ export class VoiceControls {
       this.#input.showStatus(named('speech_to_text'));
       this.#speaker.showStatus(named('text_to_speech'));
     } catch {
-      // As said above.
+      // The buttons stay as they were; pressing one reports what fails.
     }
   }
 
