@@ -265,7 +265,9 @@ describe('user-tool host', () => {
     const stopSent = performance.now();
     socket.send({ type: 'stop' });
     await socket.next('stream_stopped');
-    expect(performance.now() - stopSent).toBeLessThan(1_000);
+    // Not a speed target: a bound a loaded 2-core run keeps (1,025 ms was seen beside the suite) and a stop that
+    // waited for USER_TOOL_TIMEOUT_MS (30 s) does not; the tool's own answer below says the signal reached it.
+    expect(performance.now() - stopSent).toBeLessThan(5_000);
     const stopped = socket.ofType('tool_call').at(-1)!;
     expect(stopped.success).toBe(false);
     expect(stopped.result).toMatch(/Stopped by the user/);
